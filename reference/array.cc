@@ -1,0 +1,244 @@
+#include "reference/array.h"
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+namespace spmd {
+namespace {
+
+// An array viewed as [outer, axis, inner] around one axis: the shape every structural op uses.
+struct AxisView {
+  std::int64_t outer = 1;
+  std::int64_t axis_size = 1;
+  std::size_t inner_bytes = 1;
+};
+
+AxisView view_around(const Array& array, int axis) {
+  AxisView view;
+  for (int d = 0; d < axis; ++d) view.outer *= array.dim(d);
+  view.axis_size = array.dim(axis);
+  std::int64_t inner = 1;
+  for (int d = axis + 1; d < array.rank(); ++d) inner *= array.dim(d);
+  view.inner_bytes = static_cast<std::size_t>(inner) * dtype_size_bytes(array.dtype());
+  return view;
+}
+
+}  // namespace
+
+std::int64_t element_count(const Shape& shape) {
+  std::int64_t count = 1;
+  for (std::int64_t d : shape) count *= d;
+  return count;
+}
+
+std::string shape_to_string(const Shape& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+Array::Array() : Array(DType::float32, {}) {}
+
+Array::Array(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  for (std::int64_t d : shape_) {
+    if (d < 0) throw Error("Array: negative dimension in shape " + shape_to_string(shape_));
+  }
+  bytes_ = std::make_shared<std::vector<std::byte>>(
+      static_cast<std::size_t>(element_count(shape_)) * dtype_size_bytes(dtype_));
+}
+
+Array Array::from_bytes(DType dtype, Shape shape, std::vector<std::byte> bytes) {
+  const std::size_t expected =
+      static_cast<std::size_t>(element_count(shape)) * dtype_size_bytes(dtype);
+  if (bytes.size() != expected) {
+    throw Error("Array::from_bytes: " + std::to_string(bytes.size()) + " bytes for " +
+                std::string(dtype_name(dtype)) + shape_to_string(shape) + ", expected " +
+                std::to_string(expected));
+  }
+  Array array;
+  array.dtype_ = dtype;
+  array.shape_ = std::move(shape);
+  array.bytes_ = std::make_shared<std::vector<std::byte>>(std::move(bytes));
+  return array;
+}
+
+std::span<std::byte> Array::mutable_bytes() {
+  if (bytes_.use_count() > 1) bytes_ = std::make_shared<std::vector<std::byte>>(*bytes_);
+  return *bytes_;
+}
+
+Array Array::with_varying_axes(VaryingAxes axes) const {
+  Array copy = *this;
+  copy.varying_axes_ = axes;
+  return copy;
+}
+
+void Array::check_storage(DType requested) const {
+  if (requested != dtype_) {
+    throw Error("Array: element access as " + std::string(dtype_name(requested)) +
+                " on an array of dtype " + std::string(dtype_name(dtype_)));
+  }
+}
+
+bool Array::bitwise_equal(const Array& other) const {
+  return dtype_ == other.dtype_ && shape_ == other.shape_ &&
+         (bytes_ == other.bytes_ ||
+          std::memcmp(bytes_->data(), other.bytes_->data(), bytes_->size()) == 0);
+}
+
+std::string Array::type_string() const {
+  std::string s(dtype_name(dtype_));
+  s += "[";
+  for (std::size_t i = 0; i < shape_.size(); ++i) {
+    if (i > 0) s += ",";
+    s += std::to_string(shape_[i]);
+  }
+  return s + "]";
+}
+
+double Array::element_as_double(std::int64_t index) const {
+  return visit_dtype(dtype_, [&](auto tag) -> double {
+    using T = decltype(tag);
+    const T value = values<T>()[static_cast<std::size_t>(index)];
+    if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
+      return static_cast<double>(value.to_float());
+    } else {
+      return static_cast<double>(value);
+    }
+  });
+}
+
+std::string Array::values_string(std::int64_t max_elements) const {
+  std::ostringstream out;
+  out.precision(9);
+  out << "[";
+  const std::int64_t n = size();
+  for (std::int64_t i = 0; i < n && i < max_elements; ++i) {
+    if (i > 0) out << ", ";
+    if (dtype_ == DType::bool_) {
+      out << (values<bool>()[static_cast<std::size_t>(i)] ? "True" : "False");
+    } else {
+      out << element_as_double(i);
+    }
+  }
+  if (n > max_elements) out << ", ...";
+  out << "]";
+  return out.str();
+}
+
+int normalize_axis(int axis, int rank, const std::string& field) {
+  const int normalized = axis < 0 ? axis + rank : axis;
+  if (normalized < 0 || normalized >= rank) {
+    throw Error(field + " = " + std::to_string(axis) + " is out of bounds for rank " +
+                std::to_string(rank) + " (expected " + std::to_string(-rank) + " <= axis < " +
+                std::to_string(rank) + ")");
+  }
+  return normalized;
+}
+
+Array slice(const Array& array, int axis, std::int64_t start, std::int64_t stop) {
+  axis = normalize_axis(axis, array.rank(), "slice axis");
+  if (start < 0 || stop < start || stop > array.dim(axis)) {
+    throw Error("slice: range [" + std::to_string(start) + ", " + std::to_string(stop) +
+                ") does not fit axis " + std::to_string(axis) + " of size " +
+                std::to_string(array.dim(axis)));
+  }
+  Shape shape = array.shape();
+  shape[static_cast<std::size_t>(axis)] = stop - start;
+  if (start == 0 && stop == array.dim(axis)) return array;
+  Array out(array.dtype(), shape);
+  const AxisView in = view_around(array, axis);
+  const std::size_t row_bytes = static_cast<std::size_t>(stop - start) * in.inner_bytes;
+  const std::byte* src = array.bytes().data();
+  std::byte* dst = out.mutable_bytes().data();
+  for (std::int64_t o = 0; o < in.outer; ++o) {
+    std::memcpy(dst + static_cast<std::size_t>(o) * row_bytes,
+                src + (static_cast<std::size_t>(o * in.axis_size + start)) * in.inner_bytes,
+                row_bytes);
+  }
+  return out.with_varying_axes(array.varying_axes());
+}
+
+Array take(const Array& array, int axis, std::int64_t index) {
+  axis = normalize_axis(axis, array.rank(), "take axis");
+  return squeeze(slice(array, axis, index, index + 1), axis);
+}
+
+Array concatenate(std::span<const Array> arrays, int axis) {
+  if (arrays.empty()) throw Error("concatenate: no arrays given, expected at least one");
+  const Array& first = arrays.front();
+  axis = normalize_axis(axis, first.rank(), "concatenate axis");
+  Shape shape = first.shape();
+  shape[static_cast<std::size_t>(axis)] = 0;
+  VaryingAxes varying = 0;
+  for (const Array& a : arrays) {
+    Shape expected = first.shape();
+    expected[static_cast<std::size_t>(axis)] = a.dim(axis);
+    if (a.dtype() != first.dtype() || a.shape() != expected) {
+      throw Error("concatenate: " + a.type_string() + " does not match " + first.type_string() +
+                  " outside axis " + std::to_string(axis));
+    }
+    shape[static_cast<std::size_t>(axis)] += a.dim(axis);
+    varying |= a.varying_axes();
+  }
+  Array out(first.dtype(), shape);
+  std::byte* dst = out.mutable_bytes().data();
+  const std::int64_t outer = view_around(first, axis).outer;
+  for (std::int64_t o = 0; o < outer; ++o) {
+    for (const Array& a : arrays) {
+      const AxisView v = view_around(a, axis);
+      const std::size_t row_bytes = static_cast<std::size_t>(v.axis_size) * v.inner_bytes;
+      std::memcpy(dst, a.bytes().data() + static_cast<std::size_t>(o) * row_bytes, row_bytes);
+      dst += row_bytes;
+    }
+  }
+  return out.with_varying_axes(varying);
+}
+
+Array stack(std::span<const Array> arrays, int axis) {
+  if (arrays.empty()) throw Error("stack: no arrays given, expected at least one");
+  axis = normalize_axis(axis, arrays.front().rank() + 1, "stack axis");
+  std::vector<Array> expanded;
+  expanded.reserve(arrays.size());
+  for (const Array& a : arrays) expanded.push_back(expand_dims(a, axis));
+  return concatenate(expanded, axis);
+}
+
+Array reshape(const Array& array, Shape shape) {
+  if (element_count(shape) != array.size()) {
+    throw Error("reshape: cannot reshape " + array.type_string() + " to shape " +
+                shape_to_string(shape) + " (element counts differ)");
+  }
+  std::vector<std::byte> bytes(array.bytes().begin(), array.bytes().end());
+  return Array::from_bytes(array.dtype(), std::move(shape), std::move(bytes))
+      .with_varying_axes(array.varying_axes());
+}
+
+Array expand_dims(const Array& array, int axis) {
+  axis = normalize_axis(axis, array.rank() + 1, "expand_dims axis");
+  Shape shape = array.shape();
+  shape.insert(shape.begin() + axis, 1);
+  return reshape(array, std::move(shape));
+}
+
+Array squeeze(const Array& array, int axis) {
+  axis = normalize_axis(axis, array.rank(), "squeeze axis");
+  if (array.dim(axis) != 1) {
+    throw Error("cannot select an axis to squeeze out which has size not equal to one, got shape=" +
+                shape_to_string(array.shape()) + " and dimensions=(" + std::to_string(axis) + ",)");
+  }
+  Shape shape = array.shape();
+  shape.erase(shape.begin() + axis);
+  return reshape(array, std::move(shape));
+}
+
+Array zeros_like(const Array& array) {
+  return Array(array.dtype(), array.shape()).with_varying_axes(array.varying_axes());
+}
+
+}  // namespace spmd

@@ -1,0 +1,106 @@
+#pragma once
+// spmd::Array: an N-d array of one dtype, row-major, with value semantics. Copies share the
+// buffer until one of them is written (copy on write), so passing arrays between devices and
+// collectives costs no copy.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "reference/dtype.h"
+#include "reference/error.h"
+
+namespace spmd {
+
+using Shape = std::vector<std::int64_t>;
+
+std::int64_t element_count(const Shape& shape);
+std::string shape_to_string(const Shape& shape);  // "(4, 3)", "()" as NumPy prints shapes
+
+// Mesh axes an array varies over (bit k = mesh axis k): the "varying manual axes" type that
+// shard_map's check_vma tracks. Zero means invariant (the same on every device).
+using VaryingAxes = std::uint64_t;
+
+class Array {
+ public:
+  Array();  // a float32 scalar 0
+  Array(DType dtype, Shape shape);  // zero-filled
+
+  static Array from_bytes(DType dtype, Shape shape, std::vector<std::byte> bytes);
+  template <class T>
+  static Array from_values(Shape shape, const std::vector<T>& values);
+  template <class T>
+  static Array scalar(T value) { return from_values<T>({}, {value}); }
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  std::int64_t dim(int axis) const { return shape_.at(static_cast<std::size_t>(axis)); }
+  std::int64_t size() const { return element_count(shape_); }
+  std::size_t size_bytes() const { return bytes_->size(); }
+
+  std::span<const std::byte> bytes() const { return *bytes_; }
+  std::span<std::byte> mutable_bytes();
+
+  template <class T>
+  std::span<const T> values() const {
+    check_storage(DTypeOf<T>::value);
+    return {reinterpret_cast<const T*>(bytes_->data()), static_cast<std::size_t>(size())};
+  }
+  template <class T>
+  std::span<T> mutable_values() {
+    check_storage(DTypeOf<T>::value);
+    return {reinterpret_cast<T*>(mutable_bytes().data()), static_cast<std::size_t>(size())};
+  }
+
+  VaryingAxes varying_axes() const { return varying_axes_; }
+  Array with_varying_axes(VaryingAxes axes) const;
+
+  // Same dtype, shape and bytes (NaN payloads included).
+  bool bitwise_equal(const Array& other) const;
+  // "float32[4,3]", as JAX writes an abstract value.
+  std::string type_string() const;
+  // Values as NumPy would print them flat, e.g. "[1, 2, 3]", for messages and examples.
+  std::string values_string(std::int64_t max_elements = 64) const;
+  // Element i (row-major) as a double, for messages and tests; bool as 0/1.
+  double element_as_double(std::int64_t index) const;
+
+ private:
+  void check_storage(DType requested) const;
+
+  DType dtype_ = DType::float32;
+  Shape shape_;
+  std::shared_ptr<std::vector<std::byte>> bytes_;
+  VaryingAxes varying_axes_ = 0;
+};
+
+template <class T>
+Array Array::from_values(Shape shape, const std::vector<T>& values) {
+  if (static_cast<std::int64_t>(values.size()) != element_count(shape)) {
+    throw Error("Array::from_values: " + std::to_string(values.size()) + " values for shape " +
+                shape_to_string(shape) + ", expected " + std::to_string(element_count(shape)));
+  }
+  Array array(DTypeOf<T>::value, std::move(shape));
+  auto out = array.template mutable_values<T>();
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  return array;
+}
+
+// Axis helpers. `normalize_axis` maps a negative axis to axis + rank and checks the range; the
+// field name goes into the error ("all_gather axis", ...).
+int normalize_axis(int axis, int rank, const std::string& field);
+
+// Structural operations (no arithmetic, the bits move unchanged).
+Array slice(const Array& array, int axis, std::int64_t start, std::int64_t stop);
+Array take(const Array& array, int axis, std::int64_t index);  // slice of one, axis removed
+Array concatenate(std::span<const Array> arrays, int axis);
+Array stack(std::span<const Array> arrays, int axis);
+Array reshape(const Array& array, Shape shape);
+Array expand_dims(const Array& array, int axis);
+Array squeeze(const Array& array, int axis);  // the axis must have size 1
+Array zeros_like(const Array& array);
+
+}  // namespace spmd

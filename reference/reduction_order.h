@@ -1,0 +1,98 @@
+#pragma once
+// The order in which a reduction over a group of n contributions is folded: the second of the
+// three faces of each collective algorithm (schedule, reduction order, closed-form time; see
+// docs/design.md). The reference folds in this order directly, with no messages; the simulator and
+// the real backends must produce the same bits.
+//
+// The orders, with their sources, are in docs/reduction-orders.md (from
+// shared/facts/reduction-orders.md). Ranks here are positions in the collective group (0..n-1),
+// not device ids.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reference/dtype.h"
+
+namespace spmd {
+
+// A binary expression over group ranks. A leaf is a rank, or the identity element (+0 for sums)
+// when rank == kIdentityLeaf; an inner node computes op(value(lhs), value(rhs)) with lhs / rhs
+// indices of earlier nodes. The last node is the root.
+struct FoldNode {
+  static constexpr int kIdentityLeaf = -2;
+  static constexpr int kNotLeaf = -1;
+  int rank = kNotLeaf;
+  int lhs = -1;
+  int rhs = -1;
+};
+
+struct FoldTree {
+  std::vector<FoldNode> nodes;
+
+  int add_leaf(int rank);
+  int add_identity();
+  int add_op(int lhs, int rhs);
+  // The ranks in the order their leaves appear (left to right), for tests and messages.
+  std::vector<int> leaf_ranks() const;
+  // e.g. "((0 + 1) + 2)" with "id" for the identity; for tests and docs.
+  std::string to_string() const;
+};
+
+// Common shapes of fold.
+// acc = identity; acc = acc + x[r] for r in ranks (XLA:CPU).
+FoldTree fold_from_identity(const std::vector<int>& ranks);
+// acc = x[ranks[0]]; acc = x[ranks[k]] + acc for k = 1.. (NCCL / Gloo / Open MPI rings).
+FoldTree fold_new_plus_acc(const std::vector<int>& ranks);
+// x[r0] + (x[r1] + (... + (x[r_{n-2}] + x[r_{n-1}]))) (Open MPI basic linear).
+FoldTree fold_right_nested(const std::vector<int>& ranks);
+
+// One contiguous range of elements [begin, end) and the fold that reduces it.
+struct ChunkFold {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  FoldTree tree;
+};
+
+enum class ReductionAlgorithm {
+  xla_cpu,                  // identity, then rank order; bfloat16 summed in float32
+  nccl_ring,                // NCCL ring, Simple protocol, one channel
+  nccl_tree_chain,          // NCCL tree within one node: a chain
+  gloo_ring,                // gloo::allreduce Algorithm::RING
+  gloo_ring_chunked,        // gloo::AllreduceRingChunked
+  gloo_bcube,               // gloo::allreduce Algorithm::BCUBE (base 2)
+  mpi_ring,                 // Open MPI coll/tuned allreduce algorithm 4
+  mpi_recursive_doubling,   // algorithm 3
+  mpi_rabenseifner,         // algorithm 6
+  mpi_linear,               // algorithm 1 (basic linear)
+  binary_tree,              // heap-ordered binary tree: node i = (x_i + sub(2i+1)) + sub(2i+2)
+};
+
+std::string_view reduction_algorithm_name(ReductionAlgorithm algorithm);  // "nccl_ring", ...
+ReductionAlgorithm reduction_algorithm_from_name(std::string_view name);  // throws spmd::Error
+
+struct ReductionOrder {
+  ReductionAlgorithm algorithm = ReductionAlgorithm::xla_cpu;
+  // Ring / chain order: ring[i] is the group rank at ring position i. Empty: 0, 1, ..., n-1.
+  std::vector<int> ring;
+  // NCCL Simple chunk in bytes for full loops (NCCL_BUFFSIZE / 8 * 4 = 2 MiB by default).
+  std::int64_t nccl_chunk_bytes = 2 * 1024 * 1024;
+  // Gloo ring maxSegmentSize in bytes (1 MiB by default).
+  std::int64_t gloo_max_segment_bytes = 1024 * 1024;
+
+  // Whether bfloat16 sums are carried in float32 and rounded once at the end (XLA:CPU's
+  // AllReducePromotion); otherwise every addition rounds to the element type.
+  bool bf16_accumulates_in_f32() const { return algorithm == ReductionAlgorithm::xla_cpu; }
+
+  // All-reduce of `count` elements of `dtype` over a group of `group_size`: chunks covering
+  // [0, count) in increasing order, each with its fold.
+  std::vector<ChunkFold> all_reduce_plan(int group_size, std::int64_t count, DType dtype) const;
+
+  // Reduce-scatter: the fold that produces the block owned by group rank `destination`.
+  FoldTree reduce_scatter_fold(int group_size, int destination) const;
+
+  std::string describe() const;  // "nccl_ring(ring=0,2,1,3)"
+};
+
+}  // namespace spmd
