@@ -26,6 +26,7 @@ struct FoldNode {
   int rank = kNotLeaf;
   int lhs = -1;
   int rhs = -1;
+  friend bool operator==(const FoldNode&, const FoldNode&) = default;
 };
 
 struct FoldTree {
@@ -34,10 +35,13 @@ struct FoldTree {
   int add_leaf(int rank);
   int add_identity();
   int add_op(int lhs, int rhs);
-  // The ranks in the order their leaves appear (left to right), for tests and messages.
+  // The ranks in the order their leaves appear (left to right), for tests and messages. An
+  // identity leaf appears as kIdentityLeaf.
   std::vector<int> leaf_ranks() const;
-  // e.g. "((0 + 1) + 2)" with "id" for the identity; for tests and docs.
+  // e.g. "((0 + 1) + 2)" with "id" for the identity; for tests and docs. "+" stands for the
+  // reduction operator, whichever it is.
   std::string to_string() const;
+  friend bool operator==(const FoldTree&, const FoldTree&) = default;
 };
 
 // Common shapes of fold.
@@ -69,12 +73,24 @@ enum class ReductionAlgorithm {
   binary_tree,              // heap-ordered binary tree: node i = (x_i + sub(2i+1)) + sub(2i+2)
 };
 
+inline constexpr ReductionAlgorithm kAllReductionAlgorithms[] = {
+    ReductionAlgorithm::xla_cpu,          ReductionAlgorithm::nccl_ring,
+    ReductionAlgorithm::nccl_tree_chain,  ReductionAlgorithm::gloo_ring,
+    ReductionAlgorithm::gloo_ring_chunked, ReductionAlgorithm::gloo_bcube,
+    ReductionAlgorithm::mpi_ring,         ReductionAlgorithm::mpi_recursive_doubling,
+    ReductionAlgorithm::mpi_rabenseifner, ReductionAlgorithm::mpi_linear,
+    ReductionAlgorithm::binary_tree,
+};
+
 std::string_view reduction_algorithm_name(ReductionAlgorithm algorithm);  // "nccl_ring", ...
 ReductionAlgorithm reduction_algorithm_from_name(std::string_view name);  // throws spmd::Error
 
 struct ReductionOrder {
   ReductionAlgorithm algorithm = ReductionAlgorithm::xla_cpu;
   // Ring / chain order: ring[i] is the group rank at ring position i. Empty: 0, 1, ..., n-1.
+  // Used by nccl_ring, nccl_tree_chain and binary_tree; the other algorithms fold over group
+  // ranks (Gloo and MPI ranks are the group ranks) but still reject a ring that is not a
+  // permutation of 0..n-1.
   std::vector<int> ring;
   // NCCL Simple chunk in bytes for full loops (NCCL_BUFFSIZE / 8 * 4 = 2 MiB by default).
   std::int64_t nccl_chunk_bytes = 2 * 1024 * 1024;
@@ -86,10 +102,15 @@ struct ReductionOrder {
   bool bf16_accumulates_in_f32() const { return algorithm == ReductionAlgorithm::xla_cpu; }
 
   // All-reduce of `count` elements of `dtype` over a group of `group_size`: chunks covering
-  // [0, count) in increasing order, each with its fold.
+  // [0, count) in increasing order, each with its fold. Empty chunks are left out, so count == 0
+  // gives no chunks. A group of one has the single leaf 0 as its fold (a plain copy). Throws
+  // spmd::Error for a bad group size, ring or algorithm parameter.
   std::vector<ChunkFold> all_reduce_plan(int group_size, std::int64_t count, DType dtype) const;
 
-  // Reduce-scatter: the fold that produces the block owned by group rank `destination`.
+  // Reduce-scatter: the fold that produces the block owned by group rank `destination`. Rings
+  // (nccl_ring, gloo_ring, gloo_ring_chunked, mpi_ring) use the fold of their chunk that ends at
+  // `destination`; the other algorithms use their all-reduce fold for every block (a model
+  // choice for most of them, see reduction_order.cc).
   FoldTree reduce_scatter_fold(int group_size, int destination) const;
 
   std::string describe() const;  // "nccl_ring(ring=0,2,1,3)"

@@ -1,0 +1,259 @@
+#include "reference/collective_semantics.h"
+
+#include <set>
+
+#include "reference/collective_groups.h"
+#include "reference/elementwise.h"
+#include "reference/fold_reduce.h"
+
+namespace spmd {
+namespace {
+
+std::string api_name(CollectiveOp op) {
+  switch (op) {  // the name JAX's unbound-axis error gives (parallel.py)
+    case CollectiveOp::psum:
+    case CollectiveOp::pmean:
+    case CollectiveOp::pmax:
+    case CollectiveOp::pmin: return "psum";
+    case CollectiveOp::psum_scatter: return "reduce_scatter";
+    case CollectiveOp::pshuffle: return "ppermute";
+    default: return std::string(collective_op_name(op));
+  }
+}
+
+bool is_reduction(CollectiveOp op) {
+  return op == CollectiveOp::psum || op == CollectiveOp::pmean || op == CollectiveOp::pmax ||
+         op == CollectiveOp::pmin;
+}
+
+void validate_perm(const CollectiveCall& call, int n) {
+  std::set<int> sources, destinations;
+  for (auto [source, destination] : call.perm) {
+    const int s = ((source % n) + n) % n;  // JAX lowers indices modulo the group size
+    const int d = ((destination % n) + n) % n;
+    if (!sources.insert(s).second || !destinations.insert(d).second) {
+      std::string perm = call.to_string();
+      throw Error("ppermute sources and destinations must be unique, got " +
+                  perm.substr(perm.find("perm=") + 5, perm.rfind(']') - perm.find("perm=") - 4) +
+                  ".");
+    }
+  }
+}
+
+void validate_shuffle(const CollectiveCall& call) {
+  const std::set<int> values(call.shuffle.begin(), call.shuffle.end());
+  bool is_permutation = values.size() == call.shuffle.size();
+  for (int v : values) is_permutation = is_permutation && v >= 0 && v < int(values.size());
+  if (!is_permutation) {
+    std::string perm = call.to_string();
+    throw Error("`perm` does not represent a permutation: " +
+                perm.substr(perm.find("perm=") + 5, perm.rfind(']') - perm.find("perm=") - 4));
+  }
+}
+
+void validate_shapes(const CollectiveCall& call, const Array& input, int n) {
+  const std::string axis = call.axes.to_string();
+  if (call.op == CollectiveOp::all_gather) {
+    normalize_axis(call.axis, call.tiled ? input.rank() : input.rank() + 1, "all_gather axis");
+  } else if (call.op == CollectiveOp::psum_scatter) {
+    const int d = normalize_axis(call.axis, input.rank(), "psum_scatter scatter_dimension");
+    const std::int64_t m = input.dim(d);
+    if (!call.tiled && m != n) {
+      throw Error("reduce_scatter operand scatter dimension size " + std::to_string(m) +
+                  " must match shard count " + std::to_string(n));
+    }
+    if (call.tiled && m % n != 0) {
+      throw Error("tiled reduce_scatter operand scatter dimension size " + std::to_string(m) +
+                  " must be divisible by shard_count " + std::to_string(n));
+    }
+  } else if (call.op == CollectiveOp::all_to_all) {
+    const int split = normalize_axis(call.split_axis, input.rank(), "all_to_all split_axis");
+    normalize_axis(call.concat_axis, input.rank(), "all_to_all concat_axis");
+    const std::int64_t m = input.dim(split);
+    if (call.tiled && m % n != 0) {
+      throw Error("The size of all_to_all split_axis (" + std::to_string(m) +
+                  ") has to be divisible by the size of the named axis " + axis + " (" +
+                  std::to_string(n) + ")");
+    }
+    if (!call.tiled && m != n) {
+      throw Error("all_to_all requires the size of the mapped axis " + axis +
+                  " to equal x.shape[split_axis], but they are " + std::to_string(n) + " and " +
+                  std::to_string(m) + " respectively.");
+    }
+  }
+}
+
+std::vector<Array> members_inputs(const std::vector<Array>& inputs, const std::vector<int>& group) {
+  std::vector<Array> contributions;
+  contributions.reserve(group.size());
+  for (int device : group) contributions.push_back(inputs[static_cast<std::size_t>(device)]);
+  return contributions;
+}
+
+// psum's result for one group; bool is summed as int32 (JAX converts before the reduction).
+Array group_sum(std::vector<Array> contributions, const ReductionOrder& order) {
+  if (contributions.front().dtype() == DType::bool_) {
+    for (Array& c : contributions) c = convert(c, DType::int32);
+  }
+  return all_reduce(contributions, ReduceOp::sum, order);
+}
+
+// pmean = psum * RN(1/n) (XLA's HandleDivide rewrite of x / n); int and bool become float32.
+Array scale_by_reciprocal(Array sum, int n) {
+  if (!is_floating(sum.dtype())) sum = convert(sum, DType::float32);
+  const Array reciprocal = convert(Array::scalar<double>(1.0 / n), sum.dtype());
+  return mul(sum, reciprocal);
+}
+
+std::vector<Array> group_psum_scatter(const CollectiveCall& call,
+                                      const std::vector<Array>& contributions,
+                                      const ReductionOrder& order) {
+  const int n = static_cast<int>(contributions.size());
+  const int d = normalize_axis(call.axis, contributions.front().rank(), "scatter_dimension");
+  const std::int64_t block = contributions.front().dim(d) / n;
+  std::vector<Array> results;
+  for (int r = 0; r < n; ++r) {
+    std::vector<Array> blocks;
+    for (const Array& c : contributions) blocks.push_back(slice(c, d, r * block, (r + 1) * block));
+    Array reduced = reduce_with_tree(blocks, ReduceOp::sum, order.reduce_scatter_fold(n, r), order);
+    results.push_back(call.tiled ? reduced : squeeze(reduced, d));
+  }
+  return results;
+}
+
+std::vector<Array> group_all_to_all(const CollectiveCall& call,
+                                    const std::vector<Array>& contributions) {
+  const int n = static_cast<int>(contributions.size());
+  const int rank = contributions.front().rank();
+  const int split = normalize_axis(call.split_axis, rank, "split_axis");
+  const int concat = normalize_axis(call.concat_axis, rank, "concat_axis");
+  const std::int64_t block = contributions.front().dim(split) / n;
+  std::vector<Array> results;
+  for (int receiver = 0; receiver < n; ++receiver) {
+    std::vector<Array> pieces;
+    for (const Array& c : contributions) {
+      pieces.push_back(call.tiled ? slice(c, split, receiver * block, (receiver + 1) * block)
+                                  : take(c, split, receiver));
+    }
+    results.push_back(call.tiled ? concatenate(pieces, concat) : stack(pieces, concat));
+  }
+  return results;
+}
+
+std::vector<Array> group_permute(const CollectiveCall& call,
+                                 const std::vector<Array>& contributions) {
+  const int n = static_cast<int>(contributions.size());
+  std::vector<Array> results;
+  for (const Array& c : contributions) results.push_back(zeros_like(c));
+  auto move = [&](int source, int destination) {
+    results[static_cast<std::size_t>(((destination % n) + n) % n)] =
+        contributions[static_cast<std::size_t>(((source % n) + n) % n)];
+  };
+  if (call.op == CollectiveOp::ppermute) {
+    for (auto [source, destination] : call.perm) move(source, destination);
+  } else {
+    for (std::size_t i = 0; i < call.shuffle.size(); ++i) move(call.shuffle[i], static_cast<int>(i));
+  }
+  return results;
+}
+
+// Results for one group, in rank order.
+std::vector<Array> evaluate_group(const CollectiveCall& call, std::vector<Array> contributions,
+                                  int axis_size, const ReductionOrder& order) {
+  const std::size_t n = contributions.size();
+  switch (call.op) {
+    case CollectiveOp::psum:
+      return std::vector<Array>(n, group_sum(std::move(contributions), order));
+    case CollectiveOp::pmean:
+      return std::vector<Array>(
+          n, scale_by_reciprocal(group_sum(std::move(contributions), order), axis_size));
+    case CollectiveOp::pmax:
+      return std::vector<Array>(n, all_reduce(contributions, ReduceOp::max, order));
+    case CollectiveOp::pmin:
+      return std::vector<Array>(n, all_reduce(contributions, ReduceOp::min, order));
+    case CollectiveOp::all_gather: {
+      const int rank = contributions.front().rank();
+      const Array gathered =
+          call.tiled ? concatenate(contributions, normalize_axis(call.axis, rank, "axis"))
+                     : stack(contributions, normalize_axis(call.axis, rank + 1, "axis"));
+      return std::vector<Array>(n, gathered);
+    }
+    case CollectiveOp::psum_scatter: return group_psum_scatter(call, contributions, order);
+    case CollectiveOp::all_to_all: return group_all_to_all(call, contributions);
+    case CollectiveOp::ppermute:
+    case CollectiveOp::pshuffle: return group_permute(call, contributions);
+    case CollectiveOp::axis_index: break;
+  }
+  throw Error("evaluate_collective: axis_index is computed locally, not as a collective");
+}
+
+}  // namespace
+
+void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Array& input,
+                         bool check_vma) {
+  const std::vector<int> positions = resolve_axes(mesh, call.axes, api_name(call.op));
+  int total = 1;
+  for (int k : positions) total *= mesh.shape()[static_cast<std::size_t>(k)];
+  if (call.axis_index_groups) {
+    if (call.op == CollectiveOp::ppermute || call.op == CollectiveOp::pshuffle ||
+        call.op == CollectiveOp::axis_index) {
+      throw Error(std::string(collective_op_name(call.op)) +
+                  " does not take axis_index_groups, expected none");
+    }
+    validate_axis_index_groups(*call.axis_index_groups, total);
+    if ((call.op == CollectiveOp::psum || call.op == CollectiveOp::pmean) && check_vma) {
+      throw Error("NotImplementedError: psum with axis_index_groups is not implemented under "
+                  "shard_map with check_vma=True (JAX bind_psum_invariant); pass "
+                  "check_vma=False");
+    }
+    const auto& groups = *call.axis_index_groups;
+    for (const auto& g : groups) {
+      if (g.size() != groups.front().size() && !is_reduction(call.op)) {
+        throw Error(std::string(collective_op_name(call.op)) +
+                    ": Replica groups must be equally sized, got axis_index_groups of sizes " +
+                    std::to_string(groups.front().size()) + " and " + std::to_string(g.size()));
+      }
+    }
+  }
+  const int n = collective_axis_size(mesh, call);
+  if (call.op == CollectiveOp::ppermute) validate_perm(call, n);
+  if (call.op == CollectiveOp::pshuffle) validate_shuffle(call);
+  validate_shapes(call, input, n);
+}
+
+VaryingAxes result_varying_axes(const CollectiveCall& call, const Mesh& mesh, VaryingAxes input) {
+  VaryingAxes named = 0;
+  for (const std::string& name : call.axes.names) {
+    named |= VaryingAxes{1} << mesh.find_axis(name);
+  }
+  if (call.op == CollectiveOp::axis_index) return named;
+  if (is_reduction(call.op)) return input & ~named;
+  return input | named;
+}
+
+std::vector<Array> evaluate_collective(const CollectiveCall& call, const Mesh& mesh,
+                                       const std::vector<Array>& inputs,
+                                       const ReductionOrder& order) {
+  const int axis_size = collective_axis_size(mesh, call);
+  std::vector<Array> results(inputs.size());
+  for (const std::vector<int>& group : collective_groups(mesh, call)) {
+    std::vector<Array> group_results =
+        evaluate_group(call, members_inputs(inputs, group), axis_size, order);
+    for (std::size_t r = 0; r < group.size(); ++r) {
+      results[static_cast<std::size_t>(group[r])] = std::move(group_results[r]);
+    }
+  }
+  return results;
+}
+
+Array axis_index_value(const Mesh& mesh, const AxisNames& axes, int device) {
+  const std::vector<int> positions = resolve_axes(mesh, axes, "axis_index");
+  const std::vector<int> coords = mesh.coordinates(device);
+  std::int32_t index = 0;
+  for (int k : positions) {
+    index = index * mesh.shape()[static_cast<std::size_t>(k)] + coords[static_cast<std::size_t>(k)];
+  }
+  return Array::scalar<std::int32_t>(index);
+}
+
+}  // namespace spmd

@@ -1,0 +1,34 @@
+#pragma once
+// What each collective means: the checks JAX makes before running it, the result type, and the
+// result on every device computed in one place from every device's input. The reference backend
+// calls evaluate_collective directly; other backends must produce the same bits.
+
+#include <vector>
+
+#include "reference/array.h"
+#include "reference/collective_call.h"
+#include "reference/mesh.h"
+#include "reference/reduction_order.h"
+
+namespace spmd {
+
+// Checks `call` on one device's input as JAX does, raising spmd::Error with JAX's message.
+// `check_vma` is shard_map's flag: psum with axis_index_groups is not implemented under it.
+void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Array& input,
+                         bool check_vma);
+
+// The varying-axes type of the result, given the input's: reductions over A make the result
+// invariant along A; the others vary along A (inputs are implicitly pvary'd, as with
+// jax_auto_pcast).
+VaryingAxes result_varying_axes(const CollectiveCall& call, const Mesh& mesh, VaryingAxes input);
+
+// Results on every device (index = device id), from every device's input. Float sums fold in
+// `order` (psum, pmean, psum_scatter); everything else is exact data movement.
+std::vector<Array> evaluate_collective(const CollectiveCall& call, const Mesh& mesh,
+                                       const std::vector<Array>& inputs,
+                                       const ReductionOrder& order);
+
+// axis_index(axes) on `device`: an int32 scalar, the combined index, first-named axis major.
+Array axis_index_value(const Mesh& mesh, const AxisNames& axes, int device);
+
+}  // namespace spmd

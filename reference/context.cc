@@ -1,0 +1,111 @@
+#include "reference/context.h"
+
+#include "reference/collective_groups.h"
+#include "reference/collective_semantics.h"
+
+namespace spmd {
+namespace {
+
+CollectiveCall reduction(CollectiveOp op, const AxisNames& axes, Context::Groups groups) {
+  CollectiveCall call;
+  call.op = op;
+  call.axes = axes;
+  call.axis_index_groups = std::move(groups);
+  return call;
+}
+
+}  // namespace
+
+Array Context::collective(const CollectiveCall& call, const Array& x) {
+  validate_collective(call, mesh_, x, check_vma_);
+  const VaryingAxes varying = result_varying_axes(call, mesh_, x.varying_axes());
+  if (call.axes.names.empty() && call.op != CollectiveOp::ppermute &&
+      call.op != CollectiveOp::pshuffle && call.op != CollectiveOp::all_to_all) {
+    return x;  // JAX: an empty axis tuple leaves x unchanged
+  }
+  return run_collective(call, x).with_varying_axes(varying);
+}
+
+Array Context::psum(const Array& x, const AxisNames& axes, Groups groups) {
+  return collective(reduction(CollectiveOp::psum, axes, std::move(groups)), x);
+}
+Array Context::pmean(const Array& x, const AxisNames& axes, Groups groups) {
+  return collective(reduction(CollectiveOp::pmean, axes, std::move(groups)), x);
+}
+Array Context::pmax(const Array& x, const AxisNames& axes, Groups groups) {
+  return collective(reduction(CollectiveOp::pmax, axes, std::move(groups)), x);
+}
+Array Context::pmin(const Array& x, const AxisNames& axes, Groups groups) {
+  return collective(reduction(CollectiveOp::pmin, axes, std::move(groups)), x);
+}
+
+Array Context::all_gather(const Array& x, const AxisNames& axes, int axis, bool tiled,
+                          Groups groups) {
+  CollectiveCall call = reduction(CollectiveOp::all_gather, axes, std::move(groups));
+  call.axis = axis;
+  call.tiled = tiled;
+  return collective(call, x);
+}
+
+Array Context::psum_scatter(const Array& x, const AxisNames& axes, int scatter_dimension,
+                            bool tiled, Groups groups) {
+  CollectiveCall call = reduction(CollectiveOp::psum_scatter, axes, std::move(groups));
+  call.axis = scatter_dimension;
+  call.tiled = tiled;
+  return collective(call, x);
+}
+
+Array Context::all_to_all(const Array& x, const AxisNames& axes, int split_axis, int concat_axis,
+                          bool tiled, Groups groups) {
+  CollectiveCall call = reduction(CollectiveOp::all_to_all, axes, std::move(groups));
+  call.split_axis = split_axis;
+  call.concat_axis = concat_axis;
+  call.tiled = tiled;
+  return collective(call, x);
+}
+
+Array Context::ppermute(const Array& x, const AxisNames& axes,
+                        std::vector<std::pair<int, int>> perm) {
+  CollectiveCall call = reduction(CollectiveOp::ppermute, axes, std::nullopt);
+  call.perm = std::move(perm);
+  return collective(call, x);
+}
+
+Array Context::pshuffle(const Array& x, const AxisNames& axes, std::vector<int> perm) {
+  CollectiveCall call = reduction(CollectiveOp::pshuffle, axes, std::nullopt);
+  call.shuffle = std::move(perm);
+  return collective(call, x);
+}
+
+Array Context::axis_index(const AxisNames& axes) {
+  CollectiveCall call = reduction(CollectiveOp::axis_index, axes, std::nullopt);
+  const VaryingAxes varying = result_varying_axes(call, mesh_, 0);
+  return axis_index_value(mesh_, axes, device_).with_varying_axes(varying);
+}
+
+int Context::axis_size(const AxisNames& axes) const {
+  resolve_axes(mesh_, axes, "axis_size");
+  return collective_axis_size(mesh_, reduction(CollectiveOp::psum, axes, std::nullopt));
+}
+
+Values Context::each_leaf(const Values& xs, const CollectiveCall& call) {
+  Values out;
+  out.reserve(xs.size());
+  for (const Array& x : xs) out.push_back(collective(call, x));
+  return out;
+}
+
+Values Context::psum(const Values& xs, const AxisNames& axes, Groups groups) {
+  return each_leaf(xs, reduction(CollectiveOp::psum, axes, std::move(groups)));
+}
+Values Context::pmean(const Values& xs, const AxisNames& axes, Groups groups) {
+  return each_leaf(xs, reduction(CollectiveOp::pmean, axes, std::move(groups)));
+}
+Values Context::pmax(const Values& xs, const AxisNames& axes, Groups groups) {
+  return each_leaf(xs, reduction(CollectiveOp::pmax, axes, std::move(groups)));
+}
+Values Context::pmin(const Values& xs, const AxisNames& axes, Groups groups) {
+  return each_leaf(xs, reduction(CollectiveOp::pmin, axes, std::move(groups)));
+}
+
+}  // namespace spmd

@@ -1,0 +1,74 @@
+#pragma once
+// spmd::Context: what a per-device function sees. It names the device and the mesh, and it is how
+// the function calls collectives by axis name, as jax.lax does inside pmap / shard_map. Each
+// backend supplies the one virtual that carries a collective out; the checks and the result
+// types are the same for every backend.
+
+#include <functional>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "reference/array.h"
+#include "reference/collective_call.h"
+#include "reference/mesh.h"
+
+namespace spmd {
+
+// A pytree of arrays, flattened: per-device functions take and return lists of leaves.
+using Values = std::vector<Array>;
+
+class Context {
+ public:
+  Context(const Mesh& mesh, int device, bool check_vma)
+      : mesh_(mesh), device_(device), check_vma_(check_vma) {}
+  virtual ~Context() = default;
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  int device() const { return device_; }
+  const Mesh& mesh() const { return mesh_; }
+  bool check_vma() const { return check_vma_; }
+
+  using Groups = std::optional<AxisIndexGroups>;
+
+  Array psum(const Array& x, const AxisNames& axes, Groups groups = std::nullopt);
+  Array pmean(const Array& x, const AxisNames& axes, Groups groups = std::nullopt);
+  Array pmax(const Array& x, const AxisNames& axes, Groups groups = std::nullopt);
+  Array pmin(const Array& x, const AxisNames& axes, Groups groups = std::nullopt);
+  Array all_gather(const Array& x, const AxisNames& axes, int axis = 0, bool tiled = false,
+                   Groups groups = std::nullopt);
+  Array psum_scatter(const Array& x, const AxisNames& axes, int scatter_dimension = 0,
+                     bool tiled = false, Groups groups = std::nullopt);
+  Array all_to_all(const Array& x, const AxisNames& axes, int split_axis, int concat_axis,
+                   bool tiled = false, Groups groups = std::nullopt);
+  Array ppermute(const Array& x, const AxisNames& axes, std::vector<std::pair<int, int>> perm);
+  Array pshuffle(const Array& x, const AxisNames& axes, std::vector<int> perm);
+  Array axis_index(const AxisNames& axes);
+  int axis_size(const AxisNames& axes) const;
+
+  // Pytrees: the collective applied leaf by leaf, one collective call per leaf.
+  Values psum(const Values& xs, const AxisNames& axes, Groups groups = std::nullopt);
+  Values pmean(const Values& xs, const AxisNames& axes, Groups groups = std::nullopt);
+  Values pmax(const Values& xs, const AxisNames& axes, Groups groups = std::nullopt);
+  Values pmin(const Values& xs, const AxisNames& axes, Groups groups = std::nullopt);
+
+  // Any collective from its description: checks it, runs it on the backend, types the result.
+  Array collective(const CollectiveCall& call, const Array& x);
+
+ protected:
+  // Carries out a checked collective; every device of the mesh calls it in the same order.
+  virtual Array run_collective(const CollectiveCall& call, const Array& x) = 0;
+
+ private:
+  Values each_leaf(const Values& xs, const CollectiveCall& call);
+
+  const Mesh& mesh_;
+  int device_;
+  bool check_vma_;
+};
+
+// The per-device program: the device's arguments in, its results out.
+using DeviceFunction = std::function<Values(Context&, const Values&)>;
+
+}  // namespace spmd

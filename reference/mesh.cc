@@ -1,0 +1,89 @@
+#include "reference/mesh.h"
+
+#include "reference/error.h"
+
+namespace spmd {
+
+Mesh::Mesh(std::vector<int> shape, std::vector<std::string> axis_names)
+    : shape_(std::move(shape)), axis_names_(std::move(axis_names)) {
+  if (shape_.size() != axis_names_.size()) {
+    throw Error("Mesh requires the ndim of its first argument (`devices`) to equal the length of "
+                "its second argument (`axis_names`), but got devices.ndim == " +
+                std::to_string(shape_.size()) +
+                " and len(axis_names) == " + std::to_string(axis_names_.size()) + ".");
+  }
+  for (std::size_t k = 0; k < shape_.size(); ++k) {
+    if (shape_[k] < 1) {
+      throw Error("mesh.shape[" + std::to_string(k) + "] = " + std::to_string(shape_[k]) +
+                  ", expected a positive axis size");
+    }
+    if (axis_names_[k].empty()) {
+      throw Error("mesh.axis_names[" + std::to_string(k) + "] is empty, expected a name");
+    }
+    for (std::size_t j = 0; j < k; ++j) {
+      if (axis_names_[j] == axis_names_[k]) {
+        throw Error("mesh.axis_names has '" + axis_names_[k] + "' twice, expected unique names");
+      }
+    }
+    device_count_ *= shape_[k];
+  }
+}
+
+int Mesh::find_axis(std::string_view name) const {
+  for (std::size_t k = 0; k < axis_names_.size(); ++k) {
+    if (axis_names_[k] == name) return static_cast<int>(k);
+  }
+  return -1;
+}
+
+int Mesh::axis_size(std::string_view name) const {
+  const int k = find_axis(name);
+  if (k < 0) {
+    throw Error("axis '" + std::string(name) + "' is not in mesh " + to_string());
+  }
+  return shape_[static_cast<std::size_t>(k)];
+}
+
+std::vector<int> Mesh::coordinates(int device) const {
+  std::vector<int> coords(shape_.size(), 0);
+  for (std::size_t k = shape_.size(); k-- > 0;) {
+    coords[k] = device % shape_[k];
+    device /= shape_[k];
+  }
+  return coords;
+}
+
+int Mesh::device_at(const std::vector<int>& coordinates) const {
+  int device = 0;
+  for (std::size_t k = 0; k < shape_.size(); ++k) device = device * shape_[k] + coordinates[k];
+  return device;
+}
+
+std::string Mesh::to_string() const {
+  std::string s = "Mesh(";
+  for (std::size_t k = 0; k < shape_.size(); ++k) {
+    if (k > 0) s += ", ";
+    s += "'" + axis_names_[k] + "': " + std::to_string(shape_[k]);
+  }
+  return s + ")";
+}
+
+std::string Mesh::shape_string() const {
+  std::string s = "(";
+  for (std::size_t k = 0; k < shape_.size(); ++k) {
+    if (k > 0) s += ", ";
+    s += std::to_string(shape_[k]);
+  }
+  return s + (shape_.size() == 1 ? ",)" : ")");
+}
+
+std::string Mesh::names_string() const {
+  std::string s = "(";
+  for (std::size_t k = 0; k < axis_names_.size(); ++k) {
+    if (k > 0) s += ", ";
+    s += "'" + axis_names_[k] + "'";
+  }
+  return s + (axis_names_.size() == 1 ? ",)" : ")");
+}
+
+}  // namespace spmd

@@ -1,0 +1,158 @@
+#include "reference/pmap.h"
+
+#include <algorithm>
+#include <set>
+
+namespace spmd {
+namespace {
+
+bool is_static(const PmapOptions& options, std::size_t argument) {
+  const auto& argnums = options.static_broadcasted_argnums;
+  return std::find(argnums.begin(), argnums.end(), static_cast<int>(argument)) != argnums.end();
+}
+
+std::optional<int> in_axis_of(const PmapOptions& options, std::size_t argument) {
+  return options.in_axes.empty() ? std::optional<int>(0) : options.in_axes[argument];
+}
+
+void check_options(const PmapOptions& options, const Values& args, int backend_devices) {
+  for (int argnum : options.static_broadcasted_argnums) {
+    if (argnum < 0 || static_cast<std::size_t>(argnum) >= args.size()) {
+      const std::size_t n = args.size();
+      throw Error("pmapped function has static_broadcasted_argnums=(" + std::to_string(argnum) +
+                  ",) but was called with only " + std::to_string(n) + " positional argument" +
+                  (n > 1 ? "s" : "") +
+                  ". All static broadcasted arguments must be passed positionally.");
+    }
+  }
+  if (!options.in_axes.empty() && options.in_axes.size() != args.size()) {
+    throw Error("pmap in_axes has " + std::to_string(options.in_axes.size()) +
+                " entries but the function was called with " + std::to_string(args.size()) +
+                " positional arguments: in_axes must be a tree prefix of the tuple of arguments "
+                "passed positionally to the pmapped function");
+  }
+  if (options.devices) {
+    if (options.devices->empty()) {
+      throw Error("'devices' argument to pmap must be non-empty, or None.");
+    }
+    std::set<int> seen;
+    for (int device : *options.devices) {
+      if (device < 0 || device >= backend_devices || !seen.insert(device).second) {
+        throw Error("pmap devices contains " + std::to_string(device) +
+                    ", expected distinct device ids in [0, " + std::to_string(backend_devices) +
+                    ")");
+      }
+    }
+  }
+}
+
+// The mapped size: that of the first mapped argument; every other mapped argument must agree.
+int mapped_size(const PmapOptions& options, const Values& args) {
+  std::optional<std::size_t> first;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::optional<int> axis = in_axis_of(options, i);
+    if (is_static(options, i) || !axis) continue;
+    if (*axis < 0 || *axis >= args[i].rank()) {
+      throw Error("pmap in_axes[" + std::to_string(i) + "] = " + std::to_string(*axis) +
+                  " does not fit argument " + std::to_string(i) + " of type " +
+                  args[i].type_string() + ", expected 0 <= axis < " +
+                  std::to_string(args[i].rank()) + " (negative pmap axes are not supported)");
+    }
+    if (!first) {
+      first = i;
+      continue;
+    }
+    const int first_axis = *in_axis_of(options, *first);
+    if (args[i].dim(*axis) != args[*first].dim(first_axis)) {
+      throw Error("pmap got inconsistent sizes for array axes to be mapped (mapped axis sizes "
+                  "differ): argument " + std::to_string(*first) + " has size " +
+                  std::to_string(args[*first].dim(first_axis)) + " on axis " +
+                  std::to_string(first_axis) + ", argument " + std::to_string(i) + " of type " +
+                  args[i].type_string() + " has size " + std::to_string(args[i].dim(*axis)) +
+                  " on axis " + std::to_string(*axis));
+    }
+  }
+  if (!first) throw Error("pmap requires at least one argument with a mapped axis.");
+  return static_cast<int>(args[*first].dim(*in_axis_of(options, *first)));
+}
+
+std::vector<Values> split_by_axes(const PmapOptions& options, const Values& args, int n) {
+  std::vector<Values> per_device(static_cast<std::size_t>(n));
+  for (int device = 0; device < n; ++device) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const std::optional<int> axis = in_axis_of(options, i);
+      per_device[static_cast<std::size_t>(device)].push_back(
+          is_static(options, i) || !axis ? args[i].with_varying_axes(0)
+                                         : take(args[i], *axis, device).with_varying_axes(1));
+    }
+  }
+  return per_device;
+}
+
+Values stack_by_axes(const PmapOptions& options, const std::vector<Values>& per_device) {
+  const std::size_t count = per_device.front().size();
+  if (!options.out_axes.empty() && options.out_axes.size() != count) {
+    throw Error("pmap out_axes has " + std::to_string(options.out_axes.size()) +
+                " entries but the function returned " + std::to_string(count) +
+                " values (pytree structure error: different lengths of tuple)");
+  }
+  Values outputs;
+  for (std::size_t j = 0; j < count; ++j) {
+    const std::optional<int> axis = options.out_axes.empty() ? 0 : options.out_axes[j];
+    if (!axis) {  // device 0's buffer, as np.asarray reads an out_axes=None result
+      outputs.push_back(per_device.front()[j].with_varying_axes(0));
+      continue;
+    }
+    std::vector<Array> pieces;
+    for (const Values& device_outputs : per_device) {
+      const Array& piece = device_outputs.at(j);
+      if (piece.dtype() != per_device.front()[j].dtype() ||
+          piece.shape() != per_device.front()[j].shape()) {
+        throw Error("pmap: output " + std::to_string(j) + " differs in type between devices (" +
+                    piece.type_string() + " vs " + per_device.front()[j].type_string() + ")");
+      }
+      pieces.push_back(piece);
+    }
+    const int rank = pieces.front().rank();
+    if (*axis < 0 || *axis > rank) {
+      throw Error("pmap out_axes[" + std::to_string(j) + "] = " + std::to_string(*axis) +
+                  " does not fit output " + std::to_string(j) + " of type " +
+                  pieces.front().type_string() + ", expected 0 <= axis <= " +
+                  std::to_string(rank));
+    }
+    outputs.push_back(stack(pieces, *axis).with_varying_axes(0));
+  }
+  return outputs;
+}
+
+}  // namespace
+
+Values run_pmap(Backend& backend, const DeviceFunction& function, const PmapOptions& options,
+                const Values& args) {
+  check_options(options, args, backend.device_count());
+  const int n = mapped_size(options, args);
+  if (options.axis_size && *options.axis_size != n) {
+    throw Error("Specified axis_size " + std::to_string(*options.axis_size) +
+                " doesn't match received axis_size " + std::to_string(n) + ".");
+  }
+  const int available =
+      options.devices ? static_cast<int>(options.devices->size()) : backend.device_count();
+  if (n > available) {
+    throw Error("pmap: mapped axis size " + std::to_string(n) + " needs " + std::to_string(n) +
+                " devices but only " + std::to_string(available) + " are available on backend '" +
+                backend.name() + "' (JAX raises IndivisibleError or ValueError here)");
+  }
+  const Mesh mesh({n}, {options.axis_name});
+  const std::vector<Values> outputs =
+      backend.run(mesh, split_by_axes(options, args, n), function, /*check_vma=*/false);
+  return stack_by_axes(options, outputs);
+}
+
+std::function<Values(Backend&, const Values&)> pmap(DeviceFunction function, PmapOptions options) {
+  return [function = std::move(function), options = std::move(options)](Backend& backend,
+                                                                         const Values& args) {
+    return run_pmap(backend, function, options, args);
+  };
+}
+
+}  // namespace spmd

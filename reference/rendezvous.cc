@@ -1,0 +1,139 @@
+#include "reference/rendezvous.h"
+
+#include <algorithm>
+
+#include "reference/collective_semantics.h"
+
+namespace spmd {
+namespace {
+
+// "devices 0-2,5" for a sorted list of device ids.
+std::string device_list(const std::vector<int>& devices) {
+  std::string s = devices.size() == 1 ? "device " : "devices ";
+  for (std::size_t i = 0; i < devices.size();) {
+    std::size_t j = i;
+    while (j + 1 < devices.size() && devices[j + 1] == devices[j] + 1) ++j;
+    if (i > 0) s += ",";
+    s += std::to_string(devices[i]);
+    if (j > i) s += "-" + std::to_string(devices[j]);
+    i = j + 1;
+  }
+  return s;
+}
+
+}  // namespace
+
+Rendezvous::Rendezvous(const Mesh& mesh, const ReductionOrder& order)
+    : mesh_(mesh),
+      order_(order),
+      next_index_(static_cast<std::size_t>(mesh.device_count()), 0),
+      states_(static_cast<std::size_t>(mesh.device_count()), State::running),
+      waiting_in_(static_cast<std::size_t>(mesh.device_count()), -1) {}
+
+Array Rendezvous::exchange(int device, const CollectiveCall& call, const Array& input) {
+  const auto d = static_cast<std::size_t>(device);
+  const std::size_t n = states_.size();
+  std::unique_lock lock(mutex_);
+  const int index = next_index_[d]++;
+  Slot& slot = slots_[index];
+  if (slot.calls.empty()) {
+    slot.calls.resize(n);
+    slot.input_types.resize(n);
+    slot.inputs.resize(n);
+  }
+  slot.calls[d] = call;
+  slot.input_types[d] = input.type_string();
+  slot.inputs[d] = input;
+  states_[d] = State::waiting;
+  waiting_in_[d] = index;
+  if (++slot.arrived == static_cast<int>(n)) on_all_arrived(index, slot);
+  abort_if_stuck();
+  changed_.wait(lock, [&] { return slot.done || abort_message_.has_value(); });
+  if (!slot.done) throw DeadlockError(*abort_message_);
+  states_[d] = State::running;
+  waiting_in_[d] = -1;
+  Array result = std::move(slot.results[d]);
+  if (++slot.picked_up == static_cast<int>(n)) slots_.erase(index);
+  return result;
+}
+
+void Rendezvous::on_all_arrived(int index, Slot& slot) {
+  for (std::size_t d = 1; d < slot.calls.size(); ++d) {
+    const bool same_type = slot.inputs[d].dtype() == slot.inputs[0].dtype() &&
+                           slot.inputs[d].shape() == slot.inputs[0].shape();
+    if (*slot.calls[d] != *slot.calls[0] || !same_type) {
+      abort_message_ = "deadlock: devices disagree at collective #" + std::to_string(index) +
+                       ": " + stuck_report();
+      changed_.notify_all();
+      return;
+    }
+  }
+  slot.results = evaluate_collective(*slot.calls[0], mesh_, slot.inputs, order_);
+  slot.inputs.clear();  // drop the inputs now; results are all that waiting devices need
+  slot.done = true;
+  changed_.notify_all();
+}
+
+void Rendezvous::device_finished(int device) {
+  std::lock_guard lock(mutex_);
+  states_[static_cast<std::size_t>(device)] = State::finished;
+  abort_if_stuck();
+}
+
+void Rendezvous::device_failed(int device) {
+  std::lock_guard lock(mutex_);
+  states_[static_cast<std::size_t>(device)] = State::failed;
+  abort_if_stuck();
+}
+
+void Rendezvous::abort_if_stuck() {
+  if (abort_message_) return;
+  // A device waiting in a completed collective is about to run again: not stuck.
+  bool any_waiting = false;
+  for (std::size_t d = 0; d < states_.size(); ++d) {
+    if (states_[d] == State::running) return;
+    if (states_[d] == State::waiting) {
+      if (slots_.at(waiting_in_[d]).done) return;
+      any_waiting = true;
+    }
+  }
+  if (!any_waiting) return;
+  abort_message_ = "deadlock: no device can proceed: " + stuck_report();
+  changed_.notify_all();
+}
+
+std::string Rendezvous::device_report(int device) const {
+  const auto d = static_cast<std::size_t>(device);
+  switch (states_[d]) {
+    case State::running: return "runs";
+    case State::finished:
+      return "finished after " + std::to_string(next_index_[d]) + " collective(s)";
+    case State::failed: return "failed with an error";
+    case State::waiting: {
+      const Slot& slot = slots_.at(waiting_in_[d]);
+      return "waits in " + slot.calls[d]->to_string() + " of " + slot.input_types[d] +
+             " (collective #" + std::to_string(waiting_in_[d]) + ")";
+    }
+  }
+  return "";
+}
+
+std::string Rendezvous::stuck_report() const {
+  // Devices with the same report are listed together, in order of their first device.
+  std::vector<std::pair<std::string, std::vector<int>>> by_report;
+  for (int d = 0; d < static_cast<int>(states_.size()); ++d) {
+    const std::string report = device_report(d);
+    auto it = std::find_if(by_report.begin(), by_report.end(),
+                           [&](const auto& entry) { return entry.first == report; });
+    if (it == by_report.end()) by_report.push_back({report, {d}});
+    else it->second.push_back(d);
+  }
+  std::string s;
+  for (std::size_t i = 0; i < by_report.size(); ++i) {
+    if (i > 0) s += "; ";
+    s += device_list(by_report[i].second) + " " + by_report[i].first;
+  }
+  return s;
+}
+
+}  // namespace spmd

@@ -1,0 +1,153 @@
+#include "reference/shard_map.h"
+
+namespace spmd {
+namespace {
+
+std::string axes_set_string(const Mesh& mesh, VaryingAxes mask) {
+  std::string s = "{";
+  bool first = true;
+  for (int k = 0; k < mesh.axis_count(); ++k) {
+    if (!(mask >> k & 1)) continue;
+    s += (first ? "" : ", ") + mesh.axis_names()[static_cast<std::size_t>(k)];
+    first = false;
+  }
+  return s + "}";
+}
+
+void check_rank(const ShardMapOptions& options, const PartitionSpec& spec, const Array& value,
+                const std::string& field, const std::string& what) {
+  if (spec.length() <= value.rank()) return;
+  std::string message =
+      "shard_map applied to the function '" + options.function_name + "' was given an " + field +
+      " entry which is too long to be compatible with the corresponding " + what + ": " + field +
+      " is " + spec.to_string() + " which has length " + std::to_string(spec.length()) +
+      ", but the value has shape " + value.type_string() + ", which has rank " +
+      std::to_string(value.rank()) + " (and " + std::to_string(value.rank()) + " < " +
+      std::to_string(spec.length()) + ").";
+  if (value.rank() == 0) {
+    message += " For scalar values (rank 0), consider using an in_specs entry of `P()`.";
+  }
+  throw Error(message);
+}
+
+void check_divisible(const ShardMapOptions& options, const Mesh& mesh, const PartitionSpec& spec,
+                     const Array& value, std::size_t index) {
+  for (int d = 0; d < value.rank(); ++d) {
+    const std::int64_t blocks = block_count(spec, mesh, d);
+    if (value.dim(d) % blocks == 0) continue;
+    const SpecEntry& entry = spec.entry(d);
+    const std::string axes = entry.size() == 1
+                                 ? "mesh axis '" + entry[0] + "' (of size " +
+                                       std::to_string(blocks) + ")"
+                                 : "mesh axes " + PartitionSpec({entry}).to_string().substr(1) +
+                                       " (of total size " + std::to_string(blocks) + ")";
+    throw Error("shard_map applied to the function '" + options.function_name +
+                "' was given argument arrays with axis sizes that are not evenly divisible by the "
+                "corresponding mesh axis sizes: args[" + std::to_string(index) + "] of shape " +
+                value.type_string() + " corresponds to in_specs[" + std::to_string(index) +
+                "] of value " + spec.to_string() + ", which maps array axis " + std::to_string(d) +
+                " (of size " + std::to_string(value.dim(d)) + ") to " + axes + ", but " +
+                std::to_string(blocks) + " does not evenly divide " +
+                std::to_string(value.dim(d)) + " (not divisible; mesh " + mesh.to_string() + ")");
+  }
+}
+
+void check_replication(const ShardMapOptions& options, const Mesh& mesh, const PartitionSpec& spec,
+                       VaryingAxes varying, std::size_t index) {
+  const VaryingAxes named = spec.named_axes_mask(mesh);
+  const VaryingAxes unproven = varying & ~named;
+  if (unproven == 0) return;
+  throw Error("shard_map applied to the function '" + options.function_name +
+              "' was given out_specs which require replication which can't be statically "
+              "inferred given the mesh " + mesh.to_string() + ": out_specs[" +
+              std::to_string(index) + "] is " + spec.to_string() +
+              " which implies that the corresponding output value is replicated across mesh "
+              "axes " + axes_set_string(mesh, unproven) +
+              ", but it was inferred to be possibly varying over " +
+              axes_set_string(mesh, varying) +
+              ". If the values are meant to be replicated, pass check_vma=False.");
+}
+
+}  // namespace
+
+std::vector<Values> split_by_specs(const Mesh& mesh, const ShardMapOptions& options,
+                                   const Values& args) {
+  if (options.in_specs.size() != args.size()) {
+    throw Error("shard_map in_specs has " + std::to_string(options.in_specs.size()) +
+                " entries but '" + options.function_name + "' was given " +
+                std::to_string(args.size()) + " arguments, expected one spec per argument");
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!options.in_specs[i]) continue;
+    const std::string field = "in_specs[" + std::to_string(i) + "]";
+    validate_spec(*options.in_specs[i], mesh, field);
+    check_rank(options, *options.in_specs[i], args[i], field, "input value");
+    check_divisible(options, mesh, *options.in_specs[i], args[i], i);
+  }
+  std::vector<Values> per_device(static_cast<std::size_t>(mesh.device_count()));
+  for (int device = 0; device < mesh.device_count(); ++device) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const auto& spec = options.in_specs[i];
+      per_device[static_cast<std::size_t>(device)].push_back(
+          spec ? device_block(args[i], *spec, mesh, device)
+                     .with_varying_axes(spec->named_axes_mask(mesh))
+               : args[i].with_varying_axes(0));
+    }
+  }
+  return per_device;
+}
+
+Values assemble_by_specs(const Mesh& mesh, const ShardMapOptions& options,
+                         const std::vector<Values>& per_device) {
+  const std::size_t count = options.out_specs.size();
+  const Values& first = per_device.front();
+  if (first.size() != count) {
+    throw Error("shard_map out_specs has " + std::to_string(count) + " entries but '" +
+                options.function_name + "' returned " + std::to_string(first.size()) +
+                " values, expected one spec per output");
+  }
+  Values outputs;
+  for (std::size_t j = 0; j < count; ++j) {
+    const PartitionSpec& spec = options.out_specs[j];
+    const std::string field = "out_specs[" + std::to_string(j) + "]";
+    validate_spec(spec, mesh, field);
+    std::vector<Array> blocks;
+    VaryingAxes varying = 0;
+    for (const Values& device_outputs : per_device) {
+      const Array& block = device_outputs.at(j);
+      if (block.dtype() != first[j].dtype() || block.shape() != first[j].shape()) {
+        throw Error("shard_map: output " + std::to_string(j) + " is " + block.type_string() +
+                    " on one device and " + first[j].type_string() +
+                    " on device 0, expected the same type on every device");
+      }
+      varying |= block.varying_axes();
+      blocks.push_back(block);
+    }
+    check_rank(options, spec, first[j], field, "output value");
+    if (options.check_vma) check_replication(options, mesh, spec, varying, j);
+    outputs.push_back(assemble_global(blocks, spec, mesh).with_varying_axes(0));
+  }
+  return outputs;
+}
+
+Values run_shard_map(Backend& backend, const Mesh& mesh, const DeviceFunction& function,
+                     const ShardMapOptions& options, const Values& args) {
+  if (mesh.device_count() > backend.device_count()) {
+    throw Error("shard_map: mesh " + mesh.to_string() + " needs " +
+                std::to_string(mesh.device_count()) + " devices but backend '" + backend.name() +
+                "' has " + std::to_string(backend.device_count()));
+  }
+  const std::vector<Values> inputs = split_by_specs(mesh, options, args);
+  const std::vector<Values> outputs = backend.run(mesh, inputs, function, options.check_vma);
+  return assemble_by_specs(mesh, options, outputs);
+}
+
+std::function<Values(Backend&, const Values&)> shard_map(DeviceFunction function, Mesh mesh,
+                                                         ShardMapOptions options) {
+  return [function = std::move(function), mesh = std::move(mesh),
+          options = std::move(options)](Backend& backend, const Values& args) {
+    return run_shard_map(backend, mesh, function, options, args);
+  };
+}
+
+}  // namespace spmd

@@ -1,0 +1,43 @@
+#include "tools/backend_registry.h"
+
+#include <map>
+
+#include "reference/reference_backend.h"
+
+namespace spmd {
+namespace {
+
+std::map<std::string, BackendFactory>& registry() {
+  static std::map<std::string, BackendFactory> backends = {
+      {"reference",
+       [](const ReductionOrder& order, int device_count) -> std::unique_ptr<Backend> {
+         return std::make_unique<ReferenceBackend>(order, device_count);
+       }},
+  };
+  return backends;
+}
+
+}  // namespace
+
+void register_backend(const std::string& name, BackendFactory factory) {
+  registry()[name] = std::move(factory);
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name, const ReductionOrder& order,
+                                      int device_count) {
+  auto it = registry().find(name);
+  if (it == registry().end()) {
+    std::string known;
+    for (const std::string& n : backend_names()) known += (known.empty() ? "" : ", ") + n;
+    throw Error("--backend " + name + " is not known, expected one of: " + known);
+  }
+  return it->second(order, device_count);
+}
+
+std::vector<std::string> backend_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, factory] : registry()) names.push_back(name);
+  return names;
+}
+
+}  // namespace spmd

@@ -1,0 +1,65 @@
+#include "tools/conform_command.h"
+
+#include <iostream>
+
+#include "reference/error.h"
+#include "tools/backend_registry.h"
+#include "tools/conformance_runner.h"
+
+namespace spmd {
+
+void add_conform_flags(CLI::App& command, ConformOptions& options) {
+  command.add_option("--backend", options.backend, "Backend to run the cases on")
+      ->default_val("reference");
+  command.add_option("--order", options.order,
+                     "Reduction order the backend folds float sums in (xla_cpu, nccl_ring, "
+                     "gloo_ring, mpi_ring, mpi_recursive_doubling, ...); default: each case's");
+  command.add_option("--ring", options.ring, "Ring order for ring algorithms, e.g. 0,2,1,3")
+      ->delimiter(',');
+  command.add_flag("--verbose,-v", options.verbose, "Print a line for passing cases too");
+  command.add_option("PATH", options.paths, "Case files (NAME.json) or folders of cases")
+      ->required();
+}
+
+int run_conform_command(const ConformOptions& options, std::ostream& out) {
+  conformance::RunOptions run_options{.backend = options.backend};
+  make_backend(options.backend, ReductionOrder{}, 1);  // fail early on an unknown backend
+  if (!options.order.empty()) {
+    ReductionOrder order{.algorithm = reduction_algorithm_from_name(options.order)};
+    for (const std::string& position : options.ring) {
+      try {
+        order.ring.push_back(std::stoi(position));
+      } catch (const std::exception&) {
+        throw Error("--ring " + position + ": expected comma-separated integers such as 0,2,1,3");
+      }
+    }
+    run_options.order = order;
+  }
+  int passed = 0, failed = 0, malformed = 0;
+  for (const std::string& file : conformance::find_case_files(options.paths)) {
+    conformance::Case c;
+    try {
+      c = conformance::load_case(file);
+    } catch (const Error& e) {
+      out << "ERROR " << e.what() << "\n";
+      ++malformed;
+      continue;
+    }
+    const conformance::CaseResult result = conformance::run_case(c, run_options);
+    if (result.passed) {
+      ++passed;
+      if (options.verbose) out << "PASS " << result.name << "\n";
+    } else {
+      ++failed;
+      out << "FAIL " << result.name << ": " << result.failure << "\n";
+    }
+    if (options.verbose || !result.passed) {
+      for (const std::string& note : result.notes) out << "  note: " << note << "\n";
+    }
+  }
+  out << passed << " passed, " << failed + malformed << " failed\n";
+  if (malformed > 0) return 2;
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace spmd

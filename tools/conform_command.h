@@ -1,0 +1,25 @@
+#pragma once
+// `spmdsim conform [--backend NAME] [--order ALGORITHM] [--verbose] PATH...`
+
+#include <CLI/CLI.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace spmd {
+
+struct ConformOptions {
+  std::string backend = "reference";
+  std::string order;  // empty: each case's own order
+  std::vector<std::string> ring;  // --ring 0,2,1,3: ring order for ring / chain algorithms
+  bool verbose = false;
+  std::vector<std::string> paths;
+};
+
+void add_conform_flags(CLI::App& command, ConformOptions& options);
+
+// Prints one line per failing case and a final "N passed, M failed"; returns the exit code
+// (0 when none failed, 1 otherwise, 2 when a case file is malformed).
+int run_conform_command(const ConformOptions& options, std::ostream& out);
+
+}  // namespace spmd

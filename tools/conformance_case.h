@@ -1,0 +1,57 @@
+#pragma once
+// A conformance case (docs/conformance-format.md): one small SPMD program with its inputs and
+// what JAX gives for it. Loading checks every field and reports the first bad one in one line.
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "reference/array.h"
+#include "reference/collective_call.h"
+#include "reference/context.h"
+#include "reference/mesh.h"
+#include "reference/pmap.h"
+#include "reference/reduction_order.h"
+#include "reference/shard_map.h"
+
+namespace spmd::conformance {
+
+// A reference to a value in the body: input k or the result of step k.
+struct ValueRef {
+  enum class Kind { input, step } kind = Kind::input;
+  int index = 0;
+};
+
+enum class ElementwiseOp { add, sub, mul, neg, convert };
+
+struct Step {
+  std::string op;  // as written, for messages
+  std::vector<ValueRef> args;
+  std::variant<CollectiveCall, ElementwiseOp> action;
+  DType convert_to = DType::float32;  // convert only
+};
+
+struct Case {
+  std::string name;
+  std::string about;
+  std::string json_path;
+  Mesh mesh{{1}, {"i"}};
+  bool is_pmap = true;
+  PmapOptions pmap;
+  ShardMapOptions shard_map;
+  Values inputs;  // canonicalized as JAX does with x64 off (float64 -> float32, int64 -> int32)
+  std::vector<Step> body;
+  std::vector<ValueRef> outputs;
+  std::optional<Values> expected_outputs;  // as stored in the files
+  std::optional<std::string> expected_error;
+  ReductionAlgorithm order = ReductionAlgorithm::xla_cpu;
+};
+
+// Loads NAME.json and the .npy files it names (relative to the JSON's folder).
+Case load_case(const std::string& json_path);
+
+// The per-device program the case's body describes.
+DeviceFunction body_function(const Case& c);
+
+}  // namespace spmd::conformance

@@ -1,0 +1,35 @@
+#pragma once
+// Runs conformance cases on a backend and compares bit for bit (NaN payloads aside).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reference/reduction_order.h"
+#include "tools/conformance_case.h"
+
+namespace spmd::conformance {
+
+struct RunOptions {
+  std::string backend = "reference";
+  // The order the backend folds float sums in; the case's own order when not given.
+  std::optional<ReductionOrder> order;
+};
+
+struct CaseResult {
+  std::string name;
+  bool passed = false;
+  std::string failure;             // one line: the first difference, or the unexpected error
+  std::vector<std::string> notes;  // one line each: how the comparison was made, when unusual
+};
+
+CaseResult run_case(const Case& c, const RunOptions& options);
+
+// The first difference between two arrays, in words, or nothing when they are equal.
+std::optional<std::string> first_difference(const Array& got, const Array& expected);
+
+// Every NAME.json under the given files and folders (recursively), sorted; spmd::Error for a
+// path that does not exist.
+std::vector<std::string> find_case_files(const std::vector<std::string>& paths);
+
+}  // namespace spmd::conformance

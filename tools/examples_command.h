@@ -1,0 +1,11 @@
+#pragma once
+// `spmdsim examples` (and `spmdsim` with no arguments, until the demo replaces it): the JAX
+// tutorial examples of shared/seeds run on the reference backend, printing their results.
+
+#include <ostream>
+
+namespace spmd {
+
+int run_examples_command(std::ostream& out);
+
+}  // namespace spmd

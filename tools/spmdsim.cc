@@ -1,0 +1,40 @@
+// spmdsim: the command-line entry point. Exit codes: 0 success, 1 a check failed (a conformance
+// case), 2 bad input (a flag, a file, a field), with one line saying which and what was expected.
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "reference/error.h"
+#include "tools/conform_command.h"
+#include "tools/examples_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"spmdsim: a deterministic simulator and reference implementation for SPMD programs "
+               "(pmap, shard_map, lax collectives)"};
+  app.require_subcommand(0, 1);
+
+  spmd::ConformOptions conform_options;
+  CLI::App* conform = app.add_subcommand(
+      "conform", "Run conformance cases (JSON + .npy) and compare with JAX's outputs bit for bit");
+  spmd::add_conform_flags(*conform, conform_options);
+
+  CLI::App* examples = app.add_subcommand(
+      "examples", "Run the JAX tutorial examples (pmap, in_axes, psum, data-parallel training) "
+                  "on the reference backend and print their results");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::cerr << "error: " << e.what() << " (see --help)\n";
+    return 2;
+  }
+  try {
+    if (conform->parsed()) return spmd::run_conform_command(conform_options, std::cout);
+    (void)examples;
+    return spmd::run_examples_command(std::cout);
+  } catch (const spmd::Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+}
