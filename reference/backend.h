@@ -12,6 +12,18 @@
 
 namespace spmd {
 
+// Marks the current thread as running a per-device function for as long as it lives. Backends
+// put one around each device's function, so that pmap / shard_map called from inside a device
+// function (nested pmap, which JAX no longer supports) is reported instead of run.
+class DeviceScope {
+ public:
+  DeviceScope();
+  ~DeviceScope();
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+  static bool active();
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;

@@ -42,6 +42,10 @@ class Context {
                      bool tiled = false, Groups groups = std::nullopt);
   Array all_to_all(const Array& x, const AxisNames& axes, int split_axis, int concat_axis,
                    bool tiled = false, Groups groups = std::nullopt);
+  // pswapaxes(x, axes, axis) == all_to_all(x, axes, axis, axis) (jax.lax.pswapaxes).
+  Array pswapaxes(const Array& x, const AxisNames& axes, int axis, Groups groups = std::nullopt) {
+    return all_to_all(x, axes, axis, axis, /*tiled=*/false, std::move(groups));
+  }
   Array ppermute(const Array& x, const AxisNames& axes, std::vector<std::pair<int, int>> perm);
   Array pshuffle(const Array& x, const AxisNames& axes, std::vector<int> perm);
   Array axis_index(const AxisNames& axes);

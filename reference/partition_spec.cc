@@ -120,6 +120,19 @@ Array device_block(const Array& global, const PartitionSpec& spec, const Mesh& m
   return block;
 }
 
+int replica_id(const PartitionSpec& spec, const Mesh& mesh, int device) {
+  // Replicas differ only along the omitted axes; number them row-major over those, in mesh
+  // order, which is the order of device ids among the replicas.
+  const VaryingAxes named = spec.named_axes_mask(mesh);
+  const std::vector<int> coords = mesh.coordinates(device);
+  int id = 0;
+  for (int k = 0; k < mesh.axis_count(); ++k) {
+    if (named >> k & 1) continue;
+    id = id * mesh.shape()[static_cast<std::size_t>(k)] + coords[static_cast<std::size_t>(k)];
+  }
+  return id;
+}
+
 Array assemble_global(const std::vector<Array>& per_device, const PartitionSpec& spec,
                       const Mesh& mesh) {
   const int rank = per_device.at(0).rank();

@@ -52,6 +52,10 @@ std::int64_t block_index(const PartitionSpec& spec, const Mesh& mesh, int d,
 // count). The caller has checked rank and divisibility.
 Array device_block(const Array& global, const PartitionSpec& spec, const Mesh& mesh, int device);
 
+// Which replica of its block `device` holds: replicas of a block (devices that differ only along
+// axes the spec omits) are numbered 0, 1, ... in device id order (sharding_impls.py replica_id).
+int replica_id(const PartitionSpec& spec, const Mesh& mesh, int device);
+
 // The global array whose blocks are `per_device` (indexed by device id) under `spec`. For a
 // block held by several devices (replicas along axes the spec omits), the first device in id
 // order that holds it is read, as np.asarray reads a JAX array (array.py).

@@ -257,7 +257,9 @@ FoldTree butterfly_over_ranks(int group_size) {
 
 // ---- XLA:CPU (facts §5.1, in_process_communicator.cc): out = identity; out += in_j, rank order.
 
-FoldTree xla_cpu_fold(int group_size) { return fold_from_identity(rank_order(group_size).walk(0, 1)); }
+FoldTree xla_cpu_fold(int group_size) {
+  return fold_from_identity(rank_order(group_size).walk(0, 1));
+}
 
 // ---- NCCL ring (facts §1.1, §1.2; src/device/all_reduce.h runRing, Simple protocol, 1 channel).
 
@@ -309,7 +311,8 @@ std::vector<ChunkFold> gloo_ring_plan(int n, std::int64_t count, std::int64_t el
   const std::int64_t total_bytes = count * element_bytes;
   // gloo/allreduce.cc rounds maxSegmentSize down to whole elements (at least one); this equals
   // the facts' maxSegBytes whenever that is a multiple of the element size (1 MiB is).
-  const std::int64_t max_bytes = element_bytes * std::max<std::int64_t>(1, max_segment_bytes / element_bytes);
+  const std::int64_t max_bytes =
+      element_bytes * std::max<std::int64_t>(1, max_segment_bytes / element_bytes);
   // At least two segments per rank, and the same number on every rank.
   const std::int64_t num_segments =
       round_up(std::max<std::int64_t>(ceil_div(total_bytes, max_bytes), 2 * n), n);

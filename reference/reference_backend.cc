@@ -51,6 +51,7 @@ std::vector<Values> ReferenceBackend::run(const Mesh& mesh, const std::vector<Va
   auto run_device = [&](int device) {
     const auto d = static_cast<std::size_t>(device);
     ReferenceContext context(mesh, device, check_vma, rendezvous);
+    const DeviceScope scope;
     try {
       outputs[d] = function(context, inputs[d]);
       rendezvous.device_finished(device);

@@ -132,6 +132,10 @@ Values assemble_by_specs(const Mesh& mesh, const ShardMapOptions& options,
 
 Values run_shard_map(Backend& backend, const Mesh& mesh, const DeviceFunction& function,
                      const ShardMapOptions& options, const Values& args) {
+  if (DeviceScope::active()) {
+    throw Error("shard_map called inside a pmap or shard_map body: nested maps are not supported "
+                "(JAX requires the context mesh to match the mesh passed to shard_map)");
+  }
   if (mesh.device_count() > backend.device_count()) {
     throw Error("shard_map: mesh " + mesh.to_string() + " needs " +
                 std::to_string(mesh.device_count()) + " devices but backend '" + backend.name() +

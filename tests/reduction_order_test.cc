@@ -327,14 +327,30 @@ TEST(ReductionOrder, Describe) {
 // Random data and an independent per-element evaluation
 
 // Floats with random mantissas and exponents in [-12, 12], so that the order of additions
-// changes the result; integers with random bits; bools at random.
+// changes the result; integers with random bits; bools at random. With `Specials`, about one
+// float in 32 is a special value instead. Sums get no NaN inputs: a NaN's payload may depend on
+// operand order, which the compiler is free to swap for a commutative +; inf - inf still gives
+// the one default NaN.
+enum class Specials { none, zeros_and_infinities, with_nan };
+
 template <class T>
-T random_value(std::mt19937_64& rng) {
+T random_special(std::mt19937_64& rng, Specials specials) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> choices = {0.0f, -0.0f, inf, -inf};
+  if (specials == Specials::with_nan) choices.push_back(std::numeric_limits<float>::quiet_NaN());
+  const float value = choices[rng() % choices.size()];
+  if constexpr (arith::is_half_v<T>) return T::from_float(value);
+  else return static_cast<T>(value);
+}
+
+template <class T>
+T random_value(std::mt19937_64& rng, Specials specials) {
   if constexpr (std::is_same_v<T, bool>) {
     return (rng() & 1) != 0;
   } else if constexpr (std::is_integral_v<T>) {
     return static_cast<T>(rng());
   } else {
+    if (specials != Specials::none && rng() % 32 == 0) return random_special<T>(rng, specials);
     const double mantissa = 1.0 + std::uniform_real_distribution<double>(0.0, 1.0)(rng);
     const int exponent = std::uniform_int_distribution<int>(-12, 12)(rng);
     const double value = std::ldexp((rng() & 1) ? -mantissa : mantissa, exponent);
@@ -343,19 +359,20 @@ T random_value(std::mt19937_64& rng) {
   }
 }
 
-Array random_array(DType dtype, std::int64_t count, std::mt19937_64& rng) {
+Array random_array(DType dtype, std::int64_t count, std::mt19937_64& rng, Specials specials) {
   return visit_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     std::vector<T> values;
-    for (std::int64_t i = 0; i < count; ++i) values.push_back(random_value<T>(rng));
+    for (std::int64_t i = 0; i < count; ++i) values.push_back(random_value<T>(rng, specials));
     return Array::from_values<T>({count}, values);
   });
 }
 
 std::vector<Array> random_contributions(int n, DType dtype, std::int64_t count,
-                                        std::mt19937_64& rng) {
+                                        std::mt19937_64& rng,
+                                        Specials specials = Specials::none) {
   std::vector<Array> contributions;
-  for (int r = 0; r < n; ++r) contributions.push_back(random_array(dtype, count, rng));
+  for (int r = 0; r < n; ++r) contributions.push_back(random_array(dtype, count, rng, specials));
   return contributions;
 }
 
@@ -426,8 +443,10 @@ Array expected_all_reduce(std::span<const Array> inputs, ReduceOp op,
 // ---------------------------------------------------------------------------------------------
 // Properties
 
-Algorithm gen_algorithm() { return *rc::gen::elementOf(std::vector<Algorithm>(
-    std::begin(kAllReductionAlgorithms), std::end(kAllReductionAlgorithms))); }
+Algorithm gen_algorithm() {
+  return *rc::gen::elementOf(std::vector<Algorithm>(std::begin(kAllReductionAlgorithms),
+                                                    std::end(kAllReductionAlgorithms)));
+}
 
 bool is_unmodelled(Algorithm algorithm, int n) {
   return algorithm == Algorithm::gloo_bcube && !std::has_single_bit(static_cast<unsigned>(n)) &&
@@ -564,7 +583,7 @@ RC_GTEST_PROP(ReductionOrderProperty, XlaCpuFloatSumIsARankOrderFoldFromPositive
   const std::int64_t count = *rc::gen::inRange<std::int64_t>(0, 5001);
   const DType dtype = *rc::gen::elementOf(kFloatDTypes);
   std::mt19937_64 rng(*rc::gen::arbitrary<std::uint64_t>());
-  const auto inputs = random_contributions(n, dtype, count, rng);
+  const auto inputs = random_contributions(n, dtype, count, rng, Specials::zeros_and_infinities);
   const Array result = all_reduce(inputs, ReduceOp::sum, order_of(Algorithm::xla_cpu));
   const Array expected = visit_dtype(dtype, [&](auto zero) -> Array {
     using T = decltype(zero);
@@ -585,12 +604,16 @@ RC_GTEST_PROP(ReductionOrderProperty, FloatReductionsFollowTheirChunkTrees, ()) 
                                                                 ReduceOp::max, ReduceOp::min});
   const ReductionOrder order = gen_order(n);
   RC_PRE(!is_unmodelled(order.algorithm, n));
+  const Specials specials = !*rc::gen::arbitrary<bool>() ? Specials::none
+                            : op == ReduceOp::sum        ? Specials::zeros_and_infinities
+                                                         : Specials::with_nan;
   std::mt19937_64 rng(*rc::gen::arbitrary<std::uint64_t>());
-  const auto inputs = random_contributions(n, dtype, count, rng);
+  const auto inputs = random_contributions(n, dtype, count, rng, specials);
 
   const auto plan = order.all_reduce_plan(n, count, dtype);
   const bool f32 = order.bf16_accumulates_in_f32();
-  RC_ASSERT(all_reduce(inputs, op, order).bitwise_equal(expected_all_reduce(inputs, op, plan, f32)));
+  RC_ASSERT(
+      all_reduce(inputs, op, order).bitwise_equal(expected_all_reduce(inputs, op, plan, f32)));
 
   const int destination = *rc::gen::inRange(0, n);
   const FoldTree block_tree = order.reduce_scatter_fold(n, destination);
@@ -670,13 +693,13 @@ double reduce_scalar(const std::vector<Array>& inputs, ReduceOp op, Algorithm al
   return all_reduce(inputs, op, order_of(algorithm)).element_as_double(0);
 }
 
-TEST(NumericEdgeCases, E1RankOrderFoldLosesTheOne) {
+TEST(FoldReduceEdgeCases, E1RankOrderFoldLosesTheOne) {
   EXPECT_EQ(reduce_scalar(scalars<float>({1e8f, 1.0f, -1e8f, 1.0f}), ReduceOp::sum,
                           Algorithm::xla_cpu),
             1.0);
 }
 
-TEST(NumericEdgeCases, E2NegativeZeros) {
+TEST(FoldReduceEdgeCases, E2NegativeZeros) {
   const auto zeros = scalars<float>({-0.0f, -0.0f});
   EXPECT_FALSE(std::signbit(reduce_scalar(zeros, ReduceOp::sum, Algorithm::xla_cpu)));
   EXPECT_TRUE(std::signbit(reduce_scalar(zeros, ReduceOp::sum, Algorithm::nccl_ring)));
@@ -685,7 +708,7 @@ TEST(NumericEdgeCases, E2NegativeZeros) {
                                          Algorithm::xla_cpu)));
 }
 
-TEST(NumericEdgeCases, E3Bfloat16SumsInFloat32OnXlaCpu) {
+TEST(FoldReduceEdgeCases, E3Bfloat16SumsInFloat32OnXlaCpu) {
   const float small = std::ldexp(1.0f, -8);
   const auto one_first = scalars<BFloat16>({BFloat16::from_float(1.0f),
                                             BFloat16::from_float(small),
@@ -702,20 +725,20 @@ TEST(NumericEdgeCases, E3Bfloat16SumsInFloat32OnXlaCpu) {
   EXPECT_EQ(reduce_scalar(one_second, ReduceOp::sum, Algorithm::xla_cpu), 1.0078125);
 }
 
-TEST(NumericEdgeCases, E4Float16RoundsEveryStep) {
+TEST(FoldReduceEdgeCases, E4Float16RoundsEveryStep) {
   const float small = std::ldexp(1.0f, -11);
   const auto inputs = scalars<Float16>({Float16::from_float(1.0f), Float16::from_float(small),
                                         Float16::from_float(small)});
   EXPECT_EQ(reduce_scalar(inputs, ReduceOp::sum, Algorithm::xla_cpu), 1.0);
 }
 
-TEST(NumericEdgeCases, E5Int8Wraps) {
+TEST(FoldReduceEdgeCases, E5Int8Wraps) {
   for (Algorithm algorithm : kAllReductionAlgorithms) {
     EXPECT_EQ(reduce_scalar(scalars<std::int8_t>({100, 100}), ReduceOp::sum, algorithm), -56);
   }
 }
 
-TEST(NumericEdgeCases, E7MaxAndMinDropNaN) {
+TEST(FoldReduceEdgeCases, E7MaxAndMinDropNaN) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const auto mixed = scalars<float>({nan, 1.0f});
   EXPECT_EQ(reduce_scalar(mixed, ReduceOp::max, Algorithm::xla_cpu), 1.0);
@@ -730,7 +753,7 @@ TEST(NumericEdgeCases, E7MaxAndMinDropNaN) {
   EXPECT_EQ(reduce_scalar(halves, ReduceOp::max, Algorithm::xla_cpu), 3.0);
 }
 
-TEST(NumericEdgeCases, E8BoolMaxIsOrAndMinIsAnd) {
+TEST(FoldReduceEdgeCases, E8BoolMaxIsOrAndMinIsAnd) {
   const auto inputs = scalars<bool>({true, false, false, false});
   for (Algorithm algorithm : kAllReductionAlgorithms) {
     EXPECT_EQ(reduce_scalar(inputs, ReduceOp::max, algorithm), 1.0);

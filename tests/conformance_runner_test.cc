@@ -1,0 +1,180 @@
+// The conformance runner: public cases pass; a wrong expectation is reported with its first
+// differing element; malformed case files are rejected naming the field; the CLI's exit codes.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "reference/npy.h"
+#include "tools/conform_command.h"
+#include "tools/conformance_runner.h"
+
+namespace spmd::conformance {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+// A fresh folder holding one case: x = [1, 2, 3, 4] on 4 devices, body psum, out_axes 0.
+class CaseFolder : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    folder_ = fs::temp_directory_path() /
+              ("spmd_conformance_" + std::string(::testing::UnitTest::GetInstance()
+                                                     ->current_test_info()->name()));
+    fs::remove_all(folder_);
+    fs::create_directories(folder_);
+    write_npy((folder_ / "x.npy").string(), Array::from_values<float>({4}, {1, 2, 3, 4}));
+  }
+  void TearDown() override { fs::remove_all(folder_); }
+
+  std::string write_case(const std::string& json) {
+    const fs::path path = folder_ / "c.json";
+    std::ofstream(path) << json;
+    return path.string();
+  }
+
+  std::string psum_case(const std::string& expected_file) {
+    write_npy((folder_ / expected_file).string(),
+              Array::from_values<float>({4}, {10, 10, 10, expected_file == "bad.npy" ? 11.f : 10.f}));
+    return write_case(R"({"format": 1, "name": "psum4",
+      "mesh": {"shape": [4], "axis_names": ["i"]},
+      "map": {"kind": "pmap", "axis_name": "i", "in_axes": [0], "out_axes": [0]},
+      "inputs": [{"file": "x.npy"}],
+      "body": [{"op": "psum", "args": ["in0"], "axis_name": "i"}],
+      "outputs": ["s0"],
+      "expected": {"outputs": [{"file": ")" + expected_file + R"("}]}})");
+  }
+
+  fs::path folder_;
+};
+
+TEST(PublicCases, EveryCasePassesOnTheReference) {
+  const auto files = find_case_files({SPMD_CONFORMANCE_DIR});
+  ASSERT_EQ(files.size(), 26u);
+  for (const std::string& file : files) {
+    const CaseResult result = run_case(load_case(file), RunOptions{});
+    EXPECT_TRUE(result.passed) << file << ": " << result.failure;
+  }
+}
+
+TEST_F(CaseFolder, MatchingExpectationPasses) {
+  const CaseResult result = run_case(load_case(psum_case("good.npy")), RunOptions{});
+  EXPECT_TRUE(result.passed) << result.failure;
+}
+
+TEST_F(CaseFolder, WrongExpectationReportsTheFirstDifferingElement) {
+  const CaseResult result = run_case(load_case(psum_case("bad.npy")), RunOptions{});
+  EXPECT_FALSE(result.passed);
+  EXPECT_EQ(result.failure, "output 0 element (3,) is 10, expected 11 (JAX's expected output)");
+}
+
+TEST_F(CaseFolder, CliPrintsOneLinePerFailureAndTheTotals) {
+  psum_case("bad.npy");
+  std::ostringstream out;
+  ConformOptions options;
+  options.paths = {folder_.string()};
+  EXPECT_EQ(run_conform_command(options, out), 1);
+  EXPECT_EQ(out.str(),
+            "FAIL psum4: output 0 element (3,) is 10, expected 11 (JAX's expected output)\n"
+            "0 passed, 1 failed\n");
+}
+
+TEST_F(CaseFolder, CliExitsZeroWhenAllPass) {
+  psum_case("good.npy");
+  std::ostringstream out;
+  ConformOptions options;
+  options.paths = {folder_.string()};
+  EXPECT_EQ(run_conform_command(options, out), 0);
+  EXPECT_EQ(out.str(), "1 passed, 0 failed\n");
+}
+
+TEST_F(CaseFolder, MissingFieldIsNamed) {
+  const std::string path = write_case(R"({"format": 1, "name": "x",
+      "mesh": {"shape": [4], "axis_names": ["i"]},
+      "map": {"kind": "pmap", "axis_name": "i", "out_axes": [0]},
+      "inputs": [], "body": [], "outputs": [], "expected": {"outputs": []}})");
+  try {
+    load_case(path);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("map.in_axes: missing"));
+  }
+}
+
+TEST_F(CaseFolder, BadReferenceIsNamed) {
+  const std::string path = write_case(R"({"format": 1, "name": "x",
+      "mesh": {"shape": [4], "axis_names": ["i"]},
+      "map": {"kind": "pmap", "axis_name": "i", "in_axes": [0], "out_axes": [0]},
+      "inputs": [{"file": "x.npy"}],
+      "body": [{"op": "neg", "args": ["s3"]}],
+      "outputs": ["s0"], "expected": {"outputs": [{"file": "x.npy"}]}})");
+  try {
+    load_case(path);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("body[0].args[0]: \"s3\" refers to a value that does not exist"));
+  }
+}
+
+TEST_F(CaseFolder, UnknownOpIsNamed) {
+  const std::string path = write_case(R"({"format": 1, "name": "x",
+      "mesh": {"shape": [4], "axis_names": ["i"]},
+      "map": {"kind": "pmap", "axis_name": "i", "in_axes": [0], "out_axes": [0]},
+      "inputs": [{"file": "x.npy"}],
+      "body": [{"op": "psim", "args": ["in0"], "axis_name": "i"}],
+      "outputs": ["s0"], "expected": {"outputs": [{"file": "x.npy"}]}})");
+  try {
+    load_case(path);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("body[0].op: collective \"psim\" is not known"));
+  }
+}
+
+TEST_F(CaseFolder, MalformedCaseMakesTheCliExitWithTwo) {
+  write_case("{ not json");
+  std::ostringstream out;
+  ConformOptions options;
+  options.paths = {folder_.string()};
+  EXPECT_EQ(run_conform_command(options, out), 2);
+  EXPECT_THAT(out.str(), HasSubstr("not valid JSON"));
+}
+
+TEST(Cli, MissingPathIsAnError) {
+  std::ostringstream out;
+  ConformOptions options;
+  options.paths = {"/nonexistent/cases"};
+  EXPECT_THROW(run_conform_command(options, out), Error);
+}
+
+TEST(Cli, UnknownBackendIsAnError) {
+  std::ostringstream out;
+  ConformOptions options;
+  options.backend = "nope";
+  options.paths = {SPMD_CONFORMANCE_DIR};
+  try {
+    run_conform_command(options, out);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--backend nope is not known, expected one of: reference"));
+  }
+}
+
+TEST(OtherOrders, RankOrderCaseDiffersFromJaxOnlyByTheOrder) {
+  // pmap_psum_f32_rank_order sums [1e8, x, -1e8, 1]-like columns whose float result depends on
+  // the order: in NCCL's ring order it differs from JAX's file, and the runner says so.
+  const Case c = load_case(std::string(SPMD_CONFORMANCE_DIR) + "/pmap_psum_f32_rank_order.json");
+  RunOptions options;
+  options.order = ReductionOrder{.algorithm = ReductionAlgorithm::nccl_ring};
+  const CaseResult result = run_case(c, options);
+  EXPECT_TRUE(result.passed) << result.failure;
+  ASSERT_FALSE(result.notes.empty());
+  EXPECT_THAT(result.notes.back(), HasSubstr("only by the reduction order nccl_ring"));
+}
+
+}  // namespace
+}  // namespace spmd::conformance
