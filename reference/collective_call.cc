@@ -65,6 +65,7 @@ std::string CollectiveCall::to_string() const {
   switch (op) {
     case CollectiveOp::all_gather:
       s += ", axis=" + std::to_string(axis) + ", tiled=" + (tiled ? "True" : "False");
+      if (to_invariant) s += ", to='invarying'";
       break;
     case CollectiveOp::psum_scatter:
       s += ", scatter_dimension=" + std::to_string(axis) + ", tiled=" + (tiled ? "True" : "False");

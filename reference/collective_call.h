@@ -41,6 +41,7 @@ struct CollectiveCall {
   std::optional<AxisIndexGroups> axis_index_groups;
   int axis = 0;  // all_gather: axis; psum_scatter: scatter_dimension
   bool tiled = false;
+  bool to_invariant = false;  // all_gather(to='invarying'): the result is typed invariant
   int split_axis = 0;   // all_to_all
   int concat_axis = 0;  // all_to_all
   std::vector<std::pair<int, int>> perm;  // ppermute: (source, destination) pairs

@@ -201,6 +201,9 @@ void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Arr
                   " does not take axis_index_groups, expected none");
     }
     validate_axis_index_groups(*call.axis_index_groups, total);
+    if (call.to_invariant) {
+      throw Error("all_gather(to='invarying') does not take axis_index_groups, expected none");
+    }
     if ((call.op == CollectiveOp::psum || call.op == CollectiveOp::pmean) && check_vma) {
       throw Error("NotImplementedError: psum with axis_index_groups is not implemented under "
                   "shard_map with check_vma=True (JAX bind_psum_invariant); pass "
@@ -227,7 +230,7 @@ VaryingAxes result_varying_axes(const CollectiveCall& call, const Mesh& mesh, Va
     named |= VaryingAxes{1} << mesh.find_axis(name);
   }
   if (call.op == CollectiveOp::axis_index) return named;
-  if (is_reduction(call.op)) return input & ~named;
+  if (is_reduction(call.op) || call.to_invariant) return input & ~named;
   return input | named;
 }
 

@@ -47,6 +47,15 @@ Array Context::all_gather(const Array& x, const AxisNames& axes, int axis, bool 
   return collective(call, x);
 }
 
+Array Context::all_gather_invariant(const Array& x, const AxisNames& axes, int axis,
+                                    bool tiled) {
+  CollectiveCall call = reduction(CollectiveOp::all_gather, axes, std::nullopt);
+  call.axis = axis;
+  call.tiled = tiled;
+  call.to_invariant = true;
+  return collective(call, x);
+}
+
 Array Context::psum_scatter(const Array& x, const AxisNames& axes, int scatter_dimension,
                             bool tiled, Groups groups) {
   CollectiveCall call = reduction(CollectiveOp::psum_scatter, axes, std::move(groups));

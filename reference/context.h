@@ -38,6 +38,10 @@ class Context {
   Array pmin(const Array& x, const AxisNames& axes, Groups groups = std::nullopt);
   Array all_gather(const Array& x, const AxisNames& axes, int axis = 0, bool tiled = false,
                    Groups groups = std::nullopt);
+  // all_gather(to='invarying') / all_gather_invariant: the same values, typed invariant along
+  // `axes`, so an out_spec may omit them under check_vma.
+  Array all_gather_invariant(const Array& x, const AxisNames& axes, int axis = 0,
+                             bool tiled = false);
   Array psum_scatter(const Array& x, const AxisNames& axes, int scatter_dimension = 0,
                      bool tiled = false, Groups groups = std::nullopt);
   Array all_to_all(const Array& x, const AxisNames& axes, int split_axis, int concat_axis,

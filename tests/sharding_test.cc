@@ -77,6 +77,23 @@ TEST(SplitAndAssemble, BlockTransposeWithReorderedOutSpec) {
   EXPECT_EQ(values_of(out[0]), (std::vector<std::int32_t>{0, 2, 1, 3}));
 }
 
+TEST(CheckVma, AllGatherInvariantMayBeReturnedReplicated) {
+  // all_gather's result varies along the axis (out_specs=P() is rejected); with
+  // to='invarying' it is typed invariant and P() is accepted (jax-semantics.md §2.4).
+  const Mesh mesh({4}, {"i"});
+  ReferenceBackend reference;
+  ShardMapOptions options{.in_specs = {PartitionSpec({{"i"}})}, .out_specs = {PartitionSpec()}};
+  auto varying = [](Context& ctx, const Values& in) -> Values {
+    return {ctx.all_gather(in[0], "i", 0, true)};
+  };
+  auto invariant = [](Context& ctx, const Values& in) -> Values {
+    return {ctx.all_gather_invariant(in[0], "i", 0, true)};
+  };
+  EXPECT_THROW(run_shard_map(reference, mesh, varying, options, {iota({4})}), Error);
+  const Values out = run_shard_map(reference, mesh, invariant, options, {iota({4})});
+  EXPECT_EQ(values_of(out[0]), (std::vector<std::int32_t>{0, 1, 2, 3}));
+}
+
 TEST(NestedMaps, PmapInsideAPmapBodyIsAnError) {
   ReferenceBackend reference;
   auto inner = pmap([](Context&, const Values& in) { return in; }, {.axis_name = "j"});

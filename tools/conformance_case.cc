@@ -125,7 +125,16 @@ CollectiveCall parse_collective(const Reader& r, const json& step, const std::st
   };
   if (step.contains("tiled")) call.tiled = r.boolean(step["tiled"], path + ".tiled");
   switch (op) {
-    case CollectiveOp::all_gather: call.axis = optional_int("axis", 0); break;
+    case CollectiveOp::all_gather:
+      call.axis = optional_int("axis", 0);
+      if (step.contains("to")) {
+        const std::string to = r.string(step["to"], path + ".to");
+        if (to != "varying" && to != "invarying") {
+          r.fail(path + ".to", "\"" + to + "\", expected \"varying\" or \"invarying\"");
+        }
+        call.to_invariant = to == "invarying";
+      }
+      break;
     case CollectiveOp::psum_scatter: call.axis = optional_int("scatter_dimension", 0); break;
     case CollectiveOp::all_to_all:
       call.split_axis = r.integer(r.field(step, path, "split_axis"), path + ".split_axis");
