@@ -24,6 +24,12 @@ AxisView view_around(const Array& array, int axis) {
   return view;
 }
 
+void check_dimensions(const Shape& shape) {
+  for (std::int64_t d : shape) {
+    if (d < 0) throw Error("Array: negative dimension in shape " + shape_to_string(shape));
+  }
+}
+
 }  // namespace
 
 std::int64_t element_count(const Shape& shape) {
@@ -45,14 +51,14 @@ std::string shape_to_string(const Shape& shape) {
 Array::Array() : Array(DType::float32, {}) {}
 
 Array::Array(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
-  for (std::int64_t d : shape_) {
-    if (d < 0) throw Error("Array: negative dimension in shape " + shape_to_string(shape_));
-  }
+  check_dimensions(shape_);
   bytes_ = std::make_shared<std::vector<std::byte>>(
       static_cast<std::size_t>(element_count(shape_)) * dtype_size_bytes(dtype_));
 }
 
 Array Array::from_bytes(DType dtype, Shape shape, std::vector<std::byte> bytes) {
+  // Checked first: negative sizes can multiply to the right count (reshape to (-2, -3)).
+  check_dimensions(shape);
   const std::size_t expected =
       static_cast<std::size_t>(element_count(shape)) * dtype_size_bytes(dtype);
   if (bytes.size() != expected) {
@@ -87,7 +93,7 @@ void Array::check_storage(DType requested) const {
 
 bool Array::bitwise_equal(const Array& other) const {
   return dtype_ == other.dtype_ && shape_ == other.shape_ &&
-         (bytes_ == other.bytes_ ||
+         (bytes_ == other.bytes_ || bytes_->empty() ||  // an empty data() may be null: no memcmp
           std::memcmp(bytes_->data(), other.bytes_->data(), bytes_->size()) == 0);
 }
 
@@ -156,6 +162,7 @@ Array slice(const Array& array, int axis, std::int64_t start, std::int64_t stop)
   const std::size_t row_bytes = static_cast<std::size_t>(stop - start) * in.inner_bytes;
   const std::byte* src = array.bytes().data();
   std::byte* dst = out.mutable_bytes().data();
+  if (row_bytes == 0) return out.with_varying_axes(array.varying_axes());  // no memcpy of null
   for (std::int64_t o = 0; o < in.outer; ++o) {
     std::memcpy(dst + static_cast<std::size_t>(o) * row_bytes,
                 src + (static_cast<std::size_t>(o * in.axis_size + start)) * in.inner_bytes,
@@ -177,8 +184,9 @@ Array concatenate(std::span<const Array> arrays, int axis) {
   shape[static_cast<std::size_t>(axis)] = 0;
   VaryingAxes varying = 0;
   for (const Array& a : arrays) {
+    // Ranks compared first: a.dim(axis) does not exist on an array of lower rank.
     Shape expected = first.shape();
-    expected[static_cast<std::size_t>(axis)] = a.dim(axis);
+    if (a.rank() == first.rank()) expected[static_cast<std::size_t>(axis)] = a.dim(axis);
     if (a.dtype() != first.dtype() || a.shape() != expected) {
       throw Error("concatenate: " + a.type_string() + " does not match " + first.type_string() +
                   " outside axis " + std::to_string(axis));
@@ -193,6 +201,7 @@ Array concatenate(std::span<const Array> arrays, int axis) {
     for (const Array& a : arrays) {
       const AxisView v = view_around(a, axis);
       const std::size_t row_bytes = static_cast<std::size_t>(v.axis_size) * v.inner_bytes;
+      if (row_bytes == 0) continue;  // an empty array's data() may be null, which memcpy forbids
       std::memcpy(dst, a.bytes().data() + static_cast<std::size_t>(o) * row_bytes, row_bytes);
       dst += row_bytes;
     }

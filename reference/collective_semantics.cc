@@ -115,7 +115,9 @@ std::vector<Array> group_psum_scatter(const CollectiveCall& call,
   for (int r = 0; r < n; ++r) {
     std::vector<Array> blocks;
     for (const Array& c : contributions) blocks.push_back(slice(c, d, r * block, (r + 1) * block));
-    Array reduced = reduce_with_tree(blocks, ReduceOp::sum, order.reduce_scatter_fold(n, r), order);
+    // JAX does not convert bool here; XLA's add on PRED is OR, which max is on bool.
+    const ReduceOp op = blocks.front().dtype() == DType::bool_ ? ReduceOp::max : ReduceOp::sum;
+    Array reduced = reduce_with_tree(blocks, op, order.reduce_scatter_fold(n, r), order);
     results.push_back(call.tiled ? reduced : squeeze(reduced, d));
   }
   return results;
@@ -220,7 +222,17 @@ void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Arr
   }
   const int n = collective_axis_size(mesh, call);
   if (call.op == CollectiveOp::ppermute) validate_perm(call, n);
-  if (call.op == CollectiveOp::pshuffle) validate_shuffle(call);
+  if (call.op == CollectiveOp::pshuffle) {
+    validate_shuffle(call);
+    // JAX's pshuffle is ppermute(x, name, zip(perm, range(len(perm)))), whose indices are taken
+    // modulo the axis size: a perm longer than the axis can repeat a source there.
+    CollectiveCall as_ppermute = call;
+    as_ppermute.op = CollectiveOp::ppermute;
+    for (std::size_t i = 0; i < call.shuffle.size(); ++i) {
+      as_ppermute.perm.emplace_back(call.shuffle[i], static_cast<int>(i));
+    }
+    validate_perm(as_ppermute, n);
+  }
   validate_shapes(call, input, n);
 }
 

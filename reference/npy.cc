@@ -25,8 +25,8 @@ constexpr std::size_t kVersionBytes = 2;
 constexpr std::size_t kArrayAlignBytes = 64;  // NumPy's ARRAY_ALIGN
 // NumPy leaves room for the first dimension to grow to this many digits in place.
 constexpr std::size_t kGrowthAxisMaxDigits = 21;
-constexpr int kMaxNestingDepth = 16;           // header literals deeper than this are refused
-constexpr std::size_t kMaxQuotedChars = 80;    // how much of a bad value a message shows
+constexpr int kMaxNestingDepth = 16;         // header literals deeper than this are refused
+constexpr std::size_t kMaxQuotedChars = 80;  // how much of a bad value a message shows
 
 struct DescrEntry {
   std::string_view descr;
@@ -116,15 +116,14 @@ class LiteralParser {
   [[noreturn]] void fail(std::string_view expected) const {
     const std::string found =
         pos_ < text_.size() ? "'" + printable(text_.substr(pos_, 1)) + "'" : "the end";
-    throw Error(source_name_ + ": header is not a Python literal: found " + found +
-                " at offset " + std::to_string(pos_) + ", expected " + std::string(expected) +
-                ", in \"" + printable(text_) + "\"");
+    throw Error(source_name_ + ": header is not a Python literal: found " + found + " at offset " +
+                std::to_string(pos_) + ", expected " + std::string(expected) + ", in \"" +
+                printable(text_) + "\"");
   }
 
   void skip_whitespace() {
-    while (pos_ < text_.size() &&
-           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' ||
-            text_[pos_] == '\r')) {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
+                                   text_[pos_] == '\n' || text_[pos_] == '\r')) {
       ++pos_;
     }
   }
@@ -241,16 +240,14 @@ struct HeaderFields {
   const PyValue* shape = nullptr;
 };
 
-std::string field_is(const std::string& source_name, std::string_view field,
-                     const PyValue& value) {
-  return source_name + ": header field '" + std::string(field) + "' is " +
-         printable(value.source);
+std::string field_is(const std::string& source_name, std::string_view field, const PyValue& value) {
+  return source_name + ": header field '" + std::string(field) + "' is " + printable(value.source);
 }
 
 HeaderFields find_fields(const PyValue& dict, const std::string& source_name) {
   if (dict.kind != PyValue::Kind::dict) {
-    throw Error(source_name + ": header is " + printable(dict.source) + ", expected a dict such as " +
-                std::string(kExampleDict));
+    throw Error(source_name + ": header is " + printable(dict.source) +
+                ", expected a dict such as " + std::string(kExampleDict));
   }
   HeaderFields fields;
   for (std::size_t i = 0; i + 1 < dict.items.size(); i += 2) {
@@ -272,9 +269,9 @@ HeaderFields find_fields(const PyValue& dict, const std::string& source_name) {
     }
     *slot = value;
   }
-  for (auto [name, slot] : {std::pair{"descr", fields.descr},
-                            std::pair{"fortran_order", fields.fortran_order},
-                            std::pair{"shape", fields.shape}}) {
+  for (auto [name, slot] :
+       {std::pair{"descr", fields.descr}, std::pair{"fortran_order", fields.fortran_order},
+        std::pair{"shape", fields.shape}}) {
     if (slot == nullptr) {
       throw Error(source_name + ": header has no field '" + name +
                   "', expected the keys 'descr', 'fortran_order' and 'shape'");
@@ -465,7 +462,8 @@ Array parse_npy(std::span<const std::byte> bytes, const std::string& source_name
                 shape_to_string(shape));
   }
   if (dtype == DType::bool_) check_bool_bytes(data, source_name);
-  return Array::from_bytes(dtype, std::move(shape), std::vector<std::byte>(data.begin(), data.end()));
+  return Array::from_bytes(dtype, std::move(shape),
+                           std::vector<std::byte>(data.begin(), data.end()));
 }
 
 Array read_npy(const std::string& path, std::optional<DType> declared) {

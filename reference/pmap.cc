@@ -18,9 +18,16 @@ std::optional<int> in_axis_of(const PmapOptions& options, std::size_t argument) 
 void check_options(const PmapOptions& options, const Values& args, int backend_devices) {
   for (int argnum : options.static_broadcasted_argnums) {
     if (argnum < 0 || static_cast<std::size_t>(argnum) >= args.size()) {
+      // JAX quotes the whole tuple as Python prints it: "(1,)", "(0, 3)".
+      const auto& argnums = options.static_broadcasted_argnums;
+      std::string tuple = "(";
+      for (std::size_t i = 0; i < argnums.size(); ++i) {
+        tuple += (i > 0 ? ", " : "") + std::to_string(argnums[i]);
+      }
+      tuple += argnums.size() == 1 ? ",)" : ")";
       const std::size_t n = args.size();
-      throw Error("pmapped function has static_broadcasted_argnums=(" + std::to_string(argnum) +
-                  ",) but was called with only " + std::to_string(n) + " positional argument" +
+      throw Error("pmapped function has static_broadcasted_argnums=" + tuple +
+                  " but was called with only " + std::to_string(n) + " positional argument" +
                   (n > 1 ? "s" : "") +
                   ". All static broadcasted arguments must be passed positionally.");
     }

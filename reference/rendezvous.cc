@@ -130,8 +130,13 @@ std::string Rendezvous::stuck_report() const {
   }
   std::string s;
   for (std::size_t i = 0; i < by_report.size(); ++i) {
+    std::string report = by_report[i].first;
+    if (by_report[i].second.size() > 1) {  // "device 3 waits in ...; devices 0-2 wait in ..."
+      if (report.starts_with("waits ")) report.erase(4, 1);
+      else if (report == "runs") report = "run";
+    }
     if (i > 0) s += "; ";
-    s += device_list(by_report[i].second) + " " + by_report[i].first;
+    s += device_list(by_report[i].second) + " " + report;
   }
   return s;
 }

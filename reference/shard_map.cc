@@ -39,7 +39,7 @@ void check_divisible(const ShardMapOptions& options, const Mesh& mesh, const Par
     const std::string axes = entry.size() == 1
                                  ? "mesh axis '" + entry[0] + "' (of size " +
                                        std::to_string(blocks) + ")"
-                                 : "mesh axes " + PartitionSpec({entry}).to_string().substr(1) +
+                                 : "mesh axes " + AxisNames(entry).to_string() +
                                        " (of total size " + std::to_string(blocks) + ")";
     throw Error("shard_map applied to the function '" + options.function_name +
                 "' was given argument arrays with axis sizes that are not evenly divisible by the "

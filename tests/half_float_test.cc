@@ -71,7 +71,7 @@ float from_bits(std::uint32_t bits) { return std::bit_cast<float>(bits); }
 
 // ---- Float16 ----------------------------------------------------------------------------------
 
-TEST(Float16, KnownValues) {
+TEST(half, Float16KnownValues) {
   EXPECT_EQ(Float16{0x3c00}.to_float(), 1.0f);
   EXPECT_EQ(Float16{0xc000}.to_float(), -2.0f);
   EXPECT_EQ(Float16{kFloat16MaxFinite}.to_float(), 65504.0f);
@@ -84,7 +84,7 @@ TEST(Float16, KnownValues) {
   EXPECT_EQ(Float16::from_float(0.1f).bits, 0x2e66);  // np.float16(0.1).view(np.uint16) == 11878
 }
 
-TEST(Float16, EveryPatternRoundTripsThroughFloat) {
+TEST(half, Float16EveryPatternRoundTripsThroughFloat) {
   for (std::uint32_t pattern = 0; pattern <= 0xffff; ++pattern) {
     const Float16 half{static_cast<std::uint16_t>(pattern)};
     const float wide = half.to_float();
@@ -105,7 +105,7 @@ TEST(Float16, EveryPatternRoundTripsThroughFloat) {
 
 // The midpoint between two neighbouring halves (exact in float: 12 significant bits) goes to
 // the one with the even pattern; a float ulp either side goes to the nearer one.
-TEST(Float16, MidpointsRoundToEven) {
+TEST(half, Float16MidpointsRoundToEven) {
   for (std::uint16_t low = 0; low <= kFloat16MaxFinite; ++low) {
     const auto high = static_cast<std::uint16_t>(low + 1);
     const auto midpoint = static_cast<float>((float16_value(low) + float16_value(high)) / 2);
@@ -118,7 +118,7 @@ TEST(Float16, MidpointsRoundToEven) {
   }
 }
 
-TEST(Float16, Overflow) {
+TEST(half, Float16Overflow) {
   // 65520 is the midpoint between 65504 and 2^16; ties to even round it to 2^16, i.e. inf
   // (np.float16(65520.0) == inf, np.float16(65519.99) == 65504).
   EXPECT_EQ(Float16::from_float(65520.0f).bits, kFloat16Infinity);
@@ -131,7 +131,7 @@ TEST(Float16, Overflow) {
   EXPECT_EQ(Float16::from_float(-INFINITY).bits, kSignBit | kFloat16Infinity);
 }
 
-TEST(Float16, Subnormals) {
+TEST(half, Float16Subnormals) {
   EXPECT_EQ(Float16::from_float(0x1p-24f).bits, 0x0001);
   EXPECT_EQ(Float16::from_float(0x1p-25f).bits, 0x0000);  // tie between 0 and 2^-24: even is 0
   EXPECT_EQ(Float16::from_float(std::nextafter(0x1p-25f, 1.0f)).bits, 0x0001);
@@ -140,12 +140,13 @@ TEST(Float16, Subnormals) {
   EXPECT_EQ(Float16::from_float(0x1p-26f).bits, 0x0000);
   EXPECT_EQ(Float16::from_float(-0x1p-26f).bits, kSignBit);  // underflow keeps the sign
   EXPECT_EQ(Float16::from_float(std::numeric_limits<float>::denorm_min()).bits, 0x0000);
-  EXPECT_EQ(Float16::from_float(0x1p-14f - 0x1p-25f).bits, 0x0400);  // tie up to the smallest normal
+  EXPECT_EQ(Float16::from_float(0x1p-14f - 0x1p-25f).bits,
+            0x0400);  // tie up to the smallest normal
   EXPECT_EQ(Float16::from_float(1023 * 0x1p-24f).bits, 0x03ff);
   EXPECT_EQ(Float16::from_float(-0.0f).bits, kSignBit);
 }
 
-TEST(Float16, NaNStaysQuietNaNWithSign) {
+TEST(half, Float16NaNStaysQuietNaNWithSign) {
   for (std::uint32_t bits : {0x7fc00000u, 0x7f800001u, 0xffc00000u, 0x7fffffffu, 0x7f802000u}) {
     const Float16 half = Float16::from_float(from_bits(bits));
     EXPECT_TRUE(is_float16_nan(half.bits)) << std::hex << bits;
@@ -156,15 +157,15 @@ TEST(Float16, NaNStaysQuietNaNWithSign) {
 
 // ---- BFloat16 ---------------------------------------------------------------------------------
 
-TEST(BFloat16, KnownValues) {
+TEST(half, BFloat16KnownValues) {
   EXPECT_EQ(BFloat16{0x3f80}.to_float(), 1.0f);
   EXPECT_EQ(BFloat16{0xc020}.to_float(), -2.5f);
   EXPECT_EQ(BFloat16{kBFloat16MaxFinite}.to_float(), 0x1.fep127f);
-  EXPECT_EQ(BFloat16{0x0001}.to_float(), 0x1p-133f);  // smallest subnormal
+  EXPECT_EQ(BFloat16{0x0001}.to_float(), 0x1p-133f);   // smallest subnormal
   EXPECT_EQ(BFloat16::from_float(0.1f).bits, 0x3dcd);  // 0.1f = 0x3dcccccd rounds up
 }
 
-TEST(BFloat16, EveryPatternRoundTripsThroughFloat) {
+TEST(half, BFloat16EveryPatternRoundTripsThroughFloat) {
   for (std::uint32_t pattern = 0; pattern <= 0xffff; ++pattern) {
     const BFloat16 half{static_cast<std::uint16_t>(pattern)};
     const BFloat16 back = BFloat16::from_float(half.to_float());
@@ -178,7 +179,7 @@ TEST(BFloat16, EveryPatternRoundTripsThroughFloat) {
   }
 }
 
-TEST(BFloat16, MidpointsRoundToEven) {
+TEST(half, BFloat16MidpointsRoundToEven) {
   for (std::uint16_t low = 0; low <= kBFloat16MaxFinite; ++low) {
     // The midpoint of two neighbouring bfloat16 values is the float with 0x8000 below them.
     const float midpoint = from_bits((static_cast<std::uint32_t>(low) << 16) | 0x8000u);
@@ -192,7 +193,7 @@ TEST(BFloat16, MidpointsRoundToEven) {
   }
 }
 
-TEST(BFloat16, OverflowAndSubnormals) {
+TEST(half, BFloat16OverflowAndSubnormals) {
   EXPECT_EQ(BFloat16::from_float(std::numeric_limits<float>::max()).bits, kBFloat16Infinity);
   EXPECT_EQ(BFloat16::from_float(from_bits(0x7f7f7fffu)).bits, kBFloat16MaxFinite);
   EXPECT_EQ(BFloat16::from_float(from_bits(0x7f7f8000u)).bits, kBFloat16Infinity);  // tie up
@@ -204,7 +205,7 @@ TEST(BFloat16, OverflowAndSubnormals) {
   EXPECT_EQ(BFloat16::from_float(-0x1p-133f).bits, kSignBit | 0x0001);
 }
 
-TEST(BFloat16, NaNStaysQuietNaNWithSign) {
+TEST(half, BFloat16NaNStaysQuietNaNWithSign) {
   // 0x7f800001 would become infinity if its payload were simply truncated.
   for (std::uint32_t bits : {0x7fc00000u, 0x7f800001u, 0xff800001u, 0x7fffffffu}) {
     const BFloat16 half = BFloat16::from_float(from_bits(bits));
@@ -240,33 +241,34 @@ rc::Gen<float> floats_near_float16_midpoints() {
       });
 }
 
-RC_GTEST_PROP(Float16Property, FromFloatIsNearestTiesToEvenOverAllFloats, (std::uint32_t bits)) {
+RC_GTEST_PROP(half, Float16FromFloatIsNearestTiesToEvenOverAllFloats, (std::uint32_t bits)) {
   const float x = from_bits(bits);
   RC_PRE(!std::isnan(x));
   RC_ASSERT(Float16::from_float(x).bits == reference_float16(x));
 }
 
-RC_GTEST_PROP(Float16Property, FromFloatIsNearestTiesToEvenInRange, ()) {
+RC_GTEST_PROP(half, Float16FromFloatIsNearestTiesToEvenInRange, ()) {
   const float x = *floats_near_float16_range();
   RC_ASSERT(Float16::from_float(x).bits == reference_float16(x));
 }
 
-RC_GTEST_PROP(Float16Property, FromFloatIsNearestTiesToEvenNearMidpoints, ()) {
+RC_GTEST_PROP(half, Float16FromFloatIsNearestTiesToEvenNearMidpoints, ()) {
   const float x = *floats_near_float16_midpoints();
   RC_ASSERT(Float16::from_float(x).bits == reference_float16(x));
 }
 
-RC_GTEST_PROP(BFloat16Property, FromFloatIsNearestTiesToEvenOverAllFloats, (std::uint32_t bits)) {
+RC_GTEST_PROP(half, BFloat16FromFloatIsNearestTiesToEvenOverAllFloats, (std::uint32_t bits)) {
   const float x = from_bits(bits);
   RC_PRE(!std::isnan(x));
   RC_ASSERT(BFloat16::from_float(x).bits == reference_bfloat16(x));
 }
 
-RC_GTEST_PROP(BFloat16Property, FromFloatIsNearestTiesToEvenNearMidpoints,
+RC_GTEST_PROP(half, BFloat16FromFloatIsNearestTiesToEvenNearMidpoints,
               (std::uint16_t low, std::int8_t nudge)) {
   RC_PRE((low & 0x7fff) < kBFloat16MaxFinite);
   const std::uint32_t midpoint = (static_cast<std::uint32_t>(low) << 16) | 0x8000u;
-  const float x = from_bits(static_cast<std::uint32_t>(static_cast<std::int64_t>(midpoint) + nudge % 3));
+  const float x =
+      from_bits(static_cast<std::uint32_t>(static_cast<std::int64_t>(midpoint) + nudge % 3));
   RC_ASSERT(BFloat16::from_float(x).bits == reference_bfloat16(x));
 }
 

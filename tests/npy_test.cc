@@ -72,8 +72,8 @@ std::string error_of(const std::vector<std::byte>& bytes,
   }
 }
 
-#define EXPECT_CONTAINS(haystack, needle)                                          \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)                 \
+#define EXPECT_CONTAINS(haystack, needle)                          \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) \
       << "message: " << (haystack) << "\nexpected to contain: " << (needle)
 
 // A temporary file path unique to this process and test; removed by the destructor.
@@ -108,7 +108,7 @@ std::optional<DType> declared_for(DType dtype) {
 
 // ---- Round trips ------------------------------------------------------------------------------
 
-TEST(NpyRoundTrip, EveryDTypeThroughBytes) {
+TEST(npy, RoundTripEveryDTypeThroughBytes) {
   for (DType dtype : kAllDTypes) {
     const Array array = patterned(dtype, {4, 3});
     const Array back = parse_npy(serialize_npy(array), "mem.npy", declared_for(dtype));
@@ -118,7 +118,7 @@ TEST(NpyRoundTrip, EveryDTypeThroughBytes) {
   }
 }
 
-TEST(NpyRoundTrip, EveryDTypeThroughFile) {
+TEST(npy, RoundTripEveryDTypeThroughFile) {
   for (DType dtype : kAllDTypes) {
     TempPath path(std::string(dtype_name(dtype)));
     const Array array = patterned(dtype, {2, 5});
@@ -128,7 +128,7 @@ TEST(NpyRoundTrip, EveryDTypeThroughFile) {
   }
 }
 
-TEST(NpyRoundTrip, BFloat16IsWrittenAsUint16AndNeedsTheDeclaration) {
+TEST(npy, RoundTripBFloat16IsWrittenAsUint16AndNeedsTheDeclaration) {
   const Array array = Array::from_values<BFloat16>(
       {3}, {BFloat16::from_float(1.0f), BFloat16::from_float(-2.5f), BFloat16{0x7fc0}});
   const std::vector<std::byte> bytes = serialize_npy(array);
@@ -138,7 +138,7 @@ TEST(NpyRoundTrip, BFloat16IsWrittenAsUint16AndNeedsTheDeclaration) {
   EXPECT_CONTAINS(error_of(bytes), "'<u2'");
 }
 
-TEST(NpyRoundTrip, ScalarsOfEveryDType) {
+TEST(npy, RoundTripScalarsOfEveryDType) {
   for (DType dtype : kAllDTypes) {
     const Array array = patterned(dtype, {});
     const std::vector<std::byte> bytes = serialize_npy(array);
@@ -151,7 +151,7 @@ TEST(NpyRoundTrip, ScalarsOfEveryDType) {
   EXPECT_CONTAINS(text, "'shape': (), }");
 }
 
-TEST(NpyRoundTrip, EmptyDimensions) {
+TEST(npy, RoundTripEmptyDimensions) {
   for (const Shape& shape : {Shape{0}, Shape{3, 0, 2}, Shape{0, 0}, Shape{1, 0}}) {
     for (DType dtype : kAllDTypes) {
       const Array array(dtype, shape);
@@ -161,17 +161,18 @@ TEST(NpyRoundTrip, EmptyDimensions) {
   }
 }
 
-TEST(NpyRoundTrip, OneDimensionalShapeHasTrailingComma) {
-  const std::vector<std::byte> bytes = serialize_npy(Array::from_values<std::int8_t>({5}, {1, 2, 3, 4, 5}));
+TEST(npy, RoundTripOneDimensionalShapeHasTrailingComma) {
+  const std::vector<std::byte> bytes =
+      serialize_npy(Array::from_values<std::int8_t>({5}, {1, 2, 3, 4, 5}));
   const std::string text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   EXPECT_CONTAINS(text, "{'descr': '|i1', 'fortran_order': False, 'shape': (5,), }");
 }
 
-RC_GTEST_PROP(NpyRoundTrip, RandomArraysRoundTripBitwise, ()) {
-  const DType dtype = *rc::gen::elementOf(std::vector<DType>(std::begin(kAllDTypes),
-                                                             std::end(kAllDTypes)));
-  const auto shape = *rc::gen::container<Shape>(*rc::gen::inRange(0, 5),
-                                                rc::gen::inRange<std::int64_t>(0, 5));
+RC_GTEST_PROP(npy, RoundTripRandomArraysRoundTripBitwise, ()) {
+  const DType dtype =
+      *rc::gen::elementOf(std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes)));
+  const auto shape =
+      *rc::gen::container<Shape>(*rc::gen::inRange(0, 5), rc::gen::inRange<std::int64_t>(0, 5));
   Array array(dtype, shape);
   auto bytes = array.mutable_bytes();
   const auto random_bytes = *rc::gen::container<std::vector<std::uint8_t>>(
@@ -185,7 +186,7 @@ RC_GTEST_PROP(NpyRoundTrip, RandomArraysRoundTripBitwise, ()) {
 
 // Corrupting a valid file anywhere (a byte changed, or the file cut short) gives an Array or
 // an spmd::Error, never a crash or another exception.
-RC_GTEST_PROP(NpyMalformed, CorruptedFilesGiveErrorOrArray, ()) {
+RC_GTEST_PROP(npy, MalformedCorruptedFilesGiveErrorOrArray, ()) {
   std::vector<std::byte> file = serialize_npy(patterned(DType::float32, {3, 2}));
   const auto position = *rc::gen::inRange<std::size_t>(0, file.size());
   const auto value = *rc::gen::arbitrary<std::uint8_t>();
@@ -198,9 +199,33 @@ RC_GTEST_PROP(NpyMalformed, CorruptedFilesGiveErrorOrArray, ()) {
   }
 }
 
+// Header text made of the characters a dict literal uses, in random order: the parser must
+// reject or accept it without crashing, and any Array it returns must have a valid shape.
+RC_GTEST_PROP(npy, MalformedRandomHeadersGiveErrorOrArray, ()) {
+  static const std::vector<std::string> pieces = {
+      "{",     "}",      "(",       ")",       "[",
+      "]",     ",",      ":",       " ",       "'",
+      "\"",    "\n",     "-",       "0",       "1",
+      "7",     ".",      "'descr'", "'shape'", "'fortran_order'",
+      "True",  "False",  "None",    "'<f4'",   "'|b1'",
+      "'>i8'", "(2, 3)", "()",      "(1,)",    "99999999999999999999",
+      "x",     "\\"};
+  const auto chosen = *rc::gen::container<std::vector<std::string>>(rc::gen::elementOf(pieces));
+  std::string dict;
+  for (const std::string& piece : chosen) dict += piece;
+  const auto data_bytes = *rc::gen::inRange<std::size_t>(0, 32);
+  try {
+    const Array array =
+        parse_npy(make_npy(dict, std::vector<std::byte>(data_bytes)), "h.npy", std::nullopt);
+    RC_ASSERT(array.size_bytes() == data_bytes);
+  } catch (const Error& error) {
+    RC_ASSERT(std::string(error.what()).find('\n') == std::string::npos);
+  }
+}
+
 // ---- Agreement with NumPy ---------------------------------------------------------------------
 
-TEST(NpyNumPy, HeaderBytesMatchNpSave) {
+TEST(npy, NumPyHeaderBytesMatchNpSave) {
   // python3 -c "import numpy as np, io; b=io.BytesIO();
   //   np.save(b, np.arange(6, dtype=np.int32).reshape(2, 3)); print(b.getvalue())"
   // (NumPy 2.4) gives this 128-byte header, then the 24 data bytes: 'v' = 118 is the header
@@ -218,7 +243,7 @@ TEST(NpyNumPy, HeaderBytesMatchNpSave) {
   EXPECT_EQ(serialize_npy(array), expected);
 }
 
-TEST(NpyNumPy, ScalarAndVectorHeadersMatchNpSave) {
+TEST(npy, NumPyScalarAndVectorHeadersMatchNpSave) {
   // From np.lib.format.write_array_header_1_0 for '<f4' with shapes () and (5,): 128 bytes,
   // no spare growth spaces for a scalar, 20 of them for (5,).
   const std::string scalar_header =
@@ -233,19 +258,19 @@ TEST(NpyNumPy, ScalarAndVectorHeadersMatchNpSave) {
   EXPECT_EQ(std::vector<std::byte>(vector.begin(), vector.begin() + 128), to_bytes(vector_header));
 }
 
-TEST(NpyNumPy, ReadsFloat16FileWrittenByNumPy) {
+TEST(npy, NumPyReadsFloat16FileWrittenByNumPy) {
   // np.save of np.array([[0.5, -2.0, 3.25], [1e-3, 65504, -0.0]], dtype=np.float16), NumPy 2.4.
   const std::vector<std::byte> file = to_bytes({
-      0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 0x01, 0x00, 0x76, 0x00, 0x7b, 0x27, 0x64, 0x65, 0x73,
-      0x63, 0x72, 0x27, 0x3a, 0x20, 0x27, 0x3c, 0x66, 0x32, 0x27, 0x2c, 0x20, 0x27, 0x66, 0x6f,
-      0x72, 0x74, 0x72, 0x61, 0x6e, 0x5f, 0x6f, 0x72, 0x64, 0x65, 0x72, 0x27, 0x3a, 0x20, 0x46,
-      0x61, 0x6c, 0x73, 0x65, 0x2c, 0x20, 0x27, 0x73, 0x68, 0x61, 0x70, 0x65, 0x27, 0x3a, 0x20,
-      0x28, 0x32, 0x2c, 0x20, 0x33, 0x29, 0x2c, 0x20, 0x7d, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
-      0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
-      0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
-      0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
-      0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x0a, 0x00, 0x38, 0x00, 0xc0, 0x80, 0x42, 0x19,
-      0x14, 0xff, 0x7b, 0x00, 0x80,
+      0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 0x01, 0x00, 0x76, 0x00, 0x7b, 0x27, 0x64, 0x65,
+      0x73, 0x63, 0x72, 0x27, 0x3a, 0x20, 0x27, 0x3c, 0x66, 0x32, 0x27, 0x2c, 0x20, 0x27,
+      0x66, 0x6f, 0x72, 0x74, 0x72, 0x61, 0x6e, 0x5f, 0x6f, 0x72, 0x64, 0x65, 0x72, 0x27,
+      0x3a, 0x20, 0x46, 0x61, 0x6c, 0x73, 0x65, 0x2c, 0x20, 0x27, 0x73, 0x68, 0x61, 0x70,
+      0x65, 0x27, 0x3a, 0x20, 0x28, 0x32, 0x2c, 0x20, 0x33, 0x29, 0x2c, 0x20, 0x7d, 0x20,
+      0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
+      0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
+      0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
+      0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
+      0x20, 0x0a, 0x00, 0x38, 0x00, 0xc0, 0x80, 0x42, 0x19, 0x14, 0xff, 0x7b, 0x00, 0x80,
   });
   const Array array = parse_npy(file, "numpy_f16.npy", std::nullopt);
   ASSERT_EQ(array.dtype(), DType::float16);
@@ -258,11 +283,11 @@ TEST(NpyNumPy, ReadsFloat16FileWrittenByNumPy) {
   EXPECT_EQ(serialize_npy(array), file);  // and we write it back byte for byte
 }
 
-TEST(NpyNumPy, ReadsBoolFileWrittenByNumPy) {
+TEST(npy, NumPyReadsBoolFileWrittenByNumPy) {
   // np.save of np.array([True, False, True]): descr '|b1', shape (3,).
-  std::vector<std::byte> file = to_bytes(
-      "\x93NUMPY\x01\x00v\x00{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }"s +
-      std::string(60, ' ') + "\n");
+  std::vector<std::byte> file =
+      to_bytes("\x93NUMPY\x01\x00v\x00{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }"s +
+               std::string(60, ' ') + "\n");
   const std::vector<std::byte> data = to_bytes({0x01, 0x00, 0x01});
   file.insert(file.end(), data.begin(), data.end());
   const Array array = parse_npy(file, "numpy_bool.npy", std::nullopt);
@@ -271,25 +296,26 @@ TEST(NpyNumPy, ReadsBoolFileWrittenByNumPy) {
   EXPECT_EQ(serialize_npy(array), file);
 }
 
-TEST(NpyNumPy, AcceptsVersions2And3AndUnpaddedHeaders) {
+TEST(npy, NumPyAcceptsVersions2And3AndUnpaddedHeaders) {
   const std::vector<std::byte> data = to_bytes({0x00, 0x00, 0x80, 0x3f});  // 1.0f
   for (std::uint8_t major : {1, 2, 3}) {
     const Array array = parse_npy(make_npy(f4_dict("(1,)"), data, major), "v.npy", std::nullopt);
     EXPECT_EQ(array.values<float>()[0], 1.0f) << int{major};
   }
   // Python literal spellings NumPy's reader (ast.literal_eval) also accepts.
-  const Array spaced = parse_npy(
-      make_npy("  {\"shape\":(1 ,),'fortran_order':False,\"descr\":'<f4'}\n", data), "v.npy",
-      std::nullopt);
+  const Array spaced =
+      parse_npy(make_npy("  {\"shape\":(1 ,),'fortran_order':False,\"descr\":'<f4'}\n", data),
+                "v.npy", std::nullopt);
   EXPECT_EQ(spaced.shape(), (Shape{1}));
 }
 
-TEST(NpyNumPy, ReadsEveryConformanceCaseFile) {
+TEST(npy, NumPyReadsEveryConformanceCaseFile) {
   int files_read = 0;
   for (const auto& entry : std::filesystem::directory_iterator(SPMD_CONFORMANCE_DIR)) {
     if (entry.path().extension() != ".npy") continue;
     std::ifstream in(entry.path(), std::ios::binary);
-    const std::string header((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string header((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
     // A case stores bfloat16 as '<u2' and says so in its JSON; the header tells us here.
     const bool is_bfloat16 = header.find("'descr': '<u2'") != std::string::npos;
     const std::optional<DType> declared =
@@ -307,7 +333,7 @@ TEST(NpyNumPy, ReadsEveryConformanceCaseFile) {
 
 // ---- Malformed input --------------------------------------------------------------------------
 
-TEST(NpyMalformed, MissingFile) {
+TEST(npy, MalformedMissingFile) {
   const std::string path = "/nonexistent_npy_test_dir/x.npy";
   try {
     read_npy(path);
@@ -317,7 +343,7 @@ TEST(NpyMalformed, MissingFile) {
   }
 }
 
-TEST(NpyMalformed, DirectoryIsNotAFile) {
+TEST(npy, MalformedDirectoryIsNotAFile) {
   try {
     read_npy(std::filesystem::temp_directory_path().string());
     FAIL() << "expected spmd::Error";
@@ -326,7 +352,7 @@ TEST(NpyMalformed, DirectoryIsNotAFile) {
   }
 }
 
-TEST(NpyMalformed, EmptyAndShortFiles) {
+TEST(npy, MalformedEmptyAndShortFiles) {
   EXPECT_CONTAINS(error_of({}), "file is 0 bytes, expected at least 6 for the magic string");
   EXPECT_CONTAINS(error_of(to_bytes("\x93NUMPY\x01")), "file is 7 bytes");
   EXPECT_CONTAINS(error_of(to_bytes(std::string_view("\x93NUMPY\x01\x00\x10", 9))),
@@ -335,18 +361,19 @@ TEST(NpyMalformed, EmptyAndShortFiles) {
                   "expected at least 12 for the header length");
 }
 
-TEST(NpyMalformed, HeaderLengthBeyondTheFile) {
+TEST(npy, MalformedHeaderLengthBeyondTheFile) {
   std::vector<std::byte> file = make_npy(f4_dict("()"));
   file.resize(file.size() - 5);  // the length field still claims the whole dict
   EXPECT_CONTAINS(error_of(file), "header length is 55 bytes, expected at most the 50 bytes");
 }
 
-TEST(NpyMalformed, BadMagic) {
-  const std::string message = error_of(to_bytes(std::string_view("PK\x03\x04\x14\x00\x00\x00\x08\x00", 10)));
+TEST(npy, MalformedBadMagic) {
+  const std::string message =
+      error_of(to_bytes(std::string_view("PK\x03\x04\x14\x00\x00\x00\x08\x00", 10)));
   EXPECT_CONTAINS(message, "magic string is 'PK\\x03\\x04\\x14\\x00', expected '\\x93NUMPY'");
 }
 
-TEST(NpyMalformed, UnsupportedVersion) {
+TEST(npy, MalformedUnsupportedVersion) {
   std::vector<std::byte> file = make_npy(f4_dict("()"), to_bytes({0, 0, 0, 0}));
   file[6] = std::byte{4};
   EXPECT_CONTAINS(error_of(file), "format version is 4.0, expected 1.0, 2.0 or 3.0");
@@ -355,12 +382,12 @@ TEST(NpyMalformed, UnsupportedVersion) {
   EXPECT_CONTAINS(error_of(file), "format version is 1.1");
 }
 
-TEST(NpyMalformed, HeaderIsNotADict) {
+TEST(npy, MalformedHeaderIsNotADict) {
   EXPECT_CONTAINS(error_of(make_npy("[1, 2]")), "header is [1, 2], expected a dict");
   EXPECT_CONTAINS(error_of(make_npy("(3)")), "header is (3), expected a dict");
 }
 
-TEST(NpyMalformed, HeaderIsNotAPythonLiteral) {
+TEST(npy, MalformedHeaderIsNotAPythonLiteral) {
   const std::string message = error_of(make_npy("{'descr': '<f4' 'shape': ()}"));
   EXPECT_CONTAINS(message, "header is not a Python literal: found ''' at offset 16");
   EXPECT_CONTAINS(error_of(make_npy("{'descr': numpy.float32}")), "not a Python literal");
@@ -369,18 +396,18 @@ TEST(NpyMalformed, HeaderIsNotAPythonLiteral) {
   EXPECT_CONTAINS(error_of(make_npy("")), "found the end at offset 0, expected a value");
 }
 
-TEST(NpyMalformed, BinaryHeaderGivesOneLinePrintableMessage) {
+TEST(npy, MalformedBinaryHeaderGivesOneLinePrintableMessage) {
   const std::string message = error_of(make_npy(std::string_view("{'descr':\n\x01\xff", 12)));
   EXPECT_CONTAINS(message, "\\x0a\\x01\\xff");
 }
 
-TEST(NpyMalformed, DeeplyNestedHeaderIsRefusedWithoutRecursingForever) {
+TEST(npy, MalformedDeeplyNestedHeaderIsRefusedWithoutRecursingForever) {
   EXPECT_CONTAINS(error_of(make_npy(std::string(1000, '('))), "at most 16 levels of nesting");
   EXPECT_CONTAINS(error_of(make_npy("{'shape': " + std::string(100, '[') + "}")),
                   "at most 16 levels of nesting");
 }
 
-TEST(NpyMalformed, MissingKeys) {
+TEST(npy, MalformedMissingKeys) {
   EXPECT_CONTAINS(error_of(make_npy("{'descr': '<f4', 'fortran_order': False}")),
                   "header has no field 'shape'");
   EXPECT_CONTAINS(error_of(make_npy("{'shape': (), 'fortran_order': False}")),
@@ -390,7 +417,7 @@ TEST(NpyMalformed, MissingKeys) {
   EXPECT_CONTAINS(error_of(make_npy("{}")), "header has no field 'descr'");
 }
 
-TEST(NpyMalformed, UnknownAndRepeatedKeys) {
+TEST(npy, MalformedUnknownAndRepeatedKeys) {
   EXPECT_CONTAINS(
       error_of(make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (), 'align': 4}")),
       "header key 'align' is not known");
@@ -400,24 +427,23 @@ TEST(NpyMalformed, UnknownAndRepeatedKeys) {
       "header key 'descr' appears twice");
 }
 
-TEST(NpyMalformed, FortranOrder) {
-  const std::string message =
-      error_of(make_npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }",
-                        std::vector<std::byte>(16)));
+TEST(npy, MalformedFortranOrder) {
+  const std::string message = error_of(make_npy(
+      "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", std::vector<std::byte>(16)));
   EXPECT_CONTAINS(message, "header field 'fortran_order' is True, expected False");
   EXPECT_CONTAINS(error_of(make_npy("{'descr': '<f4', 'fortran_order': 0, 'shape': (), }")),
                   "header field 'fortran_order' is 0, expected False");
 }
 
-TEST(NpyMalformed, BigEndianDescr) {
+TEST(npy, MalformedBigEndianDescr) {
   EXPECT_EQ(error_of(make_npy("{'descr': '>f4', 'fortran_order': False, 'shape': (), }")),
             "x.npy: header field 'descr' is '>f4', expected a little-endian dtype such as '<f4'");
 }
 
-TEST(NpyMalformed, UnsupportedDescr) {
+TEST(npy, MalformedUnsupportedDescr) {
   for (const char* descr : {"'<c8'", "'<u4'", "'|S3'", "'<f4 '", "''", "'|O'"}) {
-    const std::string message = error_of(make_npy(
-        "{'descr': " + std::string(descr) + ", 'fortran_order': False, 'shape': (), }"));
+    const std::string message = error_of(
+        make_npy("{'descr': " + std::string(descr) + ", 'fortran_order': False, 'shape': (), }"));
     EXPECT_CONTAINS(message, "header field 'descr' is " + std::string(descr) + ", expected one of");
   }
   EXPECT_CONTAINS(
@@ -425,7 +451,7 @@ TEST(NpyMalformed, UnsupportedDescr) {
       "header field 'descr' is [('a', '<f4')], expected a string");
 }
 
-TEST(NpyMalformed, Uint16OnlyAsDeclaredBFloat16) {
+TEST(npy, MalformedUint16OnlyAsDeclaredBFloat16) {
   const std::vector<std::byte> file =
       make_npy("{'descr': '<u2', 'fortran_order': False, 'shape': (1,), }", to_bytes({0x80, 0x3f}));
   EXPECT_CONTAINS(error_of(file), "header field 'descr' is '<u2', expected one of");
@@ -434,59 +460,59 @@ TEST(NpyMalformed, Uint16OnlyAsDeclaredBFloat16) {
   EXPECT_EQ(array.values<BFloat16>()[0].to_float(), 1.0f);
 }
 
-TEST(NpyMalformed, DeclaredDTypeDiffers) {
+TEST(npy, MalformedDeclaredDTypeDiffers) {
   const std::vector<std::byte> file = make_npy(f4_dict("()"), to_bytes({0, 0, 0, 0}));
   EXPECT_EQ(error_of(file, DType::int32),
             "x.npy: header field 'descr' is '<f4' (float32), expected '<i4' for the declared "
             "dtype int32");
-  EXPECT_CONTAINS(error_of(file, DType::bfloat16), "expected '<u2' for the declared dtype bfloat16");
+  EXPECT_CONTAINS(error_of(file, DType::bfloat16),
+                  "expected '<u2' for the declared dtype bfloat16");
 }
 
-TEST(NpyMalformed, NegativeDimension) {
+TEST(npy, MalformedNegativeDimension) {
   EXPECT_CONTAINS(error_of(make_npy(f4_dict("(4, -3)"))),
                   "header field 'shape' is (4, -3), expected non-negative dimensions but found -3");
 }
 
-TEST(NpyMalformed, NonIntegerDimensions) {
-  for (const char* shape : {"(4, 2.5)", "('4', 3)", "(4, None)", "(True,)", "(0x10,)",
-                            "(1e3,)", "((2, 3),)"}) {
+TEST(npy, MalformedNonIntegerDimensions) {
+  for (const char* shape :
+       {"(4, 2.5)", "('4', 3)", "(4, None)", "(True,)", "(0x10,)", "(1e3,)", "((2, 3),)"}) {
     EXPECT_CONTAINS(error_of(make_npy(f4_dict(shape))),
                     "header field 'shape' is " + std::string(shape) + ", expected a tuple of");
   }
 }
 
-TEST(NpyMalformed, ShapeIsNotATuple) {
+TEST(npy, MalformedShapeIsNotATuple) {
   for (const char* shape : {"[4, 3]", "(5)", "5", "'(4, 3)'", "{}"}) {
     EXPECT_CONTAINS(error_of(make_npy(f4_dict(shape))),
                     "header field 'shape' is " + std::string(shape) + ", expected a tuple");
   }
 }
 
-TEST(NpyMalformed, DimensionsTooLarge) {
+TEST(npy, MalformedDimensionsTooLarge) {
   EXPECT_CONTAINS(error_of(make_npy(f4_dict("(99999999999999999999,)"))),
                   "expected dimensions below 2^63 but found 99999999999999999999");
   // Each dimension fits, their product does not: refused before any size is computed.
   EXPECT_CONTAINS(error_of(make_npy(f4_dict("(1099511627776, 1099511627776, 0)"))),
                   "header field 'shape' is (1099511627776, 1099511627776, 0), expected a shape");
-  EXPECT_CONTAINS(error_of(make_npy(f4_dict("(4611686018427387904,)"))),
-                  "data fits in 2^63 bytes");
+  EXPECT_CONTAINS(error_of(make_npy(f4_dict("(4611686018427387904,)"))), "data fits in 2^63 bytes");
 }
 
-TEST(NpyMalformed, DataTooShort) {
+TEST(npy, MalformedDataTooShort) {
   EXPECT_EQ(error_of(make_npy(f4_dict("(4, 3)"), std::vector<std::byte>(40))),
             "x.npy: data is 40 bytes, expected 48 for float32 (4, 3)");
   EXPECT_EQ(error_of(make_npy(f4_dict("(4611686018427387,)"), std::vector<std::byte>(8))),
             "x.npy: data is 8 bytes, expected 18446744073709548 for float32 (4611686018427387,)");
 }
 
-TEST(NpyMalformed, TrailingBytes) {
+TEST(npy, MalformedTrailingBytes) {
   EXPECT_EQ(error_of(make_npy(f4_dict("(4, 3)"), std::vector<std::byte>(52))),
             "x.npy: data is 52 bytes, expected 48 for float32 (4, 3)");
   EXPECT_EQ(error_of(make_npy(f4_dict("(0,)"), std::vector<std::byte>(1))),
             "x.npy: data is 1 bytes, expected 0 for float32 (0,)");
 }
 
-TEST(NpyMalformed, BoolBytesOtherThanZeroOrOne) {
+TEST(npy, MalformedBoolBytesOtherThanZeroOrOne) {
   const std::vector<std::byte> file =
       make_npy("{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }", to_bytes({1, 2, 0}));
   EXPECT_EQ(error_of(file), "x.npy: data byte 1 of a bool array is 2, expected 0 or 1");
