@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "tests/programs.h"
 #include "reference/collective_groups.h"
 #include "reference/elementwise.h"
 #include "reference/partition_spec.h"
@@ -42,16 +43,6 @@ Array iota_f32(Shape shape) {
 
 PartitionSpec spec(std::vector<SpecEntry> entries) { return PartitionSpec(std::move(entries)); }
 
-Values shard_map_on(const Mesh& mesh, const DeviceFunction& f, const Values& args,
-                    std::vector<std::optional<PartitionSpec>> in_specs,
-                    std::vector<PartitionSpec> out_specs, bool check_vma = true) {
-  ReferenceBackend reference;
-  ShardMapOptions options;
-  options.in_specs = std::move(in_specs);
-  options.out_specs = std::move(out_specs);
-  options.check_vma = check_vma;
-  return run_shard_map(reference, mesh, f, options, args);
-}
 
 Values pmap_on(const DeviceFunction& f, const Values& args, PmapOptions options,
                int backend_devices = 8) {

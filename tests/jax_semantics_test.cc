@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 
+#include "tests/programs.h"
 #include "reference/elementwise.h"
 #include "reference/pmap.h"
 #include "reference/reference_backend.h"
@@ -70,16 +71,6 @@ Values run_pmap_on(const DeviceFunction& f, const Values& args, PmapOptions opti
   return run_pmap(reference, f, options, args);
 }
 
-Values run_smap(const Mesh& mesh, const DeviceFunction& f, const Values& args,
-                std::vector<std::optional<PartitionSpec>> in_specs,
-                std::vector<PartitionSpec> out_specs, bool check_vma = true) {
-  ReferenceBackend reference;
-  ShardMapOptions options;
-  options.in_specs = std::move(in_specs);
-  options.out_specs = std::move(out_specs);
-  options.check_vma = check_vma;
-  return run_shard_map(reference, mesh, f, options, args);
-}
 
 // Every device's own outputs (shards), for rows that state per-device values.
 std::vector<Values> run_shards(const Mesh& mesh, const DeviceFunction& f, const Values& args,
@@ -386,7 +377,7 @@ TEST(ConformanceTable, Row22_ShardMapPsumOutSpecNone) {
   // #22 [doc shard_map f1]: 1-D mesh i=4, [3,1,4,1,5,9,2,6,5,3,5,8,9,7,1,2] in P('i'),
   // psum(x,'i'), out P(None) -> [22,20,12,17].
   const Values out =
-      run_smap(Mesh({4}, {"i"}),
+      shard_map_on(Mesh({4}, {"i"}),
                [](Context& ctx, const Values& in) -> Values { return {ctx.psum(in[0], "i")}; },
                {Array::from_values<std::int32_t>({16}, kSixteen)}, {P({{"i"}})}, {P({{}})});
   EXPECT_THAT(values<std::int32_t>(out[0]), ElementsAre(22, 20, 12, 17));
@@ -397,12 +388,12 @@ TEST(ConformanceTable, Row23_ShardMapPsumOverOneAndTwoAxes) {
   // P('i','j'): psum(x,'i') out P(None,'j') -> [[8,10,12,14],[16,18,20,22]];
   // psum(x,('i','j')) out P(None,None) -> [[20,24],[36,40]].
   const Mesh mesh({2, 2}, {"i", "j"});
-  const Values one = run_smap(
+  const Values one = shard_map_on(
       mesh, [](Context& ctx, const Values& in) -> Values { return {ctx.psum(in[0], "i")}; },
       {iota_i32({4, 4})}, {P({{"i"}, {"j"}})}, {P({{}, {"j"}})});
   EXPECT_EQ(one[0].shape(), (Shape{2, 4}));
   EXPECT_THAT(values<std::int32_t>(one[0]), ElementsAre(8, 10, 12, 14, 16, 18, 20, 22));
-  const Values both = run_smap(mesh,
+  const Values both = shard_map_on(mesh,
                                [](Context& ctx, const Values& in) -> Values {
                                  return {ctx.psum(in[0], {"i", "j"})};
                                },
@@ -417,14 +408,14 @@ TEST(ConformanceTable, Row24_ShardMapAllGatherTiledAndUntiled) {
   const Mesh mesh({4}, {"i"});
   const Array x = Array::from_values<std::int32_t>({4}, {3, 9, 5, 2});
   const std::vector<std::int32_t> four_times = {3, 9, 5, 2, 3, 9, 5, 2, 3, 9, 5, 2, 3, 9, 5, 2};
-  const Values tiled = run_smap(mesh,
+  const Values tiled = shard_map_on(mesh,
                                 [](Context& ctx, const Values& in) -> Values {
                                   return {ctx.all_gather(in[0], "i", 0, /*tiled=*/true)};
                                 },
                                 {x}, {P({{"i"}})}, {P({{"i"}})});
   EXPECT_EQ(tiled[0].shape(), (Shape{16}));
   EXPECT_EQ(values<std::int32_t>(tiled[0]), four_times);
-  const Values untiled = run_smap(
+  const Values untiled = shard_map_on(
       mesh, [](Context& ctx, const Values& in) -> Values { return {ctx.all_gather(in[0], "i")}; },
       {x}, {P({{"i"}})}, {P({{"i"}})});
   EXPECT_EQ(untiled[0].shape(), (Shape{16, 1}));
@@ -435,7 +426,7 @@ TEST(ConformanceTable, Row25_ShardMapPsumScatterTiled) {
   // #25 [doc shard_map f6]: 1-D mesh 4, the 16-vector of #22, psum_scatter(x,'i',tiled=True),
   // out P('i') -> [22,20,12,17].
   const Values out =
-      run_smap(Mesh({4}, {"i"}),
+      shard_map_on(Mesh({4}, {"i"}),
                [](Context& ctx, const Values& in) -> Values {
                  return {ctx.psum_scatter(in[0], "i", 0, /*tiled=*/true)};
                },
@@ -446,7 +437,7 @@ TEST(ConformanceTable, Row25_ShardMapPsumScatterTiled) {
 TEST(ConformanceTable, Row26_ShardMapPpermuteShift) {
   // #26 [doc shard_map f7; values unverified]: 1-D mesh 4, arange(8),
   // ppermute(x,'i',[(i,(i+1)%4)]), out P('i') -> [6,7,0,1,2,3,4,5].
-  const Values out = run_smap(Mesh({4}, {"i"}),
+  const Values out = shard_map_on(Mesh({4}, {"i"}),
                               [](Context& ctx, const Values& in) -> Values {
                                 return {ctx.ppermute(in[0], "i", {{0, 1}, {1, 2}, {2, 3}, {3, 0}})};
                               },
@@ -458,7 +449,7 @@ TEST(ConformanceTable, Row27_ShardMapAllToAllTiled) {
   // #27 [doc shard_map f9; values unverified]: 1-D mesh 4, the 16-vector of #22,
   // all_to_all(x,'i',0,0,tiled=True) -> [3,5,5,9,1,9,3,7,4,2,5,1,1,6,8,2].
   const Values out =
-      run_smap(Mesh({4}, {"i"}),
+      shard_map_on(Mesh({4}, {"i"}),
                [](Context& ctx, const Values& in) -> Values {
                  return {ctx.all_to_all(in[0], "i", 0, 0, /*tiled=*/true)};
                },
@@ -470,7 +461,7 @@ TEST(ConformanceTable, Row27_ShardMapAllToAllTiled) {
 TEST(ConformanceTable, Row28_ShardMapPminAndPmax) {
   // #28 [test test_pmin / test_pmax]: mesh i=4, arange(8.) in P('i'): pmin -> [0,1];
   // pmax -> [6,7], out P().
-  const Values out = run_smap(Mesh({4}, {"i"}),
+  const Values out = shard_map_on(Mesh({4}, {"i"}),
                               [](Context& ctx, const Values& in) -> Values {
                                 return {ctx.pmin(in[0], "i"), ctx.pmax(in[0], "i")};
                               },
@@ -482,7 +473,7 @@ TEST(ConformanceTable, Row28_ShardMapPminAndPmax) {
 TEST(ConformanceTable, Row29_ShardMapRepeatedPsumOfAnInvariantValue) {
   // #29 [test test_repeated_psum_allowed]: mesh i=4, arange(4.) in P('i'),
   // psum(psum(x,'i'),'i'), out P() -> [24.] (the second psum multiplies by 4).
-  const Values out = run_smap(Mesh({4}, {"i"}),
+  const Values out = shard_map_on(Mesh({4}, {"i"}),
                               [](Context& ctx, const Values& in) -> Values {
                                 return {ctx.psum(ctx.psum(in[0], "i"), "i")};
                               },
@@ -495,7 +486,7 @@ TEST(ConformanceTable, Row30_ShardMapAxisIndexOverTwoAxes) {
   // axis_index('j'), axis_index(('i','j')) as [None,None], out P('i','j') ->
   // arange(4)[:,None]+0, arange(2)[None,:]+0, arange(8).reshape(4,2).
   const auto as_1x1 = [](const Array& a) { return reshape(a, {1, 1}); };
-  const Values out = run_smap(Mesh({4, 2}, {"i", "j"}),
+  const Values out = shard_map_on(Mesh({4, 2}, {"i", "j"}),
                               [&](Context& ctx, const Values&) -> Values {
                                 return {as_1x1(ctx.axis_index("i")), as_1x1(ctx.axis_index("j")),
                                         as_1x1(ctx.axis_index({"i", "j"}))};
@@ -540,7 +531,7 @@ TEST(ConformanceTable, Row32_ShardMapAllToAllOverTwoAxesTransposes) {
   }
   for (const Mesh& mesh : {Mesh({4, 2}, {"x", "y"}), Mesh({8}, {"x"})}) {
     const SpecEntry axes = mesh.axis_names();
-    const Values out = run_smap(mesh,
+    const Values out = shard_map_on(mesh,
                                 [&](Context& ctx, const Values& in) -> Values {
                                   return {ctx.all_to_all(in[0], axes, 1, 1, /*tiled=*/true)};
                                 },
@@ -610,7 +601,7 @@ Array reduce_on_mesh(const std::vector<T>& contributions,
                      const std::function<Array(Context&, const Array&)>& f) {
   const auto n = static_cast<std::int64_t>(contributions.size());
   const Values out =
-      run_smap(Mesh({static_cast<int>(n)}, {"i"}),
+      shard_map_on(Mesh({static_cast<int>(n)}, {"i"}),
                [&](Context& ctx, const Values& in) -> Values { return {f(ctx, in[0])}; },
                {Array::from_values<T>({n}, contributions)}, {P({{"i"}})}, {P({{"i"}})});
   return out[0];
