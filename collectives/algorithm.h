@@ -1,0 +1,64 @@
+#pragma once
+// The collective algorithms, each written once as three separate things: its schedule (what the
+// simulator executes), its reduction order (what the reference folds in), and its closed-form
+// alpha-beta time on uncontended links. See collectives/schedule.h for the schedule's meaning.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectives/schedule.h"
+#include "reference/reduction_order.h"
+
+namespace spmd::collectives {
+
+enum class Algorithm {
+  direct,              // one step, all pairs; XLA:CPU's fold (identity, then rank order)
+  ring,                // NCCL's ring: chunk c reduced from ring position c+1 to c, then copied
+  bidirectional_ring,  // half the data on the ring, half on the reversed ring
+  halving_doubling,    // recursive halving-doubling (butterfly)
+  binary_tree,         // reduce up a heap-ordered binary tree, broadcast down
+  double_binary_tree,  // two binary trees, half the data each (NCCL's double binary tree)
+  torus,               // per dimension: reduce-scatter along each, then all-gather back
+};
+
+std::string_view algorithm_name(Algorithm algorithm);
+Algorithm algorithm_from_name(std::string_view name);  // spmd::Error listing the names
+
+enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_to_all, permute, broadcast };
+
+// What to schedule. Sizes are per rank: all_reduce / reduce_scatter / all_to_all take
+// `elements` in and (reduce_scatter) give elements / ranks out; all_gather takes `elements`
+// and gives ranks * elements; permute moves `elements` along `permutation` (pairs of source,
+// destination ranks; non-receivers get zeros); broadcast sends `root`'s elements to all.
+struct CollectiveShape {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  int ranks = 1;
+  std::int64_t elements = 0;
+  std::int64_t element_bytes = 4;
+  std::vector<int> ring;                  // ring position -> rank; empty: 0..n-1
+  std::vector<int> torus_dims;            // torus: sizes per dimension, product == ranks
+  std::vector<std::pair<int, int>> permutation;  // permute
+  int root = 0;                                  // broadcast
+  std::int64_t pipeline_chunk_bytes = 2 * 1024 * 1024;  // large messages split and pipelined
+};
+
+Schedule build_schedule(Algorithm algorithm, const CollectiveShape& shape);
+
+// The order in which the schedule's reductions fold (all_reduce, reduce_scatter), for the
+// reference backend: folding in it gives the same bits as executing the schedule.
+ReductionOrder reduction_order(Algorithm algorithm, const CollectiveShape& shape);
+
+// Uncontended time of the schedule when every transfer between ranks a and b takes
+// `latency_ps + ceil(bytes * 1e12 / bandwidth_bytes_per_s)` (one link, uniform alpha and beta).
+std::int64_t closed_form_time_ps(Algorithm algorithm, const CollectiveShape& shape,
+                                 std::int64_t latency_ps, std::int64_t bandwidth_bytes_per_s);
+
+// Which algorithms can run `shape` (e.g. halving_doubling needs a power of two ranks, torus
+// needs torus_dims), and the automatic choice by message size and topology kind.
+bool supports(Algorithm algorithm, const CollectiveShape& shape);
+Algorithm choose_algorithm(const CollectiveShape& shape, std::string_view topology_kind);
+
+}  // namespace spmd::collectives

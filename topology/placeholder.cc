@@ -1,0 +1,1 @@
+// Intentionally empty until the library has sources; keeps the static library non-empty.
