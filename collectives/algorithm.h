@@ -29,6 +29,9 @@ Algorithm algorithm_from_name(std::string_view name);  // spmd::Error listing th
 
 enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_to_all, permute, broadcast };
 
+// "all_reduce", "reduce_scatter", "all_gather", "all_to_all", "permute", "broadcast".
+std::string_view collective_kind_name(CollectiveKind kind);
+
 // What to schedule. Sizes are per rank: all_reduce / reduce_scatter / all_to_all take
 // `elements` in and (reduce_scatter) give elements / ranks out; all_gather takes `elements`
 // and gives ranks * elements; permute moves `elements` along `permutation` (pairs of source,

@@ -5,18 +5,23 @@
 // order's fold bit for bit, and on uncontended links its time must equal the closed form.
 //
 // Data model. Ranks are positions in the collective group (0..n-1). Every rank has a read-only
-// `input` buffer of `input_elements` and a `work` buffer of `work_elements`. Before any transfer:
-//   work is filled with `work_fill` (the op's identity, or zero for copies), then the rank's input
-//   is copied into work at `input_offset[rank]` unless `input_offset[rank] < 0`.
-// A transfer takes a snapshot of elements [begin, end) of the source rank's `from` buffer at the
-// moment it is sent, carries it over the route from source to destination, and on arrival
-// applies it to the destination's work at [dest_begin, dest_begin + (end - begin)):
-//   reduce: work = op(work, received)   (the receiver's value is the left operand)
-//   copy:   work = received
-// Ordering: a transfer is sent only after every transfer in `send_after` has been applied, and
-// applied only after it has arrived and every transfer in `apply_after` has been applied. A
-// transfer whose source equals its destination moves no bytes over links (a local copy).
-// After all transfers, rank r's result is work[result_begin[r], result_end[r]).
+// `input` buffer of `input_elements` and a `work` buffer of `work_elements`. Before the first step
+// work is filled with `work_fill` (the op's identity, or zero for pure data movement), then the
+// rank's input is copied into work at `input_offset[rank]` unless `input_offset[rank] < 0`.
+//
+// The schedule is a list of steps, run one after the other (bulk synchronous). In a step, every
+// transfer reads elements [begin, end) of its source rank's `from` buffer as they are when the step
+// starts, carries them from source to destination, and when every transfer of the step has
+// arrived they are applied to the destinations' work buffers in the order listed, at
+// [dest_begin, dest_begin + (end - begin)):
+//   reduce:               work = op(work, received)   (the receiver's value on the left)
+//   reduce_received_left: work = op(received, work)
+//   copy:                 work = received
+// A transfer whose source equals its destination moves no bytes over links (a local copy).
+// After the last step, rank r's result is work[result_begin[r], result_end[r]).
+//
+// Timing: a step starts when the previous one has been applied; its transfers leave at once and
+// queue on the links of their routes (topology/link_time.h); the step ends at its last arrival.
 
 #include <cstdint>
 #include <string>
@@ -24,20 +29,24 @@
 
 namespace spmd::collectives {
 
-enum class TransferAction { reduce, copy };
-enum class SourceBuffer { input, work };
-enum class WorkFill { identity, zero };
+enum class TransferAction : std::uint8_t { reduce, reduce_received_left, copy };
+enum class SourceBuffer : std::uint8_t { input, work };
+enum class WorkFill : std::uint8_t { identity, zero };
 
 struct Transfer {
   int source = 0;
   int destination = 0;
-  SourceBuffer from = SourceBuffer::work;
   std::int64_t begin = 0;
   std::int64_t end = 0;
   std::int64_t dest_begin = 0;
+  SourceBuffer from = SourceBuffer::work;
   TransferAction action = TransferAction::copy;
-  std::vector<int> send_after;   // indices of transfers in Schedule::transfers
-  std::vector<int> apply_after;
+
+  std::int64_t elements() const { return end - begin; }
+};
+
+struct Step {
+  std::vector<Transfer> transfers;
 };
 
 struct Schedule {
@@ -49,11 +58,14 @@ struct Schedule {
   std::vector<std::int64_t> input_offset;  // per rank; -1: input not copied into work
   std::vector<std::int64_t> result_begin;  // per rank
   std::vector<std::int64_t> result_end;    // per rank
-  std::vector<Transfer> transfers;         // dependencies point only to earlier indices
+  std::vector<Step> steps;
 
-  // Checks the invariants above (ranges inside buffers, dependencies to earlier transfers,
-  // ranks in range); throws spmd::Error naming the first broken one.
+  // Checks the invariants above (sizes per rank, ranges inside buffers, ranks in range); throws
+  // spmd::Error naming the first broken one.
   void validate() const;
+  std::size_t transfer_count() const;
+  // The most elements any one rank receives in one step: the receive buffer it needs.
+  std::int64_t max_received_elements_per_step() const;
 };
 
 }  // namespace spmd::collectives

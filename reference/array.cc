@@ -97,15 +97,16 @@ bool Array::bitwise_equal(const Array& other) const {
           std::memcmp(bytes_->data(), other.bytes_->data(), bytes_->size()) == 0);
 }
 
-std::string Array::type_string() const {
-  std::string s(dtype_name(dtype_));
-  s += "[";
-  for (std::size_t i = 0; i < shape_.size(); ++i) {
+std::string shape_string(const Shape& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i > 0) s += ",";
-    s += std::to_string(shape_[i]);
+    s += std::to_string(shape[i]);
   }
   return s + "]";
 }
+
+std::string Array::type_string() const { return std::string(dtype_name(dtype_)) + shape_string(shape_); }
 
 double Array::element_as_double(std::int64_t index) const {
   return visit_dtype(dtype_, [&](auto tag) -> double {

@@ -24,6 +24,9 @@ std::string shape_to_string(const Shape& shape);  // "(4, 3)", "()" as NumPy pri
 // shard_map's check_vma tracks. Zero means invariant (the same on every device).
 using VaryingAxes = std::uint64_t;
 
+// "[4,3]", as in a type string.
+std::string shape_string(const Shape& shape);
+
 class Array {
  public:
   Array();  // a float32 scalar 0
@@ -61,6 +64,8 @@ class Array {
 
   // Same dtype, shape and bytes (NaN payloads included).
   bool bitwise_equal(const Array& other) const;
+  // Whether both hold the very same storage (copies share it until one is written).
+  bool shares_storage_with(const Array& other) const { return bytes_ == other.bytes_; }
   // "float32[4,3]", as JAX writes an abstract value.
   std::string type_string() const;
   // Values as NumPy would print them flat, e.g. "[1, 2, 3]", for messages and examples.

@@ -51,13 +51,15 @@ void validate_shuffle(const CollectiveCall& call) {
   }
 }
 
-void validate_shapes(const CollectiveCall& call, const Array& input, int n) {
+void validate_shapes(const CollectiveCall& call, const Shape& shape, int n) {
+  const int rank = static_cast<int>(shape.size());
+  const auto dim = [&](int d) { return shape[static_cast<std::size_t>(d)]; };
   const std::string axis = call.axes.to_string();
   if (call.op == CollectiveOp::all_gather) {
-    normalize_axis(call.axis, call.tiled ? input.rank() : input.rank() + 1, "all_gather axis");
+    normalize_axis(call.axis, call.tiled ? rank : rank + 1, "all_gather axis");
   } else if (call.op == CollectiveOp::psum_scatter) {
-    const int d = normalize_axis(call.axis, input.rank(), "psum_scatter scatter_dimension");
-    const std::int64_t m = input.dim(d);
+    const int d = normalize_axis(call.axis, rank, "psum_scatter scatter_dimension");
+    const std::int64_t m = dim(d);
     if (!call.tiled && m != n) {
       throw Error("reduce_scatter operand scatter dimension size " + std::to_string(m) +
                   " must match shard count " + std::to_string(n));
@@ -67,9 +69,9 @@ void validate_shapes(const CollectiveCall& call, const Array& input, int n) {
                   " must be divisible by shard_count " + std::to_string(n));
     }
   } else if (call.op == CollectiveOp::all_to_all) {
-    const int split = normalize_axis(call.split_axis, input.rank(), "all_to_all split_axis");
-    normalize_axis(call.concat_axis, input.rank(), "all_to_all concat_axis");
-    const std::int64_t m = input.dim(split);
+    const int split = normalize_axis(call.split_axis, rank, "all_to_all split_axis");
+    normalize_axis(call.concat_axis, rank, "all_to_all concat_axis");
+    const std::int64_t m = dim(split);
     if (call.tiled && m % n != 0) {
       throw Error("The size of all_to_all split_axis (" + std::to_string(m) +
                   ") has to be divisible by the size of the named axis " + axis + " (" +
@@ -98,12 +100,6 @@ Array group_sum(std::vector<Array> contributions, const ReductionOrder& order) {
   return all_reduce(contributions, ReduceOp::sum, order);
 }
 
-// pmean = psum * RN(1/n) (XLA's HandleDivide rewrite of x / n); int and bool become float32.
-Array scale_by_reciprocal(Array sum, int n) {
-  if (!is_floating(sum.dtype())) sum = convert(sum, DType::float32);
-  const Array reciprocal = convert(Array::scalar<double>(1.0 / n), sum.dtype());
-  return mul(sum, reciprocal);
-}
 
 std::vector<Array> group_psum_scatter(const CollectiveCall& call,
                                       const std::vector<Array>& contributions,
@@ -168,7 +164,7 @@ std::vector<Array> evaluate_group(const CollectiveCall& call, std::vector<Array>
       return std::vector<Array>(n, group_sum(std::move(contributions), order));
     case CollectiveOp::pmean:
       return std::vector<Array>(
-          n, scale_by_reciprocal(group_sum(std::move(contributions), order), axis_size));
+          n, pmean_from_sum(group_sum(std::move(contributions), order), axis_size));
     case CollectiveOp::pmax:
       return std::vector<Array>(n, all_reduce(contributions, ReduceOp::max, order));
     case CollectiveOp::pmin:
@@ -192,6 +188,11 @@ std::vector<Array> evaluate_group(const CollectiveCall& call, std::vector<Array>
 }  // namespace
 
 void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Array& input,
+                         bool check_vma) {
+  validate_collective(call, mesh, input.shape(), check_vma);
+}
+
+void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Shape& shape,
                          bool check_vma) {
   const std::vector<int> positions = resolve_axes(mesh, call.axes, api_name(call.op));
   int total = 1;
@@ -233,7 +234,7 @@ void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Arr
     }
     validate_perm(as_ppermute, n);
   }
-  validate_shapes(call, input, n);
+  validate_shapes(call, shape, n);
 }
 
 VaryingAxes result_varying_axes(const CollectiveCall& call, const Mesh& mesh, VaryingAxes input) {
@@ -259,6 +260,12 @@ std::vector<Array> evaluate_collective(const CollectiveCall& call, const Mesh& m
     }
   }
   return results;
+}
+
+Array pmean_from_sum(Array sum, int n) {
+  if (!is_floating(sum.dtype())) sum = convert(sum, DType::float32);
+  const Array reciprocal = convert(Array::scalar<double>(1.0 / n), sum.dtype());
+  return mul(sum, reciprocal);
 }
 
 Array axis_index_value(const Mesh& mesh, const AxisNames& axes, int device) {

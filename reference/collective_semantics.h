@@ -16,6 +16,9 @@ namespace spmd {
 // `check_vma` is shard_map's flag: psum with axis_index_groups is not implemented under it.
 void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Array& input,
                          bool check_vma);
+// The same checks from the input's shape alone (they read nothing else).
+void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Shape& shape,
+                         bool check_vma);
 
 // The varying-axes type of the result, given the input's: reductions over A make the result
 // invariant along A; the others vary along A (inputs are implicitly pvary'd, as with
@@ -27,6 +30,9 @@ VaryingAxes result_varying_axes(const CollectiveCall& call, const Mesh& mesh, Va
 std::vector<Array> evaluate_collective(const CollectiveCall& call, const Mesh& mesh,
                                        const std::vector<Array>& inputs,
                                        const ReductionOrder& order);
+
+// pmean from psum's result: sum * RN(1/n) (XLA rewrites x / n so); int and bool become float32.
+Array pmean_from_sum(Array sum, int n);
 
 // axis_index(axes) on `device`: an int32 scalar, the combined index, first-named axis major.
 Array axis_index_value(const Mesh& mesh, const AxisNames& axes, int device);

@@ -26,6 +26,15 @@ Array Context::collective(const CollectiveCall& call, const Array& x) {
   return run_collective(call, x).with_varying_axes(varying);
 }
 
+void Context::collective_cost(const CollectiveCall& call, DType dtype, const Shape& shape) {
+  validate_collective(call, mesh_, shape, check_vma_);
+  if (call.axes.names.empty() && call.op != CollectiveOp::ppermute &&
+      call.op != CollectiveOp::pshuffle && call.op != CollectiveOp::all_to_all) {
+    return;  // as in collective(): nothing to do
+  }
+  run_collective_cost(call, dtype, shape);
+}
+
 Array Context::psum(const Array& x, const AxisNames& axes, Groups groups) {
   return collective(reduction(CollectiveOp::psum, axes, std::move(groups)), x);
 }

@@ -4,7 +4,9 @@
 // backend supplies the one virtual that carries a collective out; the checks and the result
 // types are the same for every backend.
 
+#include <cstdint>
 #include <functional>
+#include <string>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -61,12 +63,36 @@ class Context {
   Values pmax(const Values& xs, const AxisNames& axes, Groups groups = std::nullopt);
   Values pmin(const Values& xs, const AxisNames& axes, Groups groups = std::nullopt);
 
+  // Modeled costs, for backends with a cost model (the simulator); others ignore them.
+  // Local work: the simulator charges max(flops / peak FLOP/s, bytes / memory bandwidth) of
+  // virtual time (a roofline).
+  virtual void charge_compute(double flops, std::int64_t bytes_moved) {
+    (void)flops;
+    (void)bytes_moved;
+  }
+  // Memory the program holds on this device (parameters, activations, ...), from now until the
+  // matching release; `what` names it in out-of-memory errors.
+  virtual void hold_memory(std::int64_t bytes, const std::string& what) {
+    (void)bytes;
+    (void)what;
+  }
+  virtual void release_memory(std::int64_t bytes) { (void)bytes; }
+  // A collective's time and memory without its data, for sizes too large to hold: checked like
+  // `collective`, then carried out by the simulator with no data; others do nothing.
+  void collective_cost(const CollectiveCall& call, DType dtype, const Shape& shape);
+
   // Any collective from its description: checks it, runs it on the backend, types the result.
   Array collective(const CollectiveCall& call, const Array& x);
 
  protected:
   // Carries out a checked collective; every device of the mesh calls it in the same order.
   virtual Array run_collective(const CollectiveCall& call, const Array& x) = 0;
+  // The same without data (collective_cost); only backends with a cost model do anything.
+  virtual void run_collective_cost(const CollectiveCall& call, DType dtype, const Shape& shape) {
+    (void)call;
+    (void)dtype;
+    (void)shape;
+  }
 
  private:
   Values each_leaf(const Values& xs, const CollectiveCall& call);

@@ -132,6 +132,10 @@ constexpr AlgorithmName kAlgorithmNames[] = {
     {ReductionAlgorithm::mpi_rabenseifner, "mpi_rabenseifner"},
     {ReductionAlgorithm::mpi_linear, "mpi_linear"},
     {ReductionAlgorithm::binary_tree, "binary_tree"},
+    {ReductionAlgorithm::halving_doubling, "halving_doubling"},
+    {ReductionAlgorithm::bidirectional_ring, "bidirectional_ring"},
+    {ReductionAlgorithm::double_binary_tree, "double_binary_tree"},
+    {ReductionAlgorithm::torus, "torus"},
 };
 
 }  // namespace
@@ -454,6 +458,154 @@ FoldTree binary_tree_fold(const Ring& ring) {
   return tree;
 }
 
+// ---- The simulator's own algorithms (collectives/): no library behind them, so their orders
+// are definitions, which the schedules in collectives/ must reproduce.
+
+// Recursive halving pairs ranks at distance n/2 first, then n/4, ..., 1, the lower rank's
+// partial on the left: w_r = x_r + x_{r+n/2}, then w_r + w_{r+n/4}, ... That is the butterfly
+// over the ranks in bit-reversed order.
+FoldTree halving_doubling_fold(int n) {
+  if (!std::has_single_bit(static_cast<unsigned>(n))) {
+    throw Error("halving_doubling order for group size " + std::to_string(n) +
+                ", expected a power of two");
+  }
+  const int bits = std::countr_zero(static_cast<unsigned>(n));
+  FoldTree tree;
+  std::vector<int> leaves;
+  for (int i = 0; i < n; ++i) {
+    int reversed = 0;
+    for (int b = 0; b < bits; ++b) reversed |= ((i >> b) & 1) << (bits - 1 - b);
+    leaves.push_back(tree.add_leaf(reversed));
+  }
+  add_butterfly(tree, leaves);
+  return tree;
+}
+
+// Position p of the reversed ring holds ring[(n - p) % n]: the same ring walked the other way.
+Ring reversed_ring(const Ring& ring) {
+  std::vector<int> ranks;
+  for (int p = 0; p < ring.size(); ++p) ranks.push_back(ring.rank_at(-p));
+  return Ring(ring.size(), ranks);
+}
+
+// Position p of the mirrored ring holds ring[n - 1 - p]: the second tree's root is a leaf of
+// the first (NCCL's double binary tree has the same aim).
+Ring mirrored_ring(const Ring& ring) {
+  std::vector<int> ranks;
+  for (int p = 0; p < ring.size(); ++p) ranks.push_back(ring.rank_at(ring.size() - 1 - p));
+  return Ring(ring.size(), ranks);
+}
+
+// Appends `second` (a plan over its own elements 0..) shifted to start at `offset`.
+void append_shifted(std::vector<ChunkFold>& plan, std::vector<ChunkFold> second,
+                    std::int64_t offset) {
+  for (ChunkFold& chunk : second) {
+    chunk.begin += offset;
+    chunk.end += offset;
+    plan.push_back(std::move(chunk));
+  }
+}
+
+std::vector<ChunkFold> bidirectional_ring_plan(const Ring& ring, std::int64_t count,
+                                               std::int64_t element_bytes,
+                                               std::int64_t chunk_bytes) {
+  const std::int64_t first = first_half_elements(count);
+  std::vector<ChunkFold> plan = nccl_ring_plan(ring, first, element_bytes, chunk_bytes);
+  append_shifted(plan, nccl_ring_plan(reversed_ring(ring), count - first, element_bytes,
+                                      chunk_bytes),
+                 first);
+  return plan;
+}
+
+std::vector<ChunkFold> double_binary_tree_plan(const Ring& ring, std::int64_t count) {
+  const std::int64_t first = first_half_elements(count);
+  std::vector<ChunkFold> plan;
+  add_chunk(plan, 0, first, count, binary_tree_fold(ring));
+  add_chunk(plan, first, count, count, binary_tree_fold(mirrored_ring(ring)));
+  return plan;
+}
+
+// Torus: the group is a row-major grid over `dims`. Dimensions are reduce-scattered last first:
+// along dimension j the current range is split evenly into dims[j] blocks (even_split_begin) and
+// block b is reduced as on an NCCL ring along the line, starting at coordinate b + 1 and ending
+// at b. An element in blocks (b_0, ..., b_{k-1}) therefore folds as
+//   T(prefix) = new_plus_acc over c_j in (b_j + 1, b_j + 2, ..., b_j) of T(prefix + c_j),
+// outermost dimension 0, with a leaf at a full coordinate.
+class TorusFold {
+ public:
+  explicit TorusFold(std::vector<int> dims) : dims_(std::move(dims)) {}
+
+  FoldTree fold(const std::vector<int>& blocks) {
+    FoldTree tree;
+    std::vector<int> coordinates;
+    add(tree, blocks, coordinates);
+    return tree;
+  }
+
+ private:
+  int add(FoldTree& tree, const std::vector<int>& blocks, std::vector<int>& coordinates) {
+    const std::size_t j = coordinates.size();
+    if (j == dims_.size()) {
+      int rank = 0;
+      for (std::size_t i = 0; i < dims_.size(); ++i) rank = rank * dims_[i] + coordinates[i];
+      return tree.add_leaf(rank);
+    }
+    const int size = dims_[j];
+    int acc = -1;
+    for (int k = 1; k <= size; ++k) {
+      coordinates.push_back(mod(blocks[j] + k, size));
+      const int partial = add(tree, blocks, coordinates);
+      coordinates.pop_back();
+      acc = acc < 0 ? partial : tree.add_op(partial, acc);
+    }
+    return acc;
+  }
+
+  std::vector<int> dims_;
+};
+
+void check_torus_dims(const std::vector<int>& dims, int n) {
+  std::int64_t product = 1;
+  for (int d : dims) {
+    if (d < 1) throw Error("torus order dims contain " + std::to_string(d) + ", expected >= 1");
+    product *= d;
+  }
+  if (dims.empty() || product != n) {
+    throw Error("torus order dims " + join(dims) + " for group size " + std::to_string(n) +
+                ", expected sizes whose product is the group size");
+  }
+}
+
+// Splits [begin, end) level by level (last dimension first) and adds each final block's fold.
+void add_torus_chunks(std::vector<ChunkFold>& plan, TorusFold& folds, const std::vector<int>& dims,
+                      std::vector<int>& blocks, int level, std::int64_t begin, std::int64_t end) {
+  if (level < 0) {
+    if (begin < end) plan.push_back(ChunkFold{begin, end, folds.fold(blocks)});
+    return;
+  }
+  const int parts = dims[static_cast<std::size_t>(level)];
+  for (int b = 0; b < parts; ++b) {
+    blocks[static_cast<std::size_t>(level)] = b;
+    add_torus_chunks(plan, folds, dims, blocks, level - 1,
+                     begin + even_split_begin(end - begin, parts, b),
+                     begin + even_split_begin(end - begin, parts, b + 1));
+  }
+}
+
+std::vector<ChunkFold> torus_plan(const std::vector<int>& dims, std::int64_t count) {
+  TorusFold folds(dims);
+  std::vector<int> blocks(dims.size(), 0);
+  std::vector<ChunkFold> plan;
+  add_torus_chunks(plan, folds, dims, blocks, static_cast<int>(dims.size()) - 1, 0, count);
+  return plan;
+}
+
+void check_no_reduce_scatter_order(ReductionAlgorithm algorithm) {
+  throw Error("reduction order " + std::string(reduction_algorithm_name(algorithm)) +
+              " has no reduce-scatter order (its folds differ within one block), expected an "
+              "algorithm whose blocks each have one fold");
+}
+
 // ---- Checks
 
 void check_group_size(int group_size) {
@@ -463,7 +615,9 @@ void check_group_size(int group_size) {
 }
 
 void check_parameters(const ReductionOrder& order, std::int64_t element_bytes) {
-  if (order.algorithm == ReductionAlgorithm::nccl_ring && order.nccl_chunk_bytes < element_bytes) {
+  const bool nccl_chunks = order.algorithm == ReductionAlgorithm::nccl_ring ||
+                           order.algorithm == ReductionAlgorithm::bidirectional_ring;
+  if (nccl_chunks && order.nccl_chunk_bytes < element_bytes) {
     throw Error("nccl_chunk_bytes " + std::to_string(order.nccl_chunk_bytes) +
                 ", expected at least one element (" + std::to_string(element_bytes) + " bytes)");
   }
@@ -512,6 +666,15 @@ std::vector<ChunkFold> ReductionOrder::all_reduce_plan(int group_size, std::int6
       return single_chunk(count, mpi_linear_fold(n));
     case ReductionAlgorithm::binary_tree:
       return single_chunk(count, binary_tree_fold(ring_order));
+    case ReductionAlgorithm::halving_doubling:
+      return single_chunk(count, halving_doubling_fold(n));
+    case ReductionAlgorithm::bidirectional_ring:
+      return bidirectional_ring_plan(ring_order, count, element_bytes, nccl_chunk_bytes);
+    case ReductionAlgorithm::double_binary_tree:
+      return double_binary_tree_plan(ring_order, count);
+    case ReductionAlgorithm::torus:
+      check_torus_dims(torus_dims, n);
+      return torus_plan(torus_dims, count);
   }
   throw Error("reduction algorithm " + std::to_string(static_cast<int>(algorithm)) +
               " is unknown, expected a ReductionAlgorithm value");
@@ -558,6 +721,12 @@ FoldTree ReductionOrder::reduce_scatter_fold(int group_size, int destination) co
       return mpi_linear_fold(n);
     case ReductionAlgorithm::binary_tree:
       return binary_tree_fold(ring_order);
+    case ReductionAlgorithm::halving_doubling:
+      return halving_doubling_fold(n);
+    case ReductionAlgorithm::bidirectional_ring:
+    case ReductionAlgorithm::double_binary_tree:
+    case ReductionAlgorithm::torus:
+      check_no_reduce_scatter_order(algorithm);
   }
   throw Error("reduction algorithm " + std::to_string(static_cast<int>(algorithm)) +
               " is unknown, expected a ReductionAlgorithm value");
@@ -566,6 +735,7 @@ FoldTree ReductionOrder::reduce_scatter_fold(int group_size, int destination) co
 std::string ReductionOrder::describe() const {
   std::vector<std::string> parameters;
   if (!ring.empty()) parameters.push_back("ring=" + join(ring));
+  if (!torus_dims.empty()) parameters.push_back("torus_dims=" + join(torus_dims));
   const ReductionOrder defaults;
   if (algorithm == ReductionAlgorithm::nccl_ring && nccl_chunk_bytes != defaults.nccl_chunk_bytes) {
     parameters.push_back("nccl_chunk_bytes=" + std::to_string(nccl_chunk_bytes));

@@ -71,6 +71,14 @@ enum class ReductionAlgorithm {
   mpi_rabenseifner,         // algorithm 6
   mpi_linear,               // algorithm 1 (basic linear)
   binary_tree,              // heap-ordered binary tree: node i = (x_i + sub(2i+1)) + sub(2i+2)
+  // The simulator's own algorithms (collectives/), with no real library behind them:
+  halving_doubling,    // recursive halving by distance n/2, n/4, ..., 1: a butterfly over bit-
+                       // reversed ranks; powers of two only
+  bidirectional_ring,  // first half of the elements as nccl_ring on `ring`, the rest on the
+                       // reversed ring (position p holds ring[(n - p) % n])
+  double_binary_tree,  // first half as binary_tree on `ring`, the rest on the reversed ring
+  torus,               // per dimension (last first): a ring reduce-scatter along each; see
+                       // reference/composite_orders.h
 };
 
 inline constexpr ReductionAlgorithm kAllReductionAlgorithms[] = {
@@ -79,11 +87,22 @@ inline constexpr ReductionAlgorithm kAllReductionAlgorithms[] = {
     ReductionAlgorithm::gloo_ring_chunked, ReductionAlgorithm::gloo_bcube,
     ReductionAlgorithm::mpi_ring,         ReductionAlgorithm::mpi_recursive_doubling,
     ReductionAlgorithm::mpi_rabenseifner, ReductionAlgorithm::mpi_linear,
-    ReductionAlgorithm::binary_tree,
+    ReductionAlgorithm::binary_tree,      ReductionAlgorithm::halving_doubling,
+    ReductionAlgorithm::bidirectional_ring, ReductionAlgorithm::double_binary_tree,
+    ReductionAlgorithm::torus,
 };
 
 std::string_view reduction_algorithm_name(ReductionAlgorithm algorithm);  // "nccl_ring", ...
 ReductionAlgorithm reduction_algorithm_from_name(std::string_view name);  // throws spmd::Error
+
+// The simulator's algorithms split element ranges evenly: part i of `length` elements cut into
+// `parts` starts at length * i / parts (floor), so part sizes differ by at most one.
+inline std::int64_t even_split_begin(std::int64_t length, int parts, int i) {
+  return length * i / parts;  // length * parts stays far below 2^63 for any real buffer
+}
+// The two-halves algorithms (bidirectional_ring, double_binary_tree) give the first
+// ceil(count / 2) elements to the first direction or tree.
+inline std::int64_t first_half_elements(std::int64_t count) { return (count + 1) / 2; }
 
 struct ReductionOrder {
   ReductionAlgorithm algorithm = ReductionAlgorithm::xla_cpu;
@@ -96,6 +115,8 @@ struct ReductionOrder {
   std::int64_t nccl_chunk_bytes = 2 * 1024 * 1024;
   // Gloo ring maxSegmentSize in bytes (1 MiB by default).
   std::int64_t gloo_max_segment_bytes = 1024 * 1024;
+  // torus: the group as a row-major grid (last dimension fastest); product == group size.
+  std::vector<int> torus_dims;
 
   // Whether bfloat16 sums are carried in float32 and rounded once at the end (XLA:CPU's
   // AllReducePromotion); otherwise every addition rounds to the element type.

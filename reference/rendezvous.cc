@@ -3,25 +3,9 @@
 #include <algorithm>
 
 #include "reference/collective_semantics.h"
+#include "reference/device_report.h"
 
 namespace spmd {
-namespace {
-
-// "devices 0-2,5" for a sorted list of device ids.
-std::string device_list(const std::vector<int>& devices) {
-  std::string s = devices.size() == 1 ? "device " : "devices ";
-  for (std::size_t i = 0; i < devices.size();) {
-    std::size_t j = i;
-    while (j + 1 < devices.size() && devices[j + 1] == devices[j] + 1) ++j;
-    if (i > 0) s += ",";
-    s += std::to_string(devices[i]);
-    if (j > i) s += "-" + std::to_string(devices[j]);
-    i = j + 1;
-  }
-  return s;
-}
-
-}  // namespace
 
 Rendezvous::Rendezvous(const Mesh& mesh, const ReductionOrder& order)
     : mesh_(mesh),
@@ -119,26 +103,9 @@ std::string Rendezvous::device_report(int device) const {
 }
 
 std::string Rendezvous::stuck_report() const {
-  // Devices with the same report are listed together, in order of their first device.
-  std::vector<std::pair<std::string, std::vector<int>>> by_report;
-  for (int d = 0; d < static_cast<int>(states_.size()); ++d) {
-    const std::string report = device_report(d);
-    auto it = std::find_if(by_report.begin(), by_report.end(),
-                           [&](const auto& entry) { return entry.first == report; });
-    if (it == by_report.end()) by_report.push_back({report, {d}});
-    else it->second.push_back(d);
-  }
-  std::string s;
-  for (std::size_t i = 0; i < by_report.size(); ++i) {
-    std::string report = by_report[i].first;
-    if (by_report[i].second.size() > 1) {  // "device 3 waits in ...; devices 0-2 wait in ..."
-      if (report.starts_with("waits ")) report.erase(4, 1);
-      else if (report == "runs") report = "run";
-    }
-    if (i > 0) s += "; ";
-    s += device_list(by_report[i].second) + " " + report;
-  }
-  return s;
+  std::vector<std::string> phrases;
+  for (int d = 0; d < static_cast<int>(states_.size()); ++d) phrases.push_back(device_report(d));
+  return grouped_device_report(phrases);
 }
 
 }  // namespace spmd

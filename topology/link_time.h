@@ -10,8 +10,10 @@
 
 namespace spmd::topology {
 
+__extension__ typedef __int128 WideInt;  // __extension__: GNU's 128-bit integer under -Wpedantic
+
 inline std::int64_t serialization_ps(std::int64_t bytes, std::int64_t bandwidth_bytes_per_s) {
-  const __int128 numerator = static_cast<__int128>(bytes) * 1'000'000'000'000;
+  const WideInt numerator = static_cast<WideInt>(bytes) * 1'000'000'000'000;
   return static_cast<std::int64_t>((numerator + bandwidth_bytes_per_s - 1) / bandwidth_bytes_per_s);
 }
 

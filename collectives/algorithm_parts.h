@@ -1,0 +1,33 @@
+#pragma once
+// Inside collectives/: each algorithm's three faces, defined in its own file (direct.cc, ring.cc,
+// bidirectional_ring.cc, halving_doubling.cc, binary_tree.cc, double_binary_tree.cc, torus.cc)
+// and dispatched by algorithm.cc.
+
+#include <cstdint>
+
+#include "collectives/algorithm.h"
+
+namespace spmd::collectives {
+
+struct AlgorithmParts {
+  // Whether the algorithm can run this shape (kind, rank count, torus dims, ...).
+  bool (*supports)(const CollectiveShape& shape);
+  // The schedule; called only when supports(shape).
+  Schedule (*build)(const CollectiveShape& shape);
+  // The order the reference folds in to give the schedule's bits (all_reduce, reduce_scatter).
+  ReductionOrder (*order)(const CollectiveShape& shape);
+  // The closed-form uncontended time: a formula over the algorithm's steps and message sizes,
+  // written from the algorithm's structure, not by walking the built schedule.
+  std::int64_t (*time_ps)(const CollectiveShape& shape, std::int64_t latency_ps,
+                          std::int64_t bandwidth_bytes_per_s);
+};
+
+const AlgorithmParts& direct_parts();
+const AlgorithmParts& ring_parts();
+const AlgorithmParts& bidirectional_ring_parts();
+const AlgorithmParts& halving_doubling_parts();
+const AlgorithmParts& binary_tree_parts();
+const AlgorithmParts& double_binary_tree_parts();
+const AlgorithmParts& torus_parts();
+
+}  // namespace spmd::collectives

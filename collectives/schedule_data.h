@@ -1,0 +1,26 @@
+#pragma once
+// Runs a schedule's data: what every rank holds after the schedule's transfers, bit for bit.
+//
+// The transfers are executed symbolically: a work buffer is a list of pieces, each naming the
+// expression its elements hold (an input range, the fill value, or op(lhs, rhs) of two earlier
+// pieces), so a copy moves a reference and a reduce records one operation. Only the results are
+// evaluated, tile by tile in cache, each operation exactly where and in the order the schedule
+// put it. The bits are those of carrying every message and adding as it arrives; the memory
+// traffic is that of one pass over the inputs.
+
+#include <span>
+#include <vector>
+
+#include "collectives/schedule.h"
+#include "reference/array.h"
+#include "reference/fold_reduce.h"
+
+namespace spmd::collectives {
+
+// `flat_inputs[r]` is rank r's input: a 1-D array of schedule.input_elements, all of one dtype.
+// Returns each rank's result, work[result_begin, result_end), as a 1-D array; ranks whose
+// results are the same expressions share one array. A bool sum is rejected, as in fold_reduce.
+std::vector<Array> run_schedule_data(const Schedule& schedule, std::span<const Array> flat_inputs,
+                                     ReduceOp op);
+
+}  // namespace spmd::collectives

@@ -1,0 +1,180 @@
+#include "sim/collective_plan.h"
+
+#include <algorithm>
+
+#include "collectives/schedule_data.h"
+#include "reference/collective_semantics.h"
+#include "reference/elementwise.h"
+#include "reference/error.h"
+#include "sim/collective_layout.h"
+
+namespace spmd::sim {
+namespace {
+
+using collectives::Algorithm;
+using collectives::CollectiveKind;
+
+// The group's ranks in the order the topology's ring visits their devices.
+std::vector<int> group_ring(const std::vector<int>& ring_order, const std::vector<int>& devices) {
+  std::vector<int> ring;
+  for (int device : ring_order) {
+    auto it = std::find(devices.begin(), devices.end(), device);
+    if (it != devices.end()) ring.push_back(static_cast<int>(it - devices.begin()));
+  }
+  return ring.size() == devices.size() ? ring : std::vector<int>{};
+}
+
+// The torus dims apply when the group is every device of the grid, in device order.
+std::vector<int> group_torus_dims(const std::vector<int>& torus_dims,
+                                  const std::vector<int>& devices) {
+  std::int64_t product = 1;
+  for (int d : torus_dims) product *= d;
+  if (torus_dims.empty() || product != static_cast<std::int64_t>(devices.size())) return {};
+  for (std::size_t r = 0; r < devices.size(); ++r) {
+    if (devices[r] != static_cast<int>(r)) return {};
+  }
+  return torus_dims;
+}
+
+ReduceOp reduce_op(const CollectiveCall& call, DType dtype) {
+  switch (call.op) {
+    case CollectiveOp::pmax: return ReduceOp::max;
+    case CollectiveOp::pmin: return ReduceOp::min;
+    case CollectiveOp::psum_scatter:
+      return dtype == DType::bool_ ? ReduceOp::max : ReduceOp::sum;  // XLA's add on PRED is OR
+    case CollectiveOp::psum:
+    case CollectiveOp::pmean: return ReduceOp::sum;
+    default: return ReduceOp::max;  // data movement only; max accepts every dtype
+  }
+}
+
+DType work_dtype(const CollectiveCall& call, DType dtype, ReduceOp op, Algorithm algorithm) {
+  const bool sums = (call.op == CollectiveOp::psum || call.op == CollectiveOp::pmean ||
+                     call.op == CollectiveOp::psum_scatter) &&
+                    op == ReduceOp::sum;
+  if (sums && dtype == DType::bool_) return DType::int32;
+  // XLA:CPU's AllReducePromotion: the direct algorithm folds in its order.
+  if (sums && dtype == DType::bfloat16 && algorithm == Algorithm::direct) return DType::float32;
+  return dtype;
+}
+
+Algorithm pick_algorithm(const collectives::CollectiveShape& shape, const AlgorithmChoice& choice,
+                         std::string& note) {
+  const std::optional<Algorithm> requested = choice.forced ? choice.forced : choice.for_kind;
+  if (requested && collectives::supports(*requested, shape)) return *requested;
+  const Algorithm automatic = collectives::choose_algorithm(shape, choice.topology_kind);
+  if (requested) {
+    note = std::string(collectives::algorithm_name(*requested)) + " cannot run " +
+           std::string(collectives::collective_kind_name(shape.kind)) + " over " +
+           std::to_string(shape.ranks) + " ranks; used " +
+           std::string(collectives::algorithm_name(automatic));
+  }
+  return automatic;
+}
+
+}  // namespace
+
+CollectivePlan plan_collective(const CollectiveCall& call, DType dtype, const Shape& shape,
+                               const std::vector<int>& devices, int axis_size,
+                               const AlgorithmChoice& choice) {
+  CollectivePlan plan;
+  const int n = static_cast<int>(devices.size());
+  std::int64_t elements = 1;
+  for (std::int64_t d : shape) elements *= d;
+  plan.input_dtype = dtype;
+  plan.axis_size = axis_size;
+  plan.op = reduce_op(call, dtype);
+  plan.shape.kind = collective_kind(call.op);
+  plan.shape.ranks = n;
+  plan.shape.elements = elements;
+  plan.shape.ring = group_ring(choice.ring_order, devices);
+  plan.shape.torus_dims = group_torus_dims(choice.torus_dims, devices);
+  plan.shape.pipeline_chunk_bytes = choice.pipeline_chunk_bytes;
+  if (plan.shape.kind == CollectiveKind::permute) {
+    plan.shape.permutation = permutation_pairs(call, n);
+  }
+  // The element width decides the algorithm only through sizes; pick it from the input type,
+  // then fix the work type (which depends on the algorithm) and its width.
+  plan.shape.element_bytes = static_cast<std::int64_t>(dtype_size_bytes(dtype));
+  plan.algorithm = pick_algorithm(plan.shape, choice, plan.algorithm_note);
+  plan.work_dtype = work_dtype(call, dtype, plan.op, plan.algorithm);
+  plan.shape.element_bytes = static_cast<std::int64_t>(dtype_size_bytes(plan.work_dtype));
+  return plan;
+}
+
+std::vector<Array> group_results(const CollectiveCall& call, const CollectivePlan& plan,
+                                 const collectives::Schedule& schedule,
+                                 const std::vector<Array>& inputs) {
+  const int n = plan.shape.ranks;
+  std::vector<Array> flat;
+  flat.reserve(inputs.size());
+  for (const Array& x : inputs) {
+    Array f = flat_input(call, x, n);
+    flat.push_back(f.dtype() == plan.work_dtype ? f : convert(f, plan.work_dtype));
+  }
+  std::vector<Array> flat_results = collectives::run_schedule_data(schedule, flat, plan.op);
+  std::vector<Array> results;
+  results.reserve(inputs.size());
+  for (std::size_t r = 0; r < inputs.size(); ++r) {
+    Array result = unflatten_result(call, flat_results[r], inputs[r], n);
+    const bool promoted_bf16 =
+        plan.work_dtype == DType::float32 && plan.input_dtype == DType::bfloat16;
+    if (promoted_bf16) result = convert(result, DType::bfloat16);  // one rounding at the end
+    if (call.op == CollectiveOp::pmean) result = pmean_from_sum(result, plan.axis_size);
+    // Members with the same result share one array (reductions): convert only once.
+    if (r > 0 && flat_results[r].shares_storage_with(flat_results[r - 1]) &&
+        results.back().dtype() == result.dtype()) {
+      results.push_back(results.back());
+      continue;
+    }
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+std::pair<DType, Shape> result_type(const CollectiveCall& call, DType dtype, const Shape& shape,
+                                    int n) {
+  Shape out = shape;
+  switch (call.op) {
+    case CollectiveOp::psum:
+      return {dtype == DType::bool_ ? DType::int32 : dtype, out};
+    case CollectiveOp::pmean:
+      return {is_floating(dtype) ? dtype : DType::float32, out};
+    case CollectiveOp::all_gather: {
+      const int rank = static_cast<int>(shape.size());
+      if (call.tiled) {
+        out[static_cast<std::size_t>(normalize_axis(call.axis, rank, "axis"))] *= n;
+      } else {
+        out.insert(out.begin() + normalize_axis(call.axis, rank + 1, "axis"), n);
+      }
+      return {dtype, out};
+    }
+    case CollectiveOp::psum_scatter: {
+      const int d = normalize_axis(call.axis, static_cast<int>(shape.size()), "scatter_dimension");
+      if (call.tiled) out[static_cast<std::size_t>(d)] /= n;
+      else out.erase(out.begin() + d);
+      return {dtype, out};
+    }
+    case CollectiveOp::all_to_all: {
+      const int rank = static_cast<int>(shape.size());
+      const int split = normalize_axis(call.split_axis, rank, "split_axis");
+      const int concat = normalize_axis(call.concat_axis, rank, "concat_axis");
+      if (call.tiled) {
+        out[static_cast<std::size_t>(split)] /= n;
+        out[static_cast<std::size_t>(concat)] *= n;
+      } else {
+        out.erase(out.begin() + split);
+        out.insert(out.begin() + concat, n);
+      }
+      return {dtype, out};
+    }
+    default: return {dtype, out};
+  }
+}
+
+Array zero_result(const CollectiveCall& call, const Array& input, int n) {
+  auto [dtype, shape] = result_type(call, input.dtype(), input.shape(), n);
+  return Array(dtype, shape);
+}
+
+}  // namespace spmd::sim

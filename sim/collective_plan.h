@@ -1,0 +1,56 @@
+#pragma once
+// How the simulator carries out one group's part of a collective call: the schedule's shape
+// (kind, element count and width, ring order, torus dims), the algorithm, the element type the
+// data moves in and the reduction op; then, from the group's inputs, every member's result.
+// The conversions are JAX's and XLA's: psum of bool sums int32, psum_scatter of bool is an OR
+// (max), pmean is psum * RN(1/n), and under the direct algorithm (XLA:CPU's order) bfloat16 sums
+// are carried in float32 and rounded once.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/algorithm.h"
+#include "reference/array.h"
+#include "reference/collective_call.h"
+#include "reference/fold_reduce.h"
+
+namespace spmd::sim {
+
+// What the machine decides for every collective: the topology's facts and the algorithm rules.
+struct AlgorithmChoice {
+  std::string topology_kind;                      // "ring", "torus", ...
+  std::vector<int> ring_order;                    // the topology's ring, by device id
+  std::vector<int> torus_dims;                    // the topology's grid, by device id
+  std::int64_t pipeline_chunk_bytes = 2 * 1024 * 1024;
+  std::optional<collectives::Algorithm> forced;   // per call, else per machine (CLI --algorithm)
+  std::optional<collectives::Algorithm> for_kind; // the machine file's choice for this kind
+};
+
+struct CollectivePlan {
+  collectives::CollectiveShape shape;
+  collectives::Algorithm algorithm = collectives::Algorithm::direct;
+  std::string algorithm_note;  // why the requested algorithm was not used, if it was not
+  DType input_dtype = DType::float32;
+  DType work_dtype = DType::float32;  // the type the schedule's data moves in
+  ReduceOp op = ReduceOp::sum;
+  int axis_size = 1;  // pmean's n (JAX's _axis_size)
+};
+
+// The plan for one group (`devices`, in rank order) of `call` on inputs of `dtype` / `shape`.
+CollectivePlan plan_collective(const CollectiveCall& call, DType dtype, const Shape& shape,
+                               const std::vector<int>& devices, int axis_size,
+                               const AlgorithmChoice& choice);
+
+// Every member's result, by executing `schedule` (built from plan.shape) on the group's inputs.
+std::vector<Array> group_results(const CollectiveCall& call, const CollectivePlan& plan,
+                                 const collectives::Schedule& schedule,
+                                 const std::vector<Array>& inputs);
+
+// The result each member would get, as zeros: cost-only runs move no data.
+Array zero_result(const CollectiveCall& call, const Array& input, int group_size);
+// The result's dtype and shape without any data.
+std::pair<DType, Shape> result_type(const CollectiveCall& call, DType dtype, const Shape& shape,
+                                    int group_size);
+
+}  // namespace spmd::sim

@@ -1,0 +1,64 @@
+#pragma once
+// What a simulated run cost: one record per collective call (op, axes, dtype, bytes, algorithm,
+// start and end in virtual time, algbw and busbw as nccl-tests defines them) and, per device,
+// the memory in use over time and its peak.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/memory_ledger.h"
+
+namespace spmd::sim {
+
+struct CollectiveRecord {
+  int index = 0;             // the program's k-th collective
+  std::string op;            // "psum", "all_gather", ...
+  std::string call;          // "psum('i')", the whole call
+  std::string axes;          // "'i'" or "('x', 'y')"
+  std::string dtype;
+  std::string shape;         // the input's shape, "[1024,1024]"
+  // nccl-tests' S: the input per rank for all-reduce, reduce-scatter, all-to-all and
+  // permutes; the gathered output for all-gather.
+  std::int64_t bytes = 0;
+  std::string algorithm;       // "ring", "direct", ...
+  std::string algorithm_note;  // why a requested algorithm was not used
+  int groups = 1;
+  int group_size = 1;
+  bool with_data = true;       // false: cost only
+  std::int64_t start_ps = 0;
+  std::int64_t end_ps = 0;
+  double algbw_bytes_per_s = 0;  // S / t
+  double busbw_bytes_per_s = 0;  // algbw * the op's factor (2(n-1)/n for all-reduce, ...)
+};
+
+// Local work charged to a device (Context::charge_compute).
+struct ComputeSpan {
+  int device = 0;
+  std::int64_t start_ps = 0;
+  std::int64_t end_ps = 0;
+  double flops = 0;
+  std::int64_t bytes = 0;
+};
+
+struct DeviceMemory {
+  std::int64_t peak_bytes = 0;
+  std::vector<MemoryPoint> timeline;
+};
+
+struct CostLog {
+  std::vector<CollectiveRecord> collectives;
+  std::vector<DeviceMemory> memory;       // per device
+  std::vector<std::int64_t> compute_ps;   // per device: time charged to local compute
+  std::vector<ComputeSpan> compute_spans; // in the order they were charged
+  std::vector<std::int64_t> device_end_ps;  // per device: its clock when it finished
+  std::int64_t end_ps = 0;                // when the last device finished
+  std::uint64_t link_transfers = 0;       // messages carried over links
+};
+
+// nccl-tests' bus bandwidth factor for an op over n ranks (doc/PERFORMANCE.md).
+double bus_bandwidth_factor(const std::string& op, int n);
+// Fills algbw and busbw from bytes, start and end (zero for a collective that took no time).
+void set_bandwidths(CollectiveRecord& record);
+
+}  // namespace spmd::sim

@@ -1,0 +1,42 @@
+#pragma once
+// The links as a run goes: when each directed link is next free (one FIFO per direction, served
+// in request order), the routes between device pairs (asked for once, then remembered), and how
+// many messages crossed links.
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "topology/topology.h"
+
+namespace spmd::sim {
+
+struct RouteTiming {
+  std::vector<int> links;
+  std::int64_t latency_ps = 0;                // sum over the route
+  std::int64_t bandwidth_bytes_per_s = 0;     // the slowest link's
+};
+
+class LinkState {
+ public:
+  explicit LinkState(const topology::Topology& topology);
+
+  const RouteTiming& route(int from, int to);
+
+  // Sends `bytes` from `from` to `to` no earlier than `ready_ps`: waits until every link of the
+  // route is free, holds them all for the serialization time (cut-through; topology/link_time.h)
+  // and returns the arrival time.
+  std::int64_t send(int from, int to, std::int64_t bytes, std::int64_t ready_ps);
+
+  std::uint64_t transfers() const { return transfers_; }
+  std::int64_t busy_until_ps(int link) const { return free_at_ps_[static_cast<std::size_t>(link)]; }
+
+ private:
+  const topology::Topology& topology_;
+  std::vector<std::int64_t> free_at_ps_;
+  // Looked up by key only, never iterated, so its order cannot reach any output.
+  std::unordered_map<std::uint64_t, RouteTiming> routes_;
+  std::uint64_t transfers_ = 0;
+};
+
+}  // namespace spmd::sim

@@ -1,0 +1,77 @@
+#pragma once
+// The simulator as a backend: pmap / shard_map programs run on a modeled machine's N virtual
+// devices, one Boost.Fiber fiber each on the calling thread, under a virtual clock in integer
+// picoseconds. Collectives are carried out by their algorithm's schedule over the topology's
+// links, so they give the reference's bits (folded in that algorithm's order) and take modeled
+// time; the run leaves a cost log (per collective: algorithm, bytes, times, algbw, busbw; per
+// device: memory over time and its peak; compute time).
+//
+// Same inputs, same machine, same options: same results and the same cost log, on any machine.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/algorithm.h"
+#include "reference/backend.h"
+#include "sim/cost_log.h"
+#include "sim/machine_spec.h"
+
+namespace spmd::sim {
+
+struct SimOptions {
+  // Collectives move no data and return zeros of the right type: only time and memory.
+  bool cost_only = false;
+  // Every collective uses this algorithm where it can (otherwise the automatic choice, noted in
+  // the cost log); the machine file's per-op choices apply when unset.
+  std::optional<collectives::Algorithm> algorithm;
+  // Each device fiber's stack; 0 picks 256 KiB, or 64 KiB above 4096 devices.
+  std::size_t fiber_stack_bytes = 0;
+};
+
+class Machine : public Backend {
+ public:
+  explicit Machine(MachineSpec spec, SimOptions options = {});
+  ~Machine() override;
+
+  std::string name() const override { return "sim"; }
+  int device_count() const override { return spec_.devices; }
+  std::vector<Values> run(const Mesh& mesh, const std::vector<Values>& inputs,
+                          const DeviceFunction& function, bool check_vma) override;
+
+  const MachineSpec& spec() const { return spec_; }
+  const topology::Topology& topology() const { return *topology_; }
+  const SimOptions& options() const { return options_; }
+  void set_options(SimOptions options) { options_ = std::move(options); }
+  // The cost log of the last run (also of a run that ended with an error, up to the error).
+  const CostLog& cost_log() const { return cost_log_; }
+
+  // The schedule for `algorithm` on `shape`, built once and then reused.
+  std::shared_ptr<const collectives::Schedule> schedule(collectives::Algorithm algorithm,
+                                                        const collectives::CollectiveShape& shape);
+
+ private:
+  MachineSpec spec_;
+  SimOptions options_;
+  std::unique_ptr<topology::Topology> topology_;
+  CostLog cost_log_;
+  struct ScheduleCache;
+  std::unique_ptr<ScheduleCache> schedules_;
+};
+
+// Inside a device function on the simulator: the collectives issued while it lives use
+// `algorithm` where they can. Elsewhere it does nothing.
+class ScopedAlgorithm {
+ public:
+  ScopedAlgorithm(Context& context, collectives::Algorithm algorithm);
+  ~ScopedAlgorithm();
+  ScopedAlgorithm(const ScopedAlgorithm&) = delete;
+  ScopedAlgorithm& operator=(const ScopedAlgorithm&) = delete;
+
+ private:
+  Context& context_;
+  std::optional<collectives::Algorithm> previous_;
+};
+
+}  // namespace spmd::sim

@@ -1,0 +1,48 @@
+#include "sim/memory_ledger.h"
+
+#include <cassert>
+
+#include "reference/error.h"
+#include "sim/sim_errors.h"
+
+namespace spmd::sim {
+
+MemoryLedger::MemoryLedger(int devices, std::int64_t capacity_bytes)
+    : capacity_bytes_(capacity_bytes),
+      in_use_(static_cast<std::size_t>(devices), 0),
+      peak_(static_cast<std::size_t>(devices), 0),
+      timelines_(static_cast<std::size_t>(devices)) {}
+
+void MemoryLedger::allocate(int device, std::int64_t bytes, std::int64_t time_ps,
+                            const std::string& what) {
+  const auto d = static_cast<std::size_t>(device);
+  if (in_use_[d] + bytes > capacity_bytes_) {
+    throw OutOfMemoryError("out of memory on device " + std::to_string(device) + " at t=" +
+                           std::to_string(time_ps) + " ps in " + what + ": requested " +
+                           std::to_string(bytes) + " bytes with " + std::to_string(in_use_[d]) +
+                           " in use of a capacity of " + std::to_string(capacity_bytes_) +
+                           " bytes");
+  }
+  in_use_[d] += bytes;
+  if (in_use_[d] > peak_[d]) peak_[d] = in_use_[d];
+  record(device, time_ps);
+}
+
+void MemoryLedger::release(int device, std::int64_t bytes, std::int64_t time_ps) {
+  const auto d = static_cast<std::size_t>(device);
+  assert(bytes <= in_use_[d]);
+  in_use_[d] -= bytes;
+  record(device, time_ps);
+}
+
+void MemoryLedger::record(int device, std::int64_t time_ps) {
+  auto& timeline = timelines_[static_cast<std::size_t>(device)];
+  const std::int64_t bytes = in_use_[static_cast<std::size_t>(device)];
+  if (!timeline.empty() && timeline.back().time_ps == time_ps) {
+    timeline.back().bytes_in_use = bytes;
+  } else {
+    timeline.push_back({time_ps, bytes});
+  }
+}
+
+}  // namespace spmd::sim

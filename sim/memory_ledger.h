@@ -1,0 +1,44 @@
+#pragma once
+// What each device holds in memory over virtual time: every buffer a program or a collective
+// holds (inputs, work buffers, received chunks, outputs), the bytes in use, the peak, and a
+// timeline. Going over capacity raises an out-of-memory error naming the device, the operation,
+// the bytes requested, the bytes in use and the capacity.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace spmd::sim {
+
+struct MemoryPoint {
+  std::int64_t time_ps = 0;
+  std::int64_t bytes_in_use = 0;
+};
+
+class MemoryLedger {
+ public:
+  MemoryLedger(int devices, std::int64_t capacity_bytes);
+
+  // Adds `bytes` to the device's use at `time_ps`; throws spmd::OutOfMemoryError if that passes
+  // the capacity. `what` names the operation ("psum('i') work buffer").
+  void allocate(int device, std::int64_t bytes, std::int64_t time_ps, const std::string& what);
+  void release(int device, std::int64_t bytes, std::int64_t time_ps);
+
+  std::int64_t capacity_bytes() const { return capacity_bytes_; }
+  std::int64_t in_use_bytes(int device) const { return in_use_[static_cast<std::size_t>(device)]; }
+  std::int64_t peak_bytes(int device) const { return peak_[static_cast<std::size_t>(device)]; }
+  // Bytes in use after each change, in time order (one point per time: the last change wins).
+  const std::vector<MemoryPoint>& timeline(int device) const {
+    return timelines_[static_cast<std::size_t>(device)];
+  }
+
+ private:
+  void record(int device, std::int64_t time_ps);
+
+  std::int64_t capacity_bytes_;
+  std::vector<std::int64_t> in_use_;
+  std::vector<std::int64_t> peak_;
+  std::vector<std::vector<MemoryPoint>> timelines_;
+};
+
+}  // namespace spmd::sim

@@ -1,0 +1,81 @@
+#include "sim/schedule_run.h"
+
+#include <algorithm>
+
+namespace spmd::sim {
+namespace {
+
+class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
+ public:
+  ScheduleRun(ScheduleRunSetup setup, EventQueue& events, LinkState& links, MemoryLedger& memory,
+              ScheduleDone done)
+      : setup_(std::move(setup)),
+        schedule_(*setup_.schedule),
+        events_(events),
+        links_(links),
+        memory_(memory),
+        done_(std::move(done)) {}
+
+  void start() {
+    try {
+      hold_buffers();
+    } catch (...) {
+      release_buffers();
+      done_(std::current_exception());
+      return;
+    }
+    run_step(0);
+  }
+
+ private:
+  // Every rank holds its work buffer and room for the most it receives in one step.
+  void hold_buffers() {
+    const std::int64_t per_rank =
+        (schedule_.work_elements + schedule_.max_received_elements_per_step()) *
+        setup_.element_bytes;
+    for (int device : setup_.devices) {
+      memory_.allocate(device, per_rank, events_.now_ps(), setup_.what + " buffers");
+      held_.push_back({device, per_rank});
+    }
+  }
+
+  void release_buffers() {
+    for (auto [device, bytes] : held_) memory_.release(device, bytes, events_.now_ps());
+    held_.clear();
+  }
+
+  void run_step(std::size_t index) {
+    if (index == schedule_.steps.size()) {
+      release_buffers();
+      done_(nullptr);
+      return;
+    }
+    const std::int64_t now = events_.now_ps();
+    std::int64_t end = now;
+    for (const collectives::Transfer& t : schedule_.steps[index].transfers) {
+      const int from = setup_.devices[static_cast<std::size_t>(t.source)];
+      const int to = setup_.devices[static_cast<std::size_t>(t.destination)];
+      end = std::max(end, links_.send(from, to, t.elements() * setup_.element_bytes, now));
+    }
+    events_.schedule(end, [self = shared_from_this(), index] { self->run_step(index + 1); });
+  }
+
+  ScheduleRunSetup setup_;
+  const collectives::Schedule& schedule_;
+  EventQueue& events_;
+  LinkState& links_;
+  MemoryLedger& memory_;
+  ScheduleDone done_;
+  std::vector<std::pair<int, std::int64_t>> held_;
+};
+
+}  // namespace
+
+void start_schedule_run(ScheduleRunSetup setup, std::int64_t start_ps, EventQueue& events,
+                        LinkState& links, MemoryLedger& memory, ScheduleDone done) {
+  auto run = std::make_shared<ScheduleRun>(std::move(setup), events, links, memory,
+                                           std::move(done));
+  events.schedule(start_ps, [run] { run->start(); });
+}
+
+}  // namespace spmd::sim

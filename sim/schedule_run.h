@@ -1,0 +1,38 @@
+#pragma once
+// One group's collective carried out over the links, in virtual time: the schedule's steps run
+// one after another; each step's transfers leave when the step starts, queue on the links of
+// their routes (sim/link_state.h) and the step ends at its last arrival. The group's work and
+// receive buffers are held in the memory ledger for the whole run. The data itself is computed
+// by collectives::run_schedule_data from the same schedule; only time and memory are modeled
+// here.
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/schedule.h"
+#include "sim/event_queue.h"
+#include "sim/link_state.h"
+#include "sim/memory_ledger.h"
+
+namespace spmd::sim {
+
+struct ScheduleRunSetup {
+  std::shared_ptr<const collectives::Schedule> schedule;
+  std::vector<int> devices;  // group rank -> device id
+  std::int64_t element_bytes = 4;
+  std::string what;          // "psum('i')", for memory errors
+};
+
+// Called at the virtual time the last step ends, or with the error that stopped the run (an
+// out-of-memory error when the buffers do not fit).
+using ScheduleDone = std::function<void(std::exception_ptr error)>;
+
+// Schedules the run's first step at `start_ps` (>= events.now_ps()).
+void start_schedule_run(ScheduleRunSetup setup, std::int64_t start_ps, EventQueue& events,
+                        LinkState& links, MemoryLedger& memory, ScheduleDone done);
+
+}  // namespace spmd::sim
