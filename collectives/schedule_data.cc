@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <type_traits>
 
@@ -255,10 +256,14 @@ class Evaluator {
   std::size_t row_capacity_ = 0;
 };
 
-bool same_pieces(const std::vector<Piece>& a, const std::vector<Piece>& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Piece& x, const Piece& y) {
-    return x.expr == y.expr && x.offset == y.offset && x.length == y.length;
-  });
+// Identifies a result by its pieces, so ranks holding the same expressions share one array.
+using PiecesKey = std::vector<std::tuple<const Expr*, std::int64_t, std::int64_t>>;
+
+PiecesKey key_of(const std::vector<Piece>& pieces) {
+  PiecesKey key;
+  key.reserve(pieces.size());
+  for (const Piece& p : pieces) key.emplace_back(p.expr.get(), p.offset, p.length);
+  return key;
 }
 
 template <class T, class Combine>
@@ -267,11 +272,11 @@ std::vector<Array> evaluate_results(const std::vector<std::vector<Piece>>& resul
                                     T fill) {
   Evaluator<T, Combine> evaluator(inputs, combine, fill);
   std::vector<Array> arrays;
+  std::map<PiecesKey, std::size_t> first_with;  // pointer keys: looked up, never iterated
   for (std::size_t r = 0; r < results.size(); ++r) {
-    auto same = std::find_if(results.begin(), results.begin() + static_cast<std::ptrdiff_t>(r),
-                             [&](const auto& earlier) { return same_pieces(earlier, results[r]); });
-    if (same != results.begin() + static_cast<std::ptrdiff_t>(r)) {
-      arrays.push_back(arrays[static_cast<std::size_t>(same - results.begin())]);
+    auto [it, inserted] = first_with.emplace(key_of(results[r]), r);
+    if (!inserted) {
+      arrays.push_back(arrays[it->second]);
       continue;
     }
     std::int64_t length = 0;

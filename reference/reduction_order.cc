@@ -564,16 +564,15 @@ class TorusFold {
   std::vector<int> dims_;
 };
 
-void check_torus_dims(const std::vector<int>& dims, int n) {
+// The torus order applies when its dims cover the group exactly; otherwise the simulator runs
+// the all-reduce as a ring, and so does this order.
+bool torus_dims_fit(const std::vector<int>& dims, int n) {
   std::int64_t product = 1;
   for (int d : dims) {
-    if (d < 1) throw Error("torus order dims contain " + std::to_string(d) + ", expected >= 1");
+    if (d < 1) return false;
     product *= d;
   }
-  if (dims.empty() || product != n) {
-    throw Error("torus order dims " + join(dims) + " for group size " + std::to_string(n) +
-                ", expected sizes whose product is the group size");
-  }
+  return !dims.empty() && product == n;
 }
 
 // Splits [begin, end) level by level (last dimension first) and adds each final block's fold.
@@ -600,11 +599,6 @@ std::vector<ChunkFold> torus_plan(const std::vector<int>& dims, std::int64_t cou
   return plan;
 }
 
-void check_no_reduce_scatter_order(ReductionAlgorithm algorithm) {
-  throw Error("reduction order " + std::string(reduction_algorithm_name(algorithm)) +
-              " has no reduce-scatter order (its folds differ within one block), expected an "
-              "algorithm whose blocks each have one fold");
-}
 
 // ---- Checks
 
@@ -667,13 +661,18 @@ std::vector<ChunkFold> ReductionOrder::all_reduce_plan(int group_size, std::int6
     case ReductionAlgorithm::binary_tree:
       return single_chunk(count, binary_tree_fold(ring_order));
     case ReductionAlgorithm::halving_doubling:
+      if (!std::has_single_bit(static_cast<unsigned>(n))) {
+        return nccl_ring_plan(ring_order, count, element_bytes, nccl_chunk_bytes);
+      }
       return single_chunk(count, halving_doubling_fold(n));
     case ReductionAlgorithm::bidirectional_ring:
       return bidirectional_ring_plan(ring_order, count, element_bytes, nccl_chunk_bytes);
     case ReductionAlgorithm::double_binary_tree:
       return double_binary_tree_plan(ring_order, count);
     case ReductionAlgorithm::torus:
-      check_torus_dims(torus_dims, n);
+      if (!torus_dims_fit(torus_dims, n)) {
+        return nccl_ring_plan(ring_order, count, element_bytes, nccl_chunk_bytes);
+      }
       return torus_plan(torus_dims, count);
   }
   throw Error("reduction algorithm " + std::to_string(static_cast<int>(algorithm)) +
@@ -719,14 +718,16 @@ FoldTree ReductionOrder::reduce_scatter_fold(int group_size, int destination) co
       return mpi_recursive_doubling_fold(n);
     case ReductionAlgorithm::mpi_linear:
       return mpi_linear_fold(n);
-    case ReductionAlgorithm::binary_tree:
-      return binary_tree_fold(ring_order);
     case ReductionAlgorithm::halving_doubling:
-      return halving_doubling_fold(n);
+      if (std::has_single_bit(static_cast<unsigned>(n))) return halving_doubling_fold(n);
+      return nccl_ring_chunk_fold(ring_order, ring_order.position_of(d));
+    // The simulator runs these reduce-scatters as a ring (collectives/: a tree or a two-way ring
+    // has no per-block fold).
+    case ReductionAlgorithm::binary_tree:
     case ReductionAlgorithm::bidirectional_ring:
     case ReductionAlgorithm::double_binary_tree:
     case ReductionAlgorithm::torus:
-      check_no_reduce_scatter_order(algorithm);
+      return nccl_ring_chunk_fold(ring_order, ring_order.position_of(d));
   }
   throw Error("reduction algorithm " + std::to_string(static_cast<int>(algorithm)) +
               " is unknown, expected a ReductionAlgorithm value");

@@ -71,14 +71,18 @@ enum class ReductionAlgorithm {
   mpi_rabenseifner,         // algorithm 6
   mpi_linear,               // algorithm 1 (basic linear)
   binary_tree,              // heap-ordered binary tree: node i = (x_i + sub(2i+1)) + sub(2i+2)
-  // The simulator's own algorithms (collectives/), with no real library behind them:
+  // The simulator's own algorithms (collectives/), with no real library behind them. Where the
+  // simulator cannot run one (halving_doubling over a group that is not a power of two, torus
+  // whose dims do not cover the group, reduce-scatter by a tree or a two-way ring) it runs a
+  // ring instead, and these orders fold as nccl_ring there too.
   halving_doubling,    // recursive halving by distance n/2, n/4, ..., 1: a butterfly over bit-
-                       // reversed ranks; powers of two only
+                       // reversed ranks
   bidirectional_ring,  // first half of the elements as nccl_ring on `ring`, the rest on the
                        // reversed ring (position p holds ring[(n - p) % n])
-  double_binary_tree,  // first half as binary_tree on `ring`, the rest on the reversed ring
-  torus,               // per dimension (last first): a ring reduce-scatter along each; see
-                       // reference/composite_orders.h
+  double_binary_tree,  // first half as binary_tree on `ring`, the rest on the mirrored ring
+                       // (position p holds ring[n - 1 - p])
+  torus,               // per dimension of torus_dims (last first): a ring reduce-scatter along
+                       // each, then all-gathers back; see TorusFold in reduction_order.cc
 };
 
 inline constexpr ReductionAlgorithm kAllReductionAlgorithms[] = {
@@ -130,8 +134,9 @@ struct ReductionOrder {
 
   // Reduce-scatter: the fold that produces the block owned by group rank `destination`. Rings
   // (nccl_ring, gloo_ring, gloo_ring_chunked, mpi_ring) use the fold of their chunk that ends at
-  // `destination`; the other algorithms use their all-reduce fold for every block (a model
-  // choice for most of them, see reduction_order.cc).
+  // `destination`; the simulator's trees, two-way ring and torus use nccl_ring's; the other
+  // algorithms use their all-reduce fold for every block (a model choice for most of them, see
+  // reduction_order.cc).
   FoldTree reduce_scatter_fold(int group_size, int destination) const;
 
   std::string describe() const;  // "nccl_ring(ring=0,2,1,3)"

@@ -61,15 +61,17 @@ DType work_dtype(const CollectiveCall& call, DType dtype, ReduceOp op, Algorithm
 Algorithm pick_algorithm(const collectives::CollectiveShape& shape, const AlgorithmChoice& choice,
                          std::string& note) {
   const std::optional<Algorithm> requested = choice.forced ? choice.forced : choice.for_kind;
-  if (requested && collectives::supports(*requested, shape)) return *requested;
-  const Algorithm automatic = collectives::choose_algorithm(shape, choice.topology_kind);
-  if (requested) {
-    note = std::string(collectives::algorithm_name(*requested)) + " cannot run " +
-           std::string(collectives::collective_kind_name(shape.kind)) + " over " +
-           std::to_string(shape.ranks) + " ranks; used " +
-           std::string(collectives::algorithm_name(automatic));
-  }
-  return automatic;
+  if (!requested) return collectives::choose_algorithm(shape, choice.topology_kind);
+  if (collectives::supports(*requested, shape)) return *requested;
+  // A ring where the requested algorithm cannot run; the reference orders of the simulator's
+  // algorithms fold as nccl_ring there too (reference/reduction_order.h).
+  const Algorithm instead =
+      collectives::supports(Algorithm::ring, shape) ? Algorithm::ring : Algorithm::direct;
+  note = std::string(collectives::algorithm_name(*requested)) + " cannot run " +
+         std::string(collectives::collective_kind_name(shape.kind)) + " over " +
+         std::to_string(shape.ranks) + " ranks; used " +
+         std::string(collectives::algorithm_name(instead));
+  return instead;
 }
 
 }  // namespace
@@ -87,7 +89,7 @@ CollectivePlan plan_collective(const CollectiveCall& call, DType dtype, const Sh
   plan.shape.kind = collective_kind(call.op);
   plan.shape.ranks = n;
   plan.shape.elements = elements;
-  plan.shape.ring = group_ring(choice.ring_order, devices);
+  if (!choice.ring_by_rank) plan.shape.ring = group_ring(choice.ring_order, devices);
   plan.shape.torus_dims = group_torus_dims(choice.torus_dims, devices);
   plan.shape.pipeline_chunk_bytes = choice.pipeline_chunk_bytes;
   if (plan.shape.kind == CollectiveKind::permute) {

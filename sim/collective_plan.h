@@ -18,9 +18,12 @@
 namespace spmd::sim {
 
 // What the machine decides for every collective: the topology's facts and the algorithm rules.
+// A requested algorithm that cannot run a collective gives way to a ring (or direct, for
+// permutes), with a note in the cost log.
 struct AlgorithmChoice {
   std::string topology_kind;                      // "ring", "torus", ...
   std::vector<int> ring_order;                    // the topology's ring, by device id
+  bool ring_by_rank = false;  // rings and trees follow group rank order, not the topology's
   std::vector<int> torus_dims;                    // the topology's grid, by device id
   std::int64_t pipeline_chunk_bytes = 2 * 1024 * 1024;
   std::optional<collectives::Algorithm> forced;   // per call, else per machine (CLI --algorithm)

@@ -26,6 +26,9 @@ struct SimOptions {
   // Every collective uses this algorithm where it can (otherwise the automatic choice, noted in
   // the cost log); the machine file's per-op choices apply when unset.
   std::optional<collectives::Algorithm> algorithm;
+  // Rings and trees follow each group's rank order instead of the topology's ring (so that the
+  // reference, folding with the default ring, gives the same bits; `spmdsim conform` uses it).
+  bool ring_by_rank = false;
   // Each device fiber's stack; 0 picks 256 KiB, or 64 KiB above 4096 devices.
   std::size_t fiber_stack_bytes = 0;
 };

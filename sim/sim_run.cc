@@ -72,7 +72,8 @@ SimRun::SimRun(Machine& machine, const Mesh& mesh, bool check_vma)
       check_vma_(check_vma),
       device_count_(mesh.device_count()),
       links_(machine.topology()),
-      memory_(machine.topology().device_count(), machine.spec().memory_bytes) {
+      memory_(machine.topology().device_count(), machine.spec().memory_bytes),
+      choice_(base_choice(machine)) {
   for (int d = 0; d < device_count_; ++d) devices_.push_back(std::make_unique<Device>());
 }
 
@@ -220,19 +221,25 @@ void SimRun::try_start_group(int index, Slot& slot, int group) {
   events_.schedule(start_ps, [this, index, group] { start_group(index, group); });
 }
 
-AlgorithmChoice SimRun::algorithm_choice(collectives::CollectiveKind kind,
-                                         std::optional<Algorithm> forced) const {
-  const topology::Topology& topology = machine_.topology();
+AlgorithmChoice SimRun::base_choice(const Machine& machine) {
+  const topology::Topology& topology = machine.topology();
   AlgorithmChoice choice;
   choice.topology_kind = std::string(topology.kind());
   choice.ring_order = topology.ring_order();
+  choice.ring_by_rank = machine.options().ring_by_rank;
   choice.torus_dims = topology.dims();
-  choice.pipeline_chunk_bytes = machine_.spec().pipeline_chunk_bytes;
-  choice.forced = forced ? forced : machine_.options().algorithm;
+  choice.pipeline_chunk_bytes = machine.spec().pipeline_chunk_bytes;
+  choice.forced = machine.options().algorithm;
+  return choice;
+}
+
+const AlgorithmChoice& SimRun::algorithm_choice(collectives::CollectiveKind kind,
+                                                std::optional<Algorithm> forced) {
+  choice_.forced = forced ? forced : machine_.options().algorithm;
   const auto& by_kind = machine_.spec().algorithms;
   auto it = by_kind.find(std::string(collectives::collective_kind_name(kind)));
-  if (it != by_kind.end()) choice.for_kind = it->second;
-  return choice;
+  choice_.for_kind = it != by_kind.end() ? std::optional<Algorithm>(it->second) : std::nullopt;
+  return choice_;
 }
 
 void SimRun::start_group(int index, int group) {
@@ -240,8 +247,7 @@ void SimRun::start_group(int index, int group) {
   const std::vector<int>& members = slot.groups[static_cast<std::size_t>(group)];
   const Arrival& first = slot.arrivals.at(members.front());
   const int n = static_cast<int>(members.size());
-  const AlgorithmChoice choice =
-      algorithm_choice(collective_kind(first.call.op), first.algorithm);
+  const AlgorithmChoice& choice = algorithm_choice(collective_kind(first.call.op), first.algorithm);
   const CollectivePlan plan =
       plan_collective(first.call, first.dtype, first.shape, members, slot.axis_size, choice);
   std::shared_ptr<const collectives::Schedule> schedule =

@@ -84,8 +84,9 @@ class SimRun {
   void abort(std::string message);
   std::string device_phrase(int device) const;
   std::string stuck_report() const;
-  AlgorithmChoice algorithm_choice(collectives::CollectiveKind kind,
-                                   std::optional<collectives::Algorithm> forced) const;
+  static AlgorithmChoice base_choice(const Machine& machine);
+  const AlgorithmChoice& algorithm_choice(collectives::CollectiveKind kind,
+                                          std::optional<collectives::Algorithm> forced);
 
   Machine& machine_;
   const Mesh& mesh_;
@@ -94,6 +95,7 @@ class SimRun {
   EventQueue events_;
   LinkState links_;
   MemoryLedger memory_;
+  AlgorithmChoice choice_;  // the topology's part computed once per run
   CostLog log_;
   std::vector<std::unique_ptr<Device>> devices_;
   std::map<int, std::unique_ptr<Slot>> slots_;  // by collective index

@@ -184,7 +184,7 @@ Int128 to_int128(const std::string& digits) {
 // ---------------------------------------------------------------------------------------------
 // Exact scaling: value * multiplier / divisor, in integers.
 
-enum class Scaling { whole, fraction, too_large };
+enum class Scaling { whole, fraction, too_large, too_many_digits };
 
 struct Scaled {
   Scaling status = Scaling::whole;
@@ -219,7 +219,7 @@ Int128 cancel_divisor(Int128& a, Int128& b, Int128 divisor) {
 Scaled scale_exactly(const Decimal& number, std::int64_t multiplier, std::int64_t divisor) {
   assert(!number.negative && multiplier > 0 && divisor > 0);
   if (number.digits.empty()) return {};
-  if (number.digits.size() > kMaxSignificantDigits) return {Scaling::fraction};
+  if (number.digits.size() > kMaxSignificantDigits) return {Scaling::too_many_digits};
   Int128 digits = to_int128(number.digits);
   Int128 scale = multiplier;
   if (number.exponent < 0) {
@@ -328,6 +328,10 @@ std::int64_t scaled_or_fail(const QuantityKind& kind, const Quantity& quantity, 
   const Scaled scaled = scale_exactly(quantity.number, unit.multiplier, unit.divisor);
   if (scaled.status == Scaling::fraction) fail_not_whole(kind, field, text);
   if (scaled.status == Scaling::too_large) fail_too_large(kind, field, text);
+  if (scaled.status == Scaling::too_many_digits) {
+    fail(field, text, "is too precise",
+         "at most " + std::to_string(kMaxSignificantDigits) + " significant digits");
+  }
   return scaled.value;
 }
 

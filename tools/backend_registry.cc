@@ -3,6 +3,7 @@
 #include <map>
 
 #include "reference/reference_backend.h"
+#include "tools/sim_backend.h"
 
 namespace spmd {
 namespace {
@@ -12,6 +13,10 @@ std::map<std::string, BackendFactory>& registry() {
       {"reference",
        [](const ReductionOrder& order, int device_count) -> std::unique_ptr<Backend> {
          return std::make_unique<ReferenceBackend>(order, device_count);
+       }},
+      {"sim",
+       [](const ReductionOrder& order, int device_count) -> std::unique_ptr<Backend> {
+         return make_sim_backend(order, device_count, "ring");
        }},
   };
   return backends;

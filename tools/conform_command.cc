@@ -5,6 +5,7 @@
 #include "reference/error.h"
 #include "tools/backend_registry.h"
 #include "tools/conformance_runner.h"
+#include "tools/sim_backend.h"
 
 namespace spmd {
 
@@ -16,6 +17,14 @@ void add_conform_flags(CLI::App& command, ConformOptions& options) {
                      "gloo_ring, mpi_ring, mpi_recursive_doubling, ...); default: each case's");
   command.add_option("--ring", options.ring, "Ring order for ring algorithms, e.g. 0,2,1,3")
       ->delimiter(',');
+  command.add_option("--algorithm", options.algorithm,
+                     "With --backend sim: the collective algorithm (direct, ring, "
+                     "bidirectional_ring, halving_doubling, binary_tree, double_binary_tree); "
+                     "results are compared with the reference folding in its order");
+  command.add_option("--topology", options.topology,
+                     "With --backend sim: ring, ring-uni, torus[:AxB[xC]], mesh[:AxB[xC]], "
+                     "fully_connected, switch or hierarchical:K")
+      ->default_val("ring");
   command.add_flag("--verbose,-v", options.verbose, "Print a line for passing cases too");
   command.add_option("PATH", options.paths, "Case files (NAME.json) or folders of cases")
       ->required();
@@ -24,6 +33,23 @@ void add_conform_flags(CLI::App& command, ConformOptions& options) {
 int run_conform_command(const ConformOptions& options, std::ostream& out) {
   conformance::RunOptions run_options{.backend = options.backend};
   make_backend(options.backend, ReductionOrder{}, 1);  // fail early on an unknown backend
+  if (options.backend == "sim") {
+    topology_from_text(options.topology, 8);  // fail early on a malformed topology
+    register_backend("sim", [topology = options.topology](const ReductionOrder& order,
+                                                          int device_count) {
+      return make_sim_backend(order, device_count, topology);
+    });
+  } else if (!options.algorithm.empty() || options.topology != "ring") {
+    throw Error("--algorithm / --topology with --backend " + options.backend +
+                ", expected them only with --backend sim");
+  }
+  if (!options.algorithm.empty()) {
+    if (!options.order.empty()) {
+      throw Error("--algorithm " + options.algorithm + " with --order " + options.order +
+                  ", expected one of the two");
+    }
+    run_options.order = order_for_algorithm(collectives::algorithm_from_name(options.algorithm));
+  }
   if (!options.order.empty()) {
     ReductionOrder order{.algorithm = reduction_algorithm_from_name(options.order)};
     for (const std::string& position : options.ring) {

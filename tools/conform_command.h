@@ -1,5 +1,6 @@
 #pragma once
-// `spmdsim conform [--backend NAME] [--order ALGORITHM] [--verbose] PATH...`
+// `spmdsim conform [--backend NAME] [--order ORDER | --algorithm ALGORITHM] [--topology T]
+//  [--verbose] PATH...`
 
 #include <CLI/CLI.hpp>
 #include <ostream>
@@ -12,6 +13,8 @@ struct ConformOptions {
   std::string backend = "reference";
   std::string order;  // empty: each case's own order
   std::vector<std::string> ring;  // --ring 0,2,1,3: ring order for ring / chain algorithms
+  std::string algorithm;          // --backend sim: the simulator algorithm (sets the order)
+  std::string topology = "ring";  // --backend sim: the machine's topology
   bool verbose = false;
   std::vector<std::string> paths;
 };

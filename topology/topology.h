@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace spmd::topology {
@@ -28,6 +29,11 @@ class Topology {
   virtual ~Topology() = default;
 
   virtual std::string name() const = 0;  // "ring(8, bidirectional)", "torus(4x4)", ...
+  // "ring", "torus", "mesh", "fully_connected", "switch" or "hierarchical" (algorithm choice).
+  virtual std::string_view kind() const = 0;
+  // The grid: torus / mesh sizes per dimension, {nodes, devices per node} for hierarchical;
+  // empty for the others.
+  virtual std::vector<int> dims() const { return {}; }
   int device_count() const { return device_count_; }
   int node_count() const { return node_count_; }  // devices + switches
   const std::vector<Link>& links() const { return links_; }

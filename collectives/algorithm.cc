@@ -1,0 +1,117 @@
+#include "collectives/algorithm.h"
+
+#include <bit>
+
+#include "collectives/algorithm_parts.h"
+#include "reference/error.h"
+
+namespace spmd::collectives {
+namespace {
+
+struct Named {
+  Algorithm algorithm;
+  std::string_view name;
+  const AlgorithmParts& (*parts)();
+};
+
+constexpr Named kAlgorithms[] = {
+    {Algorithm::direct, "direct", direct_parts},
+    {Algorithm::ring, "ring", ring_parts},
+    {Algorithm::bidirectional_ring, "bidirectional_ring", bidirectional_ring_parts},
+    {Algorithm::halving_doubling, "halving_doubling", halving_doubling_parts},
+    {Algorithm::binary_tree, "binary_tree", binary_tree_parts},
+    {Algorithm::double_binary_tree, "double_binary_tree", double_binary_tree_parts},
+    {Algorithm::torus, "torus", torus_parts},
+};
+
+const Named& entry(Algorithm algorithm) {
+  for (const Named& named : kAlgorithms) {
+    if (named.algorithm == algorithm) return named;
+  }
+  throw Error("collective algorithm " + std::to_string(static_cast<int>(algorithm)) +
+              " is unknown, expected an Algorithm value");
+}
+
+constexpr std::int64_t kSmallMessageBytes = 256 * 1024;
+
+bool is_power_of_two(int n) { return std::has_single_bit(static_cast<unsigned>(n)); }
+
+}  // namespace
+
+std::string_view algorithm_name(Algorithm algorithm) { return entry(algorithm).name; }
+
+Algorithm algorithm_from_name(std::string_view name) {
+  std::string valid;
+  for (const Named& named : kAlgorithms) {
+    if (named.name == name) return named.algorithm;
+    valid += (valid.empty() ? "" : ", ") + std::string(named.name);
+  }
+  throw Error("algorithm '" + std::string(name) + "' is unknown, expected one of: " + valid);
+}
+
+std::string_view collective_kind_name(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::all_reduce: return "all_reduce";
+    case CollectiveKind::reduce_scatter: return "reduce_scatter";
+    case CollectiveKind::all_gather: return "all_gather";
+    case CollectiveKind::all_to_all: return "all_to_all";
+    case CollectiveKind::permute: return "permute";
+    case CollectiveKind::broadcast: return "broadcast";
+  }
+  return "unknown";
+}
+
+bool supports(Algorithm algorithm, const CollectiveShape& shape) {
+  return shape.ranks >= 1 && entry(algorithm).parts().supports(shape);
+}
+
+Schedule build_schedule(Algorithm algorithm, const CollectiveShape& shape) {
+  if (!supports(algorithm, shape)) {
+    throw Error("algorithm " + std::string(algorithm_name(algorithm)) + " cannot run " +
+                std::string(collective_kind_name(shape.kind)) + " over " +
+                std::to_string(shape.ranks) + " ranks, expected a supported algorithm");
+  }
+  return entry(algorithm).parts().build(shape);
+}
+
+ReductionOrder reduction_order(Algorithm algorithm, const CollectiveShape& shape) {
+  return entry(algorithm).parts().order(shape);
+}
+
+std::int64_t closed_form_time_ps(Algorithm algorithm, const CollectiveShape& shape,
+                                 std::int64_t latency_ps, std::int64_t bandwidth_bytes_per_s) {
+  return entry(algorithm).parts().time_ps(shape, latency_ps, bandwidth_bytes_per_s);
+}
+
+Algorithm choose_algorithm(const CollectiveShape& shape, std::string_view topology_kind) {
+  const bool small = shape.elements * shape.element_bytes < kSmallMessageBytes;
+  const auto first_supported = [&](std::initializer_list<Algorithm> candidates) {
+    for (Algorithm a : candidates) {
+      if (supports(a, shape)) return a;
+    }
+    return Algorithm::direct;
+  };
+  if (shape.ranks == 1 || shape.kind == CollectiveKind::permute) return Algorithm::direct;
+  switch (shape.kind) {
+    case CollectiveKind::all_reduce: {
+      if (small) {
+        return is_power_of_two(shape.ranks) ? Algorithm::halving_doubling
+                                            : Algorithm::double_binary_tree;
+      }
+      const bool grid = topology_kind == "torus" || topology_kind == "mesh" ||
+                        topology_kind == "hierarchical";
+      if (grid && shape.torus_dims.size() >= 2) return first_supported({Algorithm::torus, Algorithm::ring});
+      return Algorithm::ring;
+    }
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::all_gather:
+      if (small && is_power_of_two(shape.ranks)) return Algorithm::halving_doubling;
+      return Algorithm::ring;
+    case CollectiveKind::all_to_all: return Algorithm::direct;
+    case CollectiveKind::broadcast: return small ? Algorithm::binary_tree : Algorithm::ring;
+    case CollectiveKind::permute: break;
+  }
+  return Algorithm::direct;
+}
+
+}  // namespace spmd::collectives

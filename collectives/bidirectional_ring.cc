@@ -1,0 +1,55 @@
+// Bidirectional ring: the first half of the elements all-reduced on the ring, the rest at the
+// same time on the ring walked the other way (position p holds ring[(n - p) % n]), so both
+// directions of every link carry data.
+
+#include "collectives/algorithm_parts.h"
+#include "collectives/ring_parts.h"
+
+namespace spmd::collectives {
+namespace {
+
+std::vector<int> reversed(const CollectiveShape& shape) {
+  const RingOrder ring(shape.ring, shape.ranks);
+  std::vector<int> ranks;
+  for (int p = 0; p < shape.ranks; ++p) ranks.push_back(ring.rank_at(-p));
+  return ranks;
+}
+
+bool supports(const CollectiveShape& shape) { return shape.kind == CollectiveKind::all_reduce; }
+
+Schedule build(const CollectiveShape& shape) {
+  const std::int64_t first = first_half_elements(shape.elements);
+  ScheduleBuilder b("bidirectional_ring", shape, shape.elements, shape.elements,
+                    WorkFill::identity);
+  add_ring_all_reduce(b, RingOrder(shape.ring, shape.ranks), 0, first, shape, 0);
+  add_ring_all_reduce(b, RingOrder(reversed(shape), shape.ranks), first, shape.elements - first,
+                      shape, 0);
+  return b.build();
+}
+
+ReductionOrder order(const CollectiveShape& shape) {
+  return {.algorithm = ReductionAlgorithm::bidirectional_ring,
+          .ring = shape.ring,
+          .nccl_chunk_bytes = shape.pipeline_chunk_bytes};
+}
+
+// Step i carries step i of each direction: the larger of their messages.
+std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
+                     std::int64_t bandwidth) {
+  const std::int64_t first = first_half_elements(shape.elements);
+  std::vector<std::int64_t> bytes = ring_all_reduce_step_bytes(first, shape.ranks, shape);
+  const std::vector<std::int64_t> other =
+      ring_all_reduce_step_bytes(shape.elements - first, shape.ranks, shape);
+  if (other.size() > bytes.size()) bytes.resize(other.size(), 0);
+  for (std::size_t i = 0; i < other.size(); ++i) bytes[i] = std::max(bytes[i], other[i]);
+  return steps_time_ps(bytes, latency_ps, bandwidth);
+}
+
+}  // namespace
+
+const AlgorithmParts& bidirectional_ring_parts() {
+  static const AlgorithmParts parts{supports, build, order, time_ps};
+  return parts;
+}
+
+}  // namespace spmd::collectives

@@ -1,0 +1,114 @@
+// Binary tree: a heap over ring positions, value(i) = (x_i + value(2i+1)) + value(2i+2), reduced
+// up and broadcast down, pipelined piece by piece (collectives/tree_parts.h).
+
+#include "collectives/algorithm_parts.h"
+#include "collectives/tree_parts.h"
+
+namespace spmd::collectives {
+
+int tree_depth(int n) {
+  int depth = 0;
+  for (int p = n - 1; p > 0; p = (p - 1) / 2) ++depth;
+  return depth;
+}
+
+namespace {
+
+int depth_of(int position) { return tree_depth(position + 1); }
+
+std::int64_t piece_count(std::int64_t count, std::int64_t piece) { return (count + piece - 1) / piece; }
+
+}  // namespace
+
+void add_tree(ScheduleBuilder& builder, const RingOrder& positions, std::int64_t base,
+              std::int64_t count, const CollectiveShape& shape, bool broadcast_only) {
+  const int n = positions.size();
+  const int deepest = tree_depth(n);
+  const std::int64_t piece = piece_elements(shape);
+  const std::int64_t pieces = piece_count(count, piece);
+  const std::int64_t reduce_steps = broadcast_only ? 0 : deepest + pieces - 1;
+  for (std::int64_t c = 0; c < pieces; ++c) {
+    const std::int64_t begin = base + c * piece, end = base + std::min(count, (c + 1) * piece);
+    for (int i = 1; i < n; ++i) {  // children in position order: 2i+1 applies before 2i+2
+      const int parent = (i - 1) / 2;
+      const int d = depth_of(i);
+      const int child = positions.rank_at(i), up = positions.rank_at(parent);
+      if (!broadcast_only) {
+        builder.add(static_cast<std::size_t>(deepest - d + c),
+                    Transfer{child, up, begin, end, begin, SourceBuffer::work,
+                             TransferAction::reduce});
+      }
+      builder.add(static_cast<std::size_t>(reduce_steps + (d - 1) + c),
+                  Transfer{up, child, begin, end, begin, SourceBuffer::work,
+                           TransferAction::copy});
+    }
+  }
+}
+
+std::vector<std::int64_t> tree_step_bytes(int n, std::int64_t count, const CollectiveShape& shape,
+                                          bool broadcast_only) {
+  const int deepest = tree_depth(n);
+  const std::int64_t piece = piece_elements(shape);
+  const std::int64_t pieces = piece_count(count, piece);
+  std::vector<std::int64_t> bytes;
+  if (n == 1 || pieces == 0) return bytes;
+  // In both phases step t carries pieces t - deepest + 1 .. t (one per depth).
+  const auto phase = [&] {
+    for (std::int64_t t = 0; t < deepest + pieces - 1; ++t) {
+      std::int64_t largest = 0;
+      for (std::int64_t c = std::max<std::int64_t>(0, t - deepest + 1); c <= t && c < pieces; ++c) {
+        largest = std::max(largest, std::min(piece, count - c * piece));
+      }
+      bytes.push_back(largest * shape.element_bytes);
+    }
+  };
+  if (!broadcast_only) phase();
+  phase();
+  return bytes;
+}
+
+namespace {
+
+bool supports(const CollectiveShape& shape) {
+  return shape.kind == CollectiveKind::all_reduce || shape.kind == CollectiveKind::broadcast;
+}
+
+// The broadcast's heap starts at the root: position p holds ring position root's + p.
+std::vector<int> rotated_to_root(const CollectiveShape& shape) {
+  const RingOrder ring(shape.ring, shape.ranks);
+  std::vector<int> ranks;
+  for (int p = 0; p < shape.ranks; ++p) ranks.push_back(ring.rank_at(ring.position_of(shape.root) + p));
+  return ranks;
+}
+
+Schedule build(const CollectiveShape& shape) {
+  const bool broadcast = shape.kind == CollectiveKind::broadcast;
+  ScheduleBuilder b("binary_tree", shape, shape.elements, shape.elements,
+                    broadcast ? WorkFill::zero : WorkFill::identity);
+  if (broadcast) {
+    for (int r = 0; r < shape.ranks; ++r) b.set_input_offset(r, r == shape.root ? 0 : -1);
+  }
+  const RingOrder positions(broadcast ? rotated_to_root(shape) : shape.ring, shape.ranks);
+  add_tree(b, positions, 0, shape.elements, shape, broadcast);
+  return b.build();
+}
+
+ReductionOrder order(const CollectiveShape& shape) {
+  return {.algorithm = ReductionAlgorithm::binary_tree, .ring = shape.ring};
+}
+
+std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
+                     std::int64_t bandwidth) {
+  return steps_time_ps(tree_step_bytes(shape.ranks, shape.elements, shape,
+                                       shape.kind == CollectiveKind::broadcast),
+                       latency_ps, bandwidth);
+}
+
+}  // namespace
+
+const AlgorithmParts& binary_tree_parts() {
+  static const AlgorithmParts parts{supports, build, order, time_ps};
+  return parts;
+}
+
+}  // namespace spmd::collectives

@@ -1,0 +1,52 @@
+// Double binary tree: the first half of the elements on the binary tree over the ring, the rest
+// at the same time on the tree over the mirrored ring (position p holds ring[n - 1 - p]), whose
+// root is a leaf of the first.
+
+#include "collectives/algorithm_parts.h"
+#include "collectives/tree_parts.h"
+
+namespace spmd::collectives {
+namespace {
+
+std::vector<int> mirrored(const CollectiveShape& shape) {
+  const RingOrder ring(shape.ring, shape.ranks);
+  std::vector<int> ranks;
+  for (int p = 0; p < shape.ranks; ++p) ranks.push_back(ring.rank_at(shape.ranks - 1 - p));
+  return ranks;
+}
+
+bool supports(const CollectiveShape& shape) { return shape.kind == CollectiveKind::all_reduce; }
+
+Schedule build(const CollectiveShape& shape) {
+  const std::int64_t first = first_half_elements(shape.elements);
+  ScheduleBuilder b("double_binary_tree", shape, shape.elements, shape.elements,
+                    WorkFill::identity);
+  add_tree(b, RingOrder(shape.ring, shape.ranks), 0, first, shape, false);
+  add_tree(b, RingOrder(mirrored(shape), shape.ranks), first, shape.elements - first, shape,
+           false);
+  return b.build();
+}
+
+ReductionOrder order(const CollectiveShape& shape) {
+  return {.algorithm = ReductionAlgorithm::double_binary_tree, .ring = shape.ring};
+}
+
+std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
+                     std::int64_t bandwidth) {
+  const std::int64_t first = first_half_elements(shape.elements);
+  std::vector<std::int64_t> bytes = tree_step_bytes(shape.ranks, first, shape, false);
+  const std::vector<std::int64_t> other =
+      tree_step_bytes(shape.ranks, shape.elements - first, shape, false);
+  if (other.size() > bytes.size()) bytes.resize(other.size(), 0);
+  for (std::size_t i = 0; i < other.size(); ++i) bytes[i] = std::max(bytes[i], other[i]);
+  return steps_time_ps(bytes, latency_ps, bandwidth);
+}
+
+}  // namespace
+
+const AlgorithmParts& double_binary_tree_parts() {
+  static const AlgorithmParts parts{supports, build, order, time_ps};
+  return parts;
+}
+
+}  // namespace spmd::collectives

@@ -1,0 +1,72 @@
+#include "collectives/schedule_builder.h"
+
+#include "reference/error.h"
+
+namespace spmd::collectives {
+
+ScheduleBuilder::ScheduleBuilder(std::string algorithm, const CollectiveShape& shape,
+                                 std::int64_t input_elements, std::int64_t work_elements,
+                                 WorkFill fill) {
+  schedule_.algorithm = std::move(algorithm);
+  schedule_.ranks = shape.ranks;
+  schedule_.input_elements = input_elements;
+  schedule_.work_elements = work_elements;
+  schedule_.work_fill = fill;
+  const auto n = static_cast<std::size_t>(shape.ranks);
+  schedule_.input_offset.assign(n, 0);
+  schedule_.result_begin.assign(n, 0);
+  schedule_.result_end.assign(n, work_elements);
+}
+
+void ScheduleBuilder::set_result(int rank, std::int64_t begin, std::int64_t end) {
+  schedule_.result_begin[static_cast<std::size_t>(rank)] = begin;
+  schedule_.result_end[static_cast<std::size_t>(rank)] = end;
+}
+
+void ScheduleBuilder::add(std::size_t step, const Transfer& transfer) {
+  if (transfer.elements() <= 0) return;
+  if (schedule_.steps.size() <= step) schedule_.steps.resize(step + 1);
+  schedule_.steps[step].transfers.push_back(transfer);
+}
+
+Schedule ScheduleBuilder::build() {
+  std::erase_if(schedule_.steps, [](const Step& s) { return s.transfers.empty(); });
+  schedule_.validate();
+  return std::move(schedule_);
+}
+
+RingOrder::RingOrder(const std::vector<int>& ring, int n) : ranks_(ring) {
+  if (ranks_.empty()) {
+    for (int r = 0; r < n; ++r) ranks_.push_back(r);
+  }
+  positions_.assign(static_cast<std::size_t>(n), -1);
+  for (std::size_t p = 0; p < ranks_.size(); ++p) {
+    const int r = ranks_[p];
+    if (r < 0 || r >= n || positions_[static_cast<std::size_t>(r)] >= 0 ||
+        static_cast<int>(ranks_.size()) != n) {
+      throw Error("collective shape ring of " + std::to_string(ranks_.size()) +
+                  " entries, expected a permutation of 0.." + std::to_string(n - 1));
+    }
+    positions_[static_cast<std::size_t>(r)] = static_cast<int>(p);
+  }
+}
+
+int RingOrder::rank_at(std::int64_t position) const {
+  const auto n = static_cast<std::int64_t>(ranks_.size());
+  return ranks_[static_cast<std::size_t>(((position % n) + n) % n)];
+}
+
+std::int64_t steps_time_ps(const std::vector<std::int64_t>& largest_bytes_per_step,
+                           std::int64_t latency_ps, std::int64_t bandwidth_bytes_per_s) {
+  std::int64_t total = 0;
+  for (std::int64_t bytes : largest_bytes_per_step) {
+    total += step_time_ps(bytes, latency_ps, bandwidth_bytes_per_s);
+  }
+  return total;
+}
+
+std::int64_t piece_elements(const CollectiveShape& shape) {
+  return std::max<std::int64_t>(1, shape.pipeline_chunk_bytes / shape.element_bytes);
+}
+
+}  // namespace spmd::collectives

@@ -1,0 +1,130 @@
+// Torus: the group is a row-major grid over shape.torus_dims (last dimension fastest). Dimensions
+// are reduce-scattered last first: along dimension j each rank's current range is split evenly
+// into dims[j] blocks, and block b is reduced along every line as on a ring (starting at
+// coordinate b + 1, receiver's value + received, ending at b), which then keeps block b. Then
+// the blocks are all-gathered back, dimension 0 first. All lines of a dimension run together.
+
+#include "collectives/algorithm_parts.h"
+#include "collectives/schedule_builder.h"
+
+namespace spmd::collectives {
+namespace {
+
+using Range = std::pair<std::int64_t, std::int64_t>;  // [begin, end)
+
+bool dims_fit(const CollectiveShape& shape) {
+  if (shape.torus_dims.empty()) return false;
+  std::int64_t product = 1;
+  for (int d : shape.torus_dims) {
+    if (d < 1) return false;
+    product *= d;
+  }
+  return product == shape.ranks;
+}
+
+bool supports(const CollectiveShape& shape) {
+  return shape.kind == CollectiveKind::all_reduce && dims_fit(shape);
+}
+
+class Grid {
+ public:
+  explicit Grid(std::vector<int> dims) : dims_(std::move(dims)) {}
+  int size(std::size_t j) const { return dims_[j]; }
+  std::size_t count() const { return dims_.size(); }
+  int stride(std::size_t j) const {
+    int s = 1;
+    for (std::size_t k = j + 1; k < dims_.size(); ++k) s *= dims_[k];
+    return s;
+  }
+  int coordinate(int rank, std::size_t j) const { return rank / stride(j) % dims_[j]; }
+  // The rank on the same line along j at coordinate c.
+  int along(int rank, std::size_t j, std::int64_t c) const {
+    const int size = dims_[j];
+    const int wrapped = static_cast<int>(((c % size) + size) % size);
+    return rank + (wrapped - coordinate(rank, j)) * stride(j);
+  }
+
+ private:
+  std::vector<int> dims_;
+};
+
+Range block_of(Range range, int parts, int b) {
+  const std::int64_t length = range.second - range.first;
+  return {range.first + even_split_begin(length, parts, b),
+          range.first + even_split_begin(length, parts, b + 1)};
+}
+
+Schedule build(const CollectiveShape& shape) {
+  const int n = shape.ranks;
+  const Grid grid(shape.torus_dims);
+  ScheduleBuilder b("torus", shape, shape.elements, shape.elements, WorkFill::identity);
+  // ranges[level][rank]: the range a rank holds before reduce-scattering dimension count-1-level.
+  std::vector<std::vector<Range>> ranges{std::vector<Range>(static_cast<std::size_t>(n), {0, shape.elements})};
+  std::size_t step = 0;
+  for (std::size_t level = 0; level < grid.count(); ++level) {
+    const std::size_t j = grid.count() - 1 - level;
+    const int size = grid.size(j);
+    const std::vector<Range>& held = ranges.back();
+    for (int s = 0; s + 1 < size; ++s, ++step) {
+      for (int r = 0; r < n; ++r) {
+        // Rank r, at coordinate c, passes on the block that started at coordinate c - s.
+        const int c = grid.coordinate(r, j);
+        const int block = ((c - s - 1) % size + size) % size;
+        const auto [begin, end] = block_of(held[static_cast<std::size_t>(r)], size, block);
+        b.add(step, Transfer{r, grid.along(r, j, c + 1), begin, end, begin, SourceBuffer::work,
+                             TransferAction::reduce});
+      }
+    }
+    std::vector<Range> next(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) {
+      next[static_cast<std::size_t>(r)] =
+          block_of(held[static_cast<std::size_t>(r)], size, grid.coordinate(r, j));
+    }
+    ranges.push_back(std::move(next));
+  }
+  for (std::size_t j = 0; j < grid.count(); ++j) {
+    const std::size_t level = grid.count() - 1 - j;
+    const std::vector<Range>& parent = ranges[level];
+    const int size = grid.size(j);
+    for (int s = 0; s + 1 < size; ++s, ++step) {
+      for (int r = 0; r < n; ++r) {
+        const int c = grid.coordinate(r, j);
+        const int block = ((c - s) % size + size) % size;
+        const auto [begin, end] = block_of(parent[static_cast<std::size_t>(r)], size, block);
+        b.add(step, Transfer{r, grid.along(r, j, c + 1), begin, end, begin, SourceBuffer::work,
+                             TransferAction::copy});
+      }
+    }
+  }
+  return b.build();
+}
+
+ReductionOrder order(const CollectiveShape& shape) {
+  return {.algorithm = ReductionAlgorithm::torus, .ring = shape.ring,
+          .nccl_chunk_bytes = shape.pipeline_chunk_bytes, .torus_dims = shape.torus_dims};
+}
+
+// Dimension j's steps each carry the largest block of that level, both ways (reduce-scatter and
+// all-gather): ceil(L / dims[j]) of the level's largest range L.
+std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
+                     std::int64_t bandwidth) {
+  if (!dims_fit(shape)) return 0;
+  std::int64_t largest = shape.elements;
+  std::int64_t total = 0;
+  for (std::size_t level = 0; level < shape.torus_dims.size(); ++level) {
+    const int size = shape.torus_dims[shape.torus_dims.size() - 1 - level];
+    const std::int64_t block = (largest + size - 1) / size;
+    total += 2 * (size - 1) * step_time_ps(block * shape.element_bytes, latency_ps, bandwidth);
+    largest = block;
+  }
+  return total;
+}
+
+}  // namespace
+
+const AlgorithmParts& torus_parts() {
+  static const AlgorithmParts parts{supports, build, order, time_ps};
+  return parts;
+}
+
+}  // namespace spmd::collectives

@@ -1,0 +1,26 @@
+#pragma once
+// Inside collectives/: the pipelined heap-ordered binary tree, shared by the binary tree and the
+// double binary tree. Position i's children are 2i+1 and 2i+2; `ring` maps positions to ranks.
+// The elements are cut into pipeline pieces; in the reduce phase a node at depth d sends piece c
+// to its parent at step (D - d) + c (D: the deepest depth), in the broadcast phase at step
+// R + d + c down to its children (R: the reduce phase's step count).
+
+#include <cstdint>
+#include <vector>
+
+#include "collectives/schedule_builder.h"
+
+namespace spmd::collectives {
+
+int tree_depth(int n);  // depth of position n - 1
+
+// Adds the all-reduce (reduce then broadcast) of elements [base, base + count) starting at step
+// 0; or only the broadcast from position 0 when `broadcast_only`.
+void add_tree(ScheduleBuilder& builder, const RingOrder& positions, std::int64_t base,
+              std::int64_t count, const CollectiveShape& shape, bool broadcast_only);
+
+// The largest message of each step of that schedule, in bytes.
+std::vector<std::int64_t> tree_step_bytes(int n, std::int64_t count, const CollectiveShape& shape,
+                                          bool broadcast_only);
+
+}  // namespace spmd::collectives

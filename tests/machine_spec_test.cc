@@ -1,0 +1,412 @@
+// Machine files (docs/machine-format.md): the documented example and the files in
+// docs/machines/ read as the values they state, omitted fields take the documented defaults,
+// machine_to_json round-trips, every bad input is one line naming its JSON path, and
+// make_topology builds each kind with the right device count.
+
+#include "sim/machine_spec.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "reference/error.h"
+
+namespace spmd::sim {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+constexpr std::int64_t kMiB = std::int64_t{1} << 20;
+
+std::string machines_dir() { return std::string(SPMD_SOURCE_DIR) + "/docs/machines/"; }
+
+// The example at the top of docs/machine-format.md.
+const char* const kDocumentedExample = R"({
+  "name": "8x H100 box",
+  "devices": 8,
+  "memory": "80GiB",
+  "compute": {"peak_flops": "989TFLOP/s", "memory_bandwidth": "3.35TB/s"},
+  "topology": {"kind": "switch", "link": {"bandwidth": "450GB/s", "latency": "1us"}},
+  "algorithms": {"all_reduce": "ring"},
+  "pipeline_chunk": "2MiB"
+})";
+
+// A valid machine of `devices` devices with the given topology object.
+json machine_with(int devices, json topology) {
+  return {{"devices", devices}, {"topology", std::move(topology)}};
+}
+
+json link_json(const std::string& bandwidth, const std::string& latency) {
+  return {{"bandwidth", bandwidth}, {"latency", latency}};
+}
+
+const json kLink = link_json("100GB/s", "1us");
+
+// The message of the spmd::Error that `f` throws; a test failure if it throws none or if the
+// message is not one line.
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    return message;
+  }
+  ADD_FAILURE() << "expected an spmd::Error";
+  return "";
+}
+
+std::string error_of(const json& machine) {
+  return error_of([&] { machine_from_json(machine); });
+}
+
+// `machine` with `value` put at the JSON pointer `where` ("/topology/dims/1").
+json with(json machine, const std::string& where, json value) {
+  machine[json::json_pointer(where)] = std::move(value);
+  return machine;
+}
+
+void expect_same_link(const topology::LinkSpec& a, const topology::LinkSpec& b) {
+  EXPECT_EQ(a.bandwidth_bytes_per_s, b.bandwidth_bytes_per_s);
+  EXPECT_EQ(a.latency_ps, b.latency_ps);
+}
+
+void expect_same_machine(const MachineSpec& a, const MachineSpec& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.devices, b.devices);
+  EXPECT_EQ(a.memory_bytes, b.memory_bytes);
+  EXPECT_EQ(a.peak_flops, b.peak_flops);
+  EXPECT_EQ(a.memory_bandwidth_bytes_per_s, b.memory_bandwidth_bytes_per_s);
+  EXPECT_EQ(a.algorithms, b.algorithms);
+  EXPECT_EQ(a.pipeline_chunk_bytes, b.pipeline_chunk_bytes);
+  const TopologySpec& s = a.topology;
+  const TopologySpec& t = b.topology;
+  EXPECT_EQ(s.kind, t.kind);
+  EXPECT_EQ(s.devices, t.devices);
+  EXPECT_EQ(s.bidirectional, t.bidirectional);
+  EXPECT_EQ(s.dims, t.dims);
+  ASSERT_EQ(s.dim_links.size(), t.dim_links.size());
+  for (std::size_t k = 0; k < s.dim_links.size(); ++k) {
+    expect_same_link(s.dim_links[k], t.dim_links[k]);
+  }
+  expect_same_link(s.link, t.link);
+  EXPECT_EQ(s.devices_per_node, t.devices_per_node);
+  expect_same_link(s.inter_node_link, t.inter_node_link);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+TEST(MachineFromJson, ReadsTheDocumentedExample) {
+  const MachineSpec machine = machine_from_json(json::parse(kDocumentedExample));
+  EXPECT_EQ(machine.name, "8x H100 box");
+  EXPECT_EQ(machine.devices, 8);
+  EXPECT_EQ(machine.memory_bytes, 80 * kGiB);
+  EXPECT_EQ(machine.peak_flops, 989e12);
+  EXPECT_EQ(machine.memory_bandwidth_bytes_per_s, 3'350'000'000'000);
+  EXPECT_EQ(machine.topology.kind, "switch");
+  EXPECT_EQ(machine.topology.devices, 8);
+  EXPECT_EQ(machine.topology.link.bandwidth_bytes_per_s, 450'000'000'000);
+  EXPECT_EQ(machine.topology.link.latency_ps, 1'000'000);
+  EXPECT_EQ(machine.algorithms, (std::map<std::string, collectives::Algorithm>{
+                                    {"all_reduce", collectives::Algorithm::ring}}));
+  EXPECT_EQ(machine.pipeline_chunk_bytes, 2 * kMiB);
+}
+
+TEST(MachineFromJson, OmittedFieldsTakeTheDocumentedDefaults) {
+  const MachineSpec machine =
+      machine_from_json(machine_with(4, {{"kind", "fully_connected"}, {"link", kLink}}));
+  EXPECT_EQ(machine.name, "machine");
+  EXPECT_EQ(machine.memory_bytes, 80 * kGiB);
+  EXPECT_EQ(machine.peak_flops, 1e15);
+  EXPECT_EQ(machine.memory_bandwidth_bytes_per_s, 3'000'000'000'000);
+  EXPECT_TRUE(machine.algorithms.empty());
+  EXPECT_EQ(machine.pipeline_chunk_bytes, 2 * kMiB);
+  EXPECT_EQ(machine.topology.devices, 4);
+}
+
+TEST(MachineFromJson, SizesAndBandwidthsMayBePlainJsonNumbers) {
+  json machine = machine_with(4, {{"kind", "switch"}, {"link", link_json("1GB/s", "1us")}});
+  machine["memory"] = 1073741824;
+  machine["pipeline_chunk"] = 1048576.0;
+  machine["compute"] = {{"peak_flops", 1.5e15}, {"memory_bandwidth", 3.35e12}};
+  machine["topology"]["link"]["bandwidth"] = 25e9;
+  const MachineSpec spec = machine_from_json(machine);
+  EXPECT_EQ(spec.memory_bytes, kGiB);
+  EXPECT_EQ(spec.pipeline_chunk_bytes, kMiB);
+  EXPECT_EQ(spec.peak_flops, 1.5e15);
+  EXPECT_EQ(spec.memory_bandwidth_bytes_per_s, 3'350'000'000'000);
+  EXPECT_EQ(spec.topology.link.bandwidth_bytes_per_s, 25'000'000'000);
+}
+
+TEST(MachineFromJson, RingIsBidirectionalUnlessSaidOtherwise) {
+  const json ring = {{"kind", "ring"}, {"link", kLink}};
+  EXPECT_TRUE(machine_from_json(machine_with(8, ring)).topology.bidirectional);
+  EXPECT_FALSE(machine_from_json(with(machine_with(8, ring), "/topology/bidirectional", false))
+                   .topology.bidirectional);
+}
+
+TEST(MachineFromJson, OneTorusLinkAppliesToEveryDimension) {
+  const MachineSpec machine = machine_from_json(machine_with(
+      24, {{"kind", "mesh"}, {"dims", {2, 3, 4}}, {"link", link_json("45GB/s", "1.5us")}}));
+  EXPECT_EQ(machine.topology.dims, (std::vector<int>{2, 3, 4}));
+  ASSERT_EQ(machine.topology.dim_links.size(), 3u);
+  for (const topology::LinkSpec& link : machine.topology.dim_links) {
+    EXPECT_EQ(link.bandwidth_bytes_per_s, 45'000'000'000);
+    EXPECT_EQ(link.latency_ps, 1'500'000);
+  }
+}
+
+TEST(MachineFiles, RingOf8) {
+  const MachineSpec machine = load_machine_file(machines_dir() + "ring8.json");
+  EXPECT_EQ(machine.devices, 8);
+  EXPECT_EQ(machine.memory_bytes, 16 * kGiB);
+  EXPECT_EQ(machine.peak_flops, 100e12);
+  EXPECT_EQ(machine.memory_bandwidth_bytes_per_s, 900'000'000'000);
+  EXPECT_EQ(machine.topology.kind, "ring");
+  EXPECT_FALSE(machine.topology.bidirectional);
+  EXPECT_EQ(machine.topology.link.bandwidth_bytes_per_s, 50'000'000'000);
+  EXPECT_EQ(machine.topology.link.latency_ps, 2'000'000);
+}
+
+TEST(MachineFiles, Torus4x4WithALinkPerDimension) {
+  const MachineSpec machine = load_machine_file(machines_dir() + "torus4x4.json");
+  EXPECT_EQ(machine.devices, 16);
+  EXPECT_EQ(machine.memory_bytes, 32 * kGiB);
+  EXPECT_EQ(machine.memory_bandwidth_bytes_per_s, 1'200'000'000'000);
+  EXPECT_EQ(machine.topology.kind, "torus");
+  EXPECT_EQ(machine.topology.dims, (std::vector<int>{4, 4}));
+  ASSERT_EQ(machine.topology.dim_links.size(), 2u);
+  EXPECT_EQ(machine.topology.dim_links[0].latency_ps, 1'000'000);
+  EXPECT_EQ(machine.topology.dim_links[1].latency_ps, 1'500'000);
+  EXPECT_EQ(machine.topology.dim_links[1].bandwidth_bytes_per_s, 45'000'000'000);
+  // "all_gather": "auto" is the same as leaving all_gather out.
+  EXPECT_EQ(machine.algorithms, (std::map<std::string, collectives::Algorithm>{
+                                    {"all_reduce", collectives::Algorithm::torus}}));
+  EXPECT_EQ(machine.pipeline_chunk_bytes, kMiB);
+}
+
+TEST(MachineFiles, TwoBoxesOf8) {
+  const MachineSpec machine = load_machine_file(machines_dir() + "two-boxes.json");
+  EXPECT_EQ(machine.devices, 16);
+  EXPECT_EQ(machine.topology.kind, "hierarchical");
+  EXPECT_EQ(machine.topology.devices_per_node, 8);
+  EXPECT_EQ(machine.topology.link.bandwidth_bytes_per_s, 450'000'000'000);
+  // 400 Gbit/s is 50 GB/s.
+  EXPECT_EQ(machine.topology.inter_node_link.bandwidth_bytes_per_s, 50'000'000'000);
+  EXPECT_EQ(machine.topology.inter_node_link.latency_ps, 5'000'000);
+  EXPECT_EQ(machine.algorithms.size(), 3u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+TEST(MachineToJson, ReadsBackAsTheSameMachine) {
+  std::vector<MachineSpec> machines = {machine_from_json(json::parse(kDocumentedExample))};
+  for (const char* file : {"ring8.json", "torus4x4.json", "two-boxes.json"}) {
+    machines.push_back(load_machine_file(machines_dir() + file));
+  }
+  MachineSpec odd = machine_from_json(machine_with(
+      12, {{"kind", "torus"},
+           {"dims", {3, 4}},
+           {"links", {link_json("12345678B/s", "1234567ps"), link_json("1.1GB/s", "0.7us")}}}));
+  odd.memory_bytes = 1'000'000'007;
+  odd.peak_flops = 1.0 / 3.0;
+  odd.memory_bandwidth_bytes_per_s = 3;
+  machines.push_back(odd);
+  for (const MachineSpec& machine : machines) {
+    const json written = machine_to_json(machine);
+    SCOPED_TRACE(written.dump());
+    expect_same_machine(machine_from_json(written), machine);
+    EXPECT_EQ(machine_to_json(machine_from_json(written)), written);
+  }
+}
+
+TEST(MachineToJson, WritesUnitsPeopleRead) {
+  EXPECT_EQ(machine_to_json(machine_from_json(json::parse(kDocumentedExample))),
+            json::parse(kDocumentedExample));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input: one line naming the JSON path, the value and what was expected.
+
+class MachineErrors : public ::testing::Test {
+ protected:
+  const json ring_ = machine_with(8, {{"kind", "ring"}, {"link", kLink}});
+  const json torus_ = machine_with(16, {{"kind", "torus"}, {"dims", {4, 4}}, {"link", kLink}});
+  const json hierarchical_ = machine_with(16, {{"kind", "hierarchical"},
+                                               {"devices_per_node", 8},
+                                               {"intra_node_link", kLink},
+                                               {"inter_node_link", kLink}});
+};
+
+TEST_F(MachineErrors, UnknownFieldsAreNamed) {
+  EXPECT_EQ(error_of(with(ring_, "/memroy", "80GiB")),
+            "memroy: unknown field, expected one of name, devices, memory, compute, topology, "
+            "algorithms, pipeline_chunk");
+  EXPECT_EQ(error_of(with(ring_, "/topology/link/bandwith", "1GB/s")),
+            "topology.link.bandwith: unknown field, expected one of bandwidth, latency");
+  EXPECT_EQ(error_of(with(ring_, "/compute/flops", 1)),
+            "compute.flops: unknown field, expected one of peak_flops, memory_bandwidth");
+  // A field of another kind is as wrong as a typo.
+  EXPECT_EQ(error_of(with(ring_, "/topology/dims", {2, 4})),
+            "topology.dims: unknown field, expected one of kind, bidirectional, link");
+  EXPECT_EQ(error_of(with(ring_, "/algorithms/allreduce", "ring")),
+            "algorithms.allreduce: unknown field, expected one of all_reduce, reduce_scatter, "
+            "all_gather, all_to_all, broadcast");
+}
+
+TEST_F(MachineErrors, WrongTypesAreNamed) {
+  EXPECT_EQ(error_of(json::array({1, 2})),
+            "machine: [1,2] is an array, expected an object with fields name, devices, memory, "
+            "compute, topology, algorithms, pipeline_chunk");
+  EXPECT_EQ(error_of(with(ring_, "/devices", "8")),
+            R"(devices: "8" is a string, expected a positive integer)");
+  EXPECT_EQ(error_of(with(ring_, "/topology/bidirectional", "yes")),
+            R"(topology.bidirectional: "yes" is a string, expected true or false)");
+  EXPECT_EQ(error_of(with(ring_, "/topology/link/latency", 1000)),
+            R"(topology.link.latency: 1000 is a number, expected a string with a unit like )"
+            R"("1.5us" or "500ns")");
+  EXPECT_EQ(error_of(with(ring_, "/name", 7)), "name: 7 is a number, expected a string");
+  EXPECT_EQ(error_of(with(torus_, "/topology/dims", "4x4")),
+            R"(topology.dims: "4x4" is a string, expected an array of 2 or 3 sizes like [4, 4])");
+}
+
+TEST_F(MachineErrors, BadValuesAreNamed) {
+  EXPECT_EQ(error_of(with(torus_, "/topology/dims/1", 0)),
+            "topology.dims[1]: 0, expected a positive integer");
+  EXPECT_EQ(error_of(with(ring_, "/devices", 2.5)), "devices: 2.5, expected a positive integer");
+  EXPECT_EQ(error_of(with(ring_, "/devices", 0)), "devices: 0, expected a positive integer");
+  EXPECT_EQ(error_of(with(ring_, "/devices", -3)), "devices: -3, expected a positive integer");
+  EXPECT_EQ(error_of(with(ring_, "/devices", 3'000'000'000)),
+            "devices: 3000000000, expected a positive integer up to 2147483647");
+  EXPECT_EQ(error_of(with(ring_, "/devices", json::parse("3000000000"))),  // held as unsigned
+            "devices: 3000000000, expected a positive integer up to 2147483647");
+  EXPECT_EQ(error_of(with(ring_, "/topology/kind", "hypercube")),
+            R"(topology.kind: "hypercube", expected one of ring, torus, mesh, fully_connected, )"
+            R"(switch, hierarchical)");
+  EXPECT_EQ(error_of(with(ring_, "/topology/link/bandwidth", "100 parsecs")),
+            R"(topology.link.bandwidth: "100 parsecs" is not a bandwidth, expected a number )"
+            R"(with a unit like "100GB/s", "400Gb/s" or "25GiB/s")");
+  EXPECT_EQ(error_of(with(ring_, "/memory", "0GiB")),
+            R"(memory: "0GiB", expected a size > 0 like "80GiB")");
+  EXPECT_EQ(error_of(with(ring_, "/compute/peak_flops", -1)),
+            R"(compute.peak_flops: -1, expected a compute rate > 0 like "989TFLOP/s")");
+  EXPECT_EQ(error_of(with(torus_, "/topology/dims", {16})),
+            "topology.dims: [16], expected 2 or 3 sizes like [4, 4] or [4, 4, 4]");
+}
+
+TEST_F(MachineErrors, MissingFieldsAreNamed) {
+  json no_devices = ring_;
+  no_devices.erase("devices");
+  EXPECT_EQ(error_of(no_devices), "devices: missing, expected a positive integer");
+  json no_link = ring_;
+  no_link["topology"].erase("link");
+  EXPECT_EQ(error_of(no_link),
+            R"(topology.link: missing, expected {"bandwidth": "100GB/s", "latency": "1us"})");
+  json no_latency = ring_;
+  no_latency["topology"]["link"].erase("latency");
+  EXPECT_EQ(error_of(no_latency),
+            R"(topology.link.latency: missing, expected a duration like "1us")");
+}
+
+TEST_F(MachineErrors, DeviceCountsMustAgreeWithTheTopology) {
+  EXPECT_EQ(error_of(with(torus_, "/devices", 8)),
+            "topology.dims: [4,4] has 16 devices, expected a product equal to devices (8)");
+  EXPECT_EQ(error_of(with(hierarchical_, "/topology/devices_per_node", 3)),
+            "topology.devices_per_node: 3, expected a divisor of devices (16)");
+}
+
+TEST_F(MachineErrors, TorusLinksAreOnePerDimension) {
+  EXPECT_EQ(error_of(with(torus_, "/topology/links", {kLink, kLink})),
+            "topology.links: given together with topology.link, expected only one");
+  json three_links = torus_;
+  three_links["topology"].erase("link");
+  three_links["topology"]["links"] = {kLink, kLink, kLink};
+  EXPECT_EQ(error_of(three_links), "topology.links: 3 links, expected one per dimension (2)");
+}
+
+TEST_F(MachineErrors, AlgorithmsAreNamedByTheirNames) {
+  EXPECT_EQ(error_of(with(ring_, "/algorithms/all_reduce", "rng")),
+            R"(algorithms.all_reduce: "rng", expected one of auto, direct, ring, )"
+            R"(bidirectional_ring, halving_doubling, binary_tree, double_binary_tree, torus)");
+}
+
+// A temporary file unique to this process and test; removed by the destructor.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& contents) {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = std::filesystem::temp_directory_path() /
+            ("machine_spec_test_" + std::to_string(::getpid()) + "_" + info->name() + ".json");
+    std::ofstream(path_) << contents;
+  }
+  ~TempFile() { std::filesystem::remove(path_); }
+  std::string str() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+TEST(LoadMachineFile, ErrorsArePrefixedWithThePath) {
+  const TempFile bad_devices(R"({"devices": 0, "topology": {"kind": "switch"}})");
+  EXPECT_EQ(error_of([&] { load_machine_file(bad_devices.str()); }),
+            bad_devices.str() + ": devices: 0, expected a positive integer");
+  const TempFile not_json("{\"devices\": 8,");
+  EXPECT_EQ(error_of([&] {
+              load_machine_file(not_json.str());
+            }).rfind(not_json.str() + ": not valid JSON (", 0),
+            0u);
+  EXPECT_EQ(error_of([&] { load_machine_file("/nonexistent/machine.json"); }),
+            "/nonexistent/machine.json: cannot open file");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Topologies
+
+struct TopologyCase {
+  json topology;
+  int devices;
+  std::string name;
+};
+
+TEST(MakeTopology, EachKindHasTheMachinesDevices) {
+  const std::vector<TopologyCase> cases = {
+      {{{"kind", "ring"}, {"link", kLink}}, 8, "ring(8, bidirectional)"},
+      {{{"kind", "ring"}, {"bidirectional", false}, {"link", kLink}}, 8, "ring(8)"},
+      {{{"kind", "torus"}, {"dims", {4, 4}}, {"link", kLink}}, 16, "torus(4x4)"},
+      {{{"kind", "mesh"}, {"dims", {2, 3, 4}}, {"link", kLink}}, 24, "mesh(2x3x4)"},
+      {{{"kind", "fully_connected"}, {"link", kLink}}, 6, "fully_connected(6)"},
+      {{{"kind", "switch"}, {"link", kLink}}, 8, "switch(8)"},
+      {{{"kind", "hierarchical"},
+        {"devices_per_node", 4},
+        {"intra_node_link", kLink},
+        {"inter_node_link", kLink}},
+       12,
+       "hierarchical(3x4)"},
+  };
+  for (const TopologyCase& c : cases) {
+    SCOPED_TRACE(c.topology.dump());
+    const MachineSpec machine = machine_from_json(machine_with(c.devices, c.topology));
+    const std::unique_ptr<topology::Topology> topology = make_topology(machine.topology);
+    EXPECT_EQ(topology->device_count(), c.devices);
+    EXPECT_EQ(topology->name(), c.name);
+  }
+}
+
+TEST(MakeTopology, UnknownKindIsAnError) {
+  TopologySpec spec;
+  spec.kind = "hypercube";
+  spec.devices = 8;
+  EXPECT_EQ(error_of([&] { make_topology(spec); }),
+            R"(topology.kind: "hypercube", expected one of ring, torus, mesh, fully_connected, )"
+            R"(switch, hierarchical)");
+}
+
+}  // namespace
+}  // namespace spmd::sim

@@ -1,0 +1,372 @@
+// The simulator against the reference: random meshes, topologies, algorithms, ops, dtypes and
+// sizes give the reference's bits (folded in the algorithm's order); uncontended times equal the
+// closed forms; runs repeat exactly; deadlocks and out-of-memory are reported, never hung.
+// Case count from RC_PARAMS (CI: max_success=1000).
+
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include "collectives/algorithm.h"
+#include "reference/reference_backend.h"
+#include "sim/machine.h"
+#include "sim/sim_errors.h"
+#include "tests/generators.h"
+#include "tools/sim_backend.h"
+#include "topology/link_time.h"
+
+namespace spmd::collectives {
+inline void showValue(Algorithm algorithm, std::ostream& os) { os << algorithm_name(algorithm); }
+}  // namespace spmd::collectives
+
+namespace spmd {
+namespace {
+
+using collectives::Algorithm;
+using test_gen::run_per_device;
+
+constexpr Algorithm kDataAlgorithms[] = {Algorithm::direct,           Algorithm::ring,
+                                         Algorithm::bidirectional_ring, Algorithm::halving_doubling,
+                                         Algorithm::binary_tree,      Algorithm::double_binary_tree};
+
+sim::MachineSpec machine_for(const std::string& topology, int devices) {
+  sim::MachineSpec spec;
+  spec.devices = devices;
+  spec.topology = topology_from_text(topology, devices);
+  return spec;
+}
+
+// A topology that can hold `devices` devices.
+rc::Gen<std::string> topology_text(int devices) {
+  return rc::gen::exec([=] {
+    std::vector<std::string> kinds = {"ring", "ring-uni", "torus", "mesh", "fully_connected",
+                                      "switch"};
+    for (int k = 2; k < devices; ++k) {
+      if (devices % k == 0) kinds.push_back("hierarchical:" + std::to_string(k));
+    }
+    return *rc::gen::elementOf(kinds);
+  });
+}
+
+enum class Op { psum, pmean, pmax, pmin, psum_scatter, all_gather, all_to_all, ppermute };
+
+// One collective of `op` over `axes` on x; shapes are chosen by the caller to fit.
+Array apply(Context& ctx, Op op, const Array& x, const AxisNames& axes, int n) {
+  switch (op) {
+    case Op::psum: return ctx.psum(x, axes);
+    case Op::pmean: return ctx.pmean(x, axes);
+    case Op::pmax: return ctx.pmax(x, axes);
+    case Op::pmin: return ctx.pmin(x, axes);
+    case Op::psum_scatter: return ctx.psum_scatter(x, axes, 0, /*tiled=*/true);
+    case Op::all_gather: return ctx.all_gather(x, axes, 0, /*tiled=*/true);
+    case Op::all_to_all: return ctx.all_to_all(x, axes, 0, 0, /*tiled=*/true);
+    case Op::ppermute: {
+      std::vector<std::pair<int, int>> perm;
+      for (int i = 0; i < n; ++i) perm.emplace_back(i, (i + 1) % n);
+      if (n > 2) perm.pop_back();  // one device receives nothing: zeros
+      return ctx.ppermute(x, axes, perm);
+    }
+  }
+  return x;
+}
+
+RC_GTEST_PROP(Simulator, results_equal_the_reference_folding_in_the_algorithms_order, ()) {
+  const Mesh mesh = *test_gen::mesh(1, 3, *rc::gen::element(8, 16, 64));
+  const int devices = mesh.device_count();
+  const std::string topology = *topology_text(devices);
+  const Algorithm algorithm = *rc::gen::elementOf(std::vector<Algorithm>(
+      std::begin(kDataAlgorithms), std::end(kDataAlgorithms)));
+  const std::vector<std::string> names = *test_gen::axis_subset(mesh);
+  const int n = test_gen::group_size(mesh, names);
+  const Op op = *rc::gen::element(Op::psum, Op::pmean, Op::pmax, Op::pmin, Op::psum_scatter,
+                                  Op::all_gather, Op::all_to_all, Op::ppermute);
+  const DType dtype = *test_gen::dtype_of(test_gen::all_dtypes());
+  const bool splits = op == Op::psum_scatter || op == Op::all_to_all;
+  const std::int64_t rows = splits ? n * *rc::gen::inRange(1, 4) : *rc::gen::inRange(1, 40);
+  const Shape shape = {rows, *rc::gen::inRange<std::int64_t>(1, 5)};
+  const std::int64_t chunk_bytes = *rc::gen::element<std::int64_t>(16, 64, 256, 2 << 20);
+  RC_TAG(std::string(collectives::algorithm_name(algorithm)));
+
+  sim::MachineSpec spec = machine_for(topology, devices);
+  spec.pipeline_chunk_bytes = chunk_bytes;
+  sim::SimOptions options;
+  options.algorithm = algorithm;
+  options.ring_by_rank = true;
+  sim::Machine machine(spec, options);
+  ReductionOrder order = order_for_algorithm(algorithm);
+  order.nccl_chunk_bytes = chunk_bytes;
+  ReferenceBackend reference(order, devices);
+
+  const std::vector<Array> inputs =
+      test_gen::random_per_device(dtype, shape, devices, *test_gen::seed());
+  std::vector<Values> args;
+  for (const Array& x : inputs) args.push_back({x});
+  const AxisNames axes(names);
+  const auto body = [&](Context& ctx, const Values& xs) { return Values{apply(ctx, op, xs[0], axes, n)}; };
+  const std::vector<Values> expected = run_per_device(reference, mesh, args, 1, body);
+  const std::vector<Values> actual = run_per_device(machine, mesh, args, 1, body);
+  for (int d = 0; d < devices; ++d) {
+    const Array& e = expected[static_cast<std::size_t>(d)][0];
+    const Array& a = actual[static_cast<std::size_t>(d)][0];
+    RC_ASSERT(a.bitwise_equal(e));
+  }
+}
+
+// ---- Time
+
+// One cost-only all-reduce over every device: the time the cost log gives.
+std::int64_t all_reduce_time_ps(sim::Machine& machine, std::int64_t elements) {
+  const Mesh mesh({machine.device_count()}, {"i"});
+  std::vector<Values> inputs(static_cast<std::size_t>(mesh.device_count()));
+  machine.run(mesh, inputs, [&](Context& ctx, const Values&) {
+    CollectiveCall call;
+    call.op = CollectiveOp::psum;
+    call.axes = AxisNames("i");
+    ctx.collective_cost(call, DType::float32, {elements});
+    return Values{};
+  }, /*check_vma=*/false);
+  const sim::CollectiveRecord& record = machine.cost_log().collectives.at(0);
+  return record.end_ps - record.start_ps;
+}
+
+// Where an algorithm's messages each have a link of their own: rings on rings, the torus
+// algorithm on its torus, everything else fully connected.
+std::string home_topology(Algorithm algorithm, int n) {
+  switch (algorithm) {
+    case Algorithm::ring: return "ring-uni";
+    case Algorithm::bidirectional_ring: return "ring";
+    case Algorithm::torus: return "torus";
+    default: return "fully_connected";
+  }
+  (void)n;
+}
+
+RC_GTEST_PROP(Simulator, uncontended_time_equals_the_closed_form, ()) {
+  const Algorithm algorithm = *rc::gen::element(
+      Algorithm::direct, Algorithm::ring, Algorithm::bidirectional_ring,
+      Algorithm::halving_doubling, Algorithm::binary_tree, Algorithm::double_binary_tree,
+      Algorithm::torus);
+  int n = *rc::gen::inRange(1, 65);
+  if (algorithm == Algorithm::halving_doubling) n = 1 << *rc::gen::inRange(0, 7);
+  const std::int64_t elements = *rc::gen::inRange<std::int64_t>(0, 1 << 20);
+  const std::int64_t latency_ps = *rc::gen::inRange<std::int64_t>(0, 5'000'000);
+  const std::int64_t bandwidth = *rc::gen::element<std::int64_t>(
+      1'000'000'000, 25'000'000'000, 100'000'000'000, 450'000'000'000, 3);
+  const std::int64_t chunk_bytes = *rc::gen::element<std::int64_t>(64, 4096, 1 << 20, 2 << 20);
+
+  sim::MachineSpec spec = machine_for(home_topology(algorithm, n), n);
+  const topology::LinkSpec link{bandwidth, latency_ps};
+  spec.topology.link = link;
+  for (auto& l : spec.topology.dim_links) l = link;
+  spec.pipeline_chunk_bytes = chunk_bytes;
+  sim::SimOptions options;
+  options.algorithm = algorithm;
+  options.cost_only = true;
+  sim::Machine machine(spec, options);
+
+  collectives::CollectiveShape shape;
+  shape.kind = collectives::CollectiveKind::all_reduce;
+  shape.ranks = n;
+  shape.elements = elements;
+  shape.element_bytes = 4;
+  shape.ring = machine.topology().ring_order();
+  shape.torus_dims = spec.topology.dims;
+  shape.pipeline_chunk_bytes = chunk_bytes;
+  RC_PRE(collectives::supports(algorithm, shape));
+  // Two devices have one link each way: a two-way ring's halves share it.
+  RC_PRE(!(algorithm == Algorithm::bidirectional_ring && n == 2));
+  const std::int64_t simulated = all_reduce_time_ps(machine, elements);
+  RC_ASSERT(machine.cost_log().collectives.at(0).algorithm ==
+            std::string(collectives::algorithm_name(algorithm)));
+  RC_ASSERT(simulated == collectives::closed_form_time_ps(algorithm, shape, latency_ps, bandwidth));
+}
+
+TEST(Simulator, TransfersSharingALinkWaitForEachOther) {
+  // Four devices on a one-way ring; every device sends two hops ahead, so every link carries two
+  // messages and they queue: the last leaves after three serializations.
+  sim::MachineSpec spec = machine_for("ring-uni", 4);
+  spec.topology.link = {.bandwidth_bytes_per_s = 1'000'000'000, .latency_ps = 1'000'000};
+  sim::Machine machine(spec);
+  const Mesh mesh({4}, {"i"});
+  std::vector<Values> inputs;
+  for (int d = 0; d < 4; ++d) inputs.push_back({Array(DType::float32, {250})});  // 1000 bytes
+  machine.run(mesh, inputs, [](Context& ctx, const Values& xs) {
+    return Values{ctx.ppermute(xs[0], AxisNames("i"), {{0, 2}, {1, 3}, {2, 0}, {3, 1}})};
+  }, false);
+  const std::int64_t serialization = topology::serialization_ps(1000, 1'000'000'000);
+  const sim::CollectiveRecord& record = machine.cost_log().collectives.at(0);
+  EXPECT_EQ(record.end_ps - record.start_ps, 4 * serialization + 2 * 1'000'000);
+  EXPECT_EQ(machine.cost_log().link_transfers, 4u);
+}
+
+TEST(Simulator, ComputeIsChargedAsARoofline) {
+  sim::MachineSpec spec = machine_for("ring", 2);
+  spec.peak_flops = 1e12;                         // 1 FLOP per ps
+  spec.memory_bandwidth_bytes_per_s = 1'000'000'000'000;  // 1 byte per ps
+  sim::Machine machine(spec);
+  const Mesh mesh({2}, {"i"});
+  machine.run(mesh, {{}, {}}, [](Context& ctx, const Values&) {
+    ctx.charge_compute(5000, 100);   // compute bound: 5000 ps
+    ctx.charge_compute(10, 7000);    // memory bound: 7000 ps
+    return Values{};
+  }, false);
+  const sim::CostLog& log = machine.cost_log();
+  EXPECT_EQ(log.compute_ps, (std::vector<std::int64_t>{12000, 12000}));
+  EXPECT_EQ(log.end_ps, 12000);
+  ASSERT_EQ(log.compute_spans.size(), 4u);
+  EXPECT_EQ(log.compute_spans[1].start_ps, 5000);
+}
+
+TEST(Simulator, ACollectiveStartsWhenItsLastMemberArrives) {
+  sim::MachineSpec spec = machine_for("fully_connected", 2);
+  spec.peak_flops = 1e12;
+  spec.topology.link = {.bandwidth_bytes_per_s = 1'000'000'000'000, .latency_ps = 0};
+  sim::Machine machine(spec, {.algorithm = Algorithm::direct});
+  const Mesh mesh({2}, {"i"});
+  machine.run(mesh, {{Array(DType::float32, {1})}, {Array(DType::float32, {1})}},
+              [](Context& ctx, const Values& xs) {
+                if (ctx.device() == 1) ctx.charge_compute(3000, 0);
+                return Values{ctx.psum(xs[0], AxisNames("i"))};
+              }, false);
+  const sim::CostLog& log = machine.cost_log();
+  EXPECT_EQ(log.collectives.at(0).start_ps, 3000);
+  EXPECT_EQ(log.collectives.at(0).end_ps, 3000 + 4);  // 4 bytes at 1 byte/ps
+  EXPECT_EQ(log.device_end_ps, (std::vector<std::int64_t>{3004, 3004}));
+}
+
+// ---- Determinism
+
+std::string describe(const sim::CostLog& log) {
+  std::string s;
+  for (const auto& r : log.collectives) {
+    s += r.call + " " + r.algorithm + " " + std::to_string(r.bytes) + " " +
+         std::to_string(r.start_ps) + "-" + std::to_string(r.end_ps) + "\n";
+  }
+  for (const auto& m : log.memory) {
+    s += "peak " + std::to_string(m.peak_bytes) + ":";
+    for (const auto& p : m.timeline) s += " " + std::to_string(p.time_ps) + "=" + std::to_string(p.bytes_in_use);
+    s += "\n";
+  }
+  for (const auto& c : log.compute_spans) {
+    s += "compute " + std::to_string(c.device) + " " + std::to_string(c.start_ps) + "\n";
+  }
+  return s + "end " + std::to_string(log.end_ps) + " transfers " +
+         std::to_string(log.link_transfers);
+}
+
+RC_GTEST_PROP(Simulator, two_runs_give_identical_results_and_logs, ()) {
+  const Mesh mesh = *test_gen::mesh(2, 2, 16);
+  const std::string topology = *topology_text(mesh.device_count());
+  const std::uint64_t seed = *test_gen::seed();
+  const std::vector<std::string> names = mesh.axis_names();
+  const auto run = [&](std::vector<Values>& outputs) {
+    sim::Machine machine(machine_for(topology, mesh.device_count()));
+    std::vector<Values> args;
+    for (const Array& x : test_gen::random_per_device(DType::float32, {8, 3},
+                                                      mesh.device_count(), seed)) {
+      args.push_back({x});
+    }
+    outputs = run_per_device(machine, mesh, args, 1, [&](Context& ctx, const Values& xs) {
+      ctx.charge_compute(1e6 * (ctx.device() % 3), 4096);
+      Array y = ctx.psum(xs[0], AxisNames(names[0]));
+      ctx.charge_compute(5e5, 0);
+      y = ctx.all_gather(y, AxisNames(names[1]), 0, true);
+      return Values{ctx.pmax(y, AxisNames(names))};
+    });
+    return describe(machine.cost_log());
+  };
+  std::vector<Values> first_outputs, second_outputs;
+  const std::string first = run(first_outputs);
+  const std::string second = run(second_outputs);
+  RC_ASSERT(first == second);
+  for (std::size_t d = 0; d < first_outputs.size(); ++d) {
+    RC_ASSERT(first_outputs[d][0].bitwise_equal(second_outputs[d][0]));
+  }
+}
+
+// ---- Deadlocks and memory
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Simulator, DevicesThatDisagreeAreReportedAsADeadlock) {
+  sim::Machine machine(machine_for("ring", 4));
+  const Mesh mesh({4}, {"i"});
+  std::vector<Values> inputs(4, Values{Array(DType::float32, {3})});
+  const std::string message = error_of([&] {
+    machine.run(mesh, inputs, [](Context& ctx, const Values& xs) {
+      if (ctx.device() == 2) return Values{ctx.pmax(xs[0], AxisNames("i"))};
+      return Values{ctx.psum(xs[0], AxisNames("i"))};
+    }, false);
+  });
+  EXPECT_NE(message.find("deadlock: devices disagree at collective #0"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("device 2 waits in pmax('i') of float32[3]"), std::string::npos)
+      << message;
+}
+
+TEST(Simulator, ADeviceThatNeverArrivesIsReportedNotHung) {
+  sim::Machine machine(machine_for("ring", 4));
+  const Mesh mesh({4}, {"i"});
+  std::vector<Values> inputs(4, Values{Array(DType::float32, {3})});
+  const std::string message = error_of([&] {
+    machine.run(mesh, inputs, [](Context& ctx, const Values& xs) {
+      if (ctx.device() == 3) return Values{xs[0]};
+      return Values{ctx.psum(xs[0], AxisNames("i"))};
+    }, false);
+  });
+  EXPECT_EQ(message,
+            "deadlock: no device can proceed: devices 0-2 wait in psum('i') of float32[3] "
+            "(collective #0); device 3 finished after 0 collective(s)");
+}
+
+TEST(Simulator, OutOfMemoryNamesDeviceOperationAndSizes) {
+  sim::MachineSpec spec = machine_for("ring", 2);
+  spec.memory_bytes = 6000;
+  sim::Machine machine(spec, {.algorithm = Algorithm::ring});
+  const Mesh mesh({2}, {"i"});
+  std::vector<Values> inputs(2, Values{Array(DType::float32, {1000})});  // 4000 bytes each
+  const std::string message = error_of([&] {
+    machine.run(mesh, inputs, [](Context& ctx, const Values& xs) {
+      return Values{ctx.psum(xs[0], AxisNames("i"))};
+    }, false);
+  });
+  EXPECT_NE(message.find("out of memory on device 0"), std::string::npos) << message;
+  EXPECT_NE(message.find("psum('i') buffers: requested 6000 bytes with 4000 in use of a "
+                         "capacity of 6000 bytes"),
+            std::string::npos)
+      << message;
+}
+
+TEST(Simulator, ProgramMemoryIsHeldUntilReleased) {
+  sim::MachineSpec spec = machine_for("ring", 2);
+  spec.memory_bytes = 1000;
+  sim::Machine machine(spec);
+  const Mesh mesh({2}, {"i"});
+  machine.run(mesh, {{}, {}}, [](Context& ctx, const Values&) {
+    ctx.hold_memory(600, "parameters");
+    ctx.release_memory(600);
+    ctx.hold_memory(900, "activations");
+    return Values{};
+  }, false);
+  EXPECT_EQ(machine.cost_log().memory.at(1).peak_bytes, 900);
+  const std::string message = error_of([&] {
+    machine.run(mesh, {{}, {}}, [](Context& ctx, const Values&) {
+      ctx.hold_memory(600, "parameters");
+      ctx.hold_memory(600, "gradients");
+      return Values{};
+    }, false);
+  });
+  EXPECT_NE(message.find("in gradients: requested 600 bytes with 600 in use of a capacity of "
+                         "1000 bytes"),
+            std::string::npos)
+      << message;
+}
+
+}  // namespace
+}  // namespace spmd

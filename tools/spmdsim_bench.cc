@@ -1,0 +1,168 @@
+// Speed of the simulator, measured (never asserted): Google Benchmark cases, and at the end each
+// figure as a ratio to its baseline from the same run.
+//   BM_SimAllReduceRealData/8/64MiB   ring topology, ring algorithm, float32, data moved
+//   BM_BareSum/8/64MiB                the baseline: one loop summing the same 8 arrays once
+//   BM_SimAllReduceCostOnly/1024      no data; counter: simulated link transfers per second
+//   BM_FiberDevices/65536             65,536 fiber devices, one small all-reduce; peak RSS
+
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <iostream>
+#include <map>
+
+#include "reference/array.h"
+#include "sim/machine.h"
+
+namespace spmd {
+namespace {
+
+using collectives::Algorithm;
+
+constexpr std::int64_t kMiB = 1024 * 1024;
+
+std::vector<Array> ramp_arrays(int count, std::int64_t elements) {
+  std::vector<Array> arrays;
+  for (int a = 0; a < count; ++a) {
+    Array x(DType::float32, {elements});
+    auto v = x.mutable_values<float>();
+    for (std::int64_t i = 0; i < elements; ++i) {
+      v[static_cast<std::size_t>(i)] = static_cast<float>((i * 7 + a * 13) % 1000) * 0.001f;
+    }
+    arrays.push_back(std::move(x));
+  }
+  return arrays;
+}
+
+sim::MachineSpec ring_machine(int devices) {
+  sim::MachineSpec spec;
+  spec.name = "bench ring";
+  spec.devices = devices;
+  spec.topology.kind = "ring";
+  spec.topology.devices = devices;
+  return spec;
+}
+
+void BM_BareSum(benchmark::State& state) {
+  const int count = static_cast<int>(state.range(0));
+  const std::int64_t elements = state.range(1) * kMiB / 4;
+  const std::vector<Array> arrays = ramp_arrays(count, elements);
+  std::vector<const float*> in;
+  for (const Array& a : arrays) in.push_back(a.values<float>().data());
+  Array out(DType::float32, {elements});
+  float* o = out.mutable_values<float>().data();
+  for (auto _ : state) {
+    for (std::int64_t i = 0; i < elements; ++i) {
+      float sum = in[0][i];
+      for (int a = 1; a < count; ++a) sum += in[static_cast<std::size_t>(a)][i];
+      o[i] = sum;
+    }
+    benchmark::DoNotOptimize(o);
+    benchmark::ClobberMemory();
+  }
+}
+
+void BM_SimAllReduceRealData(benchmark::State& state) {
+  const int devices = static_cast<int>(state.range(0));
+  const std::int64_t elements = state.range(1) * kMiB / 4;
+  sim::Machine machine(ring_machine(devices), {.algorithm = Algorithm::ring});
+  const Mesh mesh({devices}, {"i"});
+  std::vector<Values> inputs;
+  for (Array& a : ramp_arrays(devices, elements)) inputs.push_back({std::move(a)});
+  const DeviceFunction psum = [](Context& ctx, const Values& xs) {
+    return Values{ctx.psum(xs[0], AxisNames("i"))};
+  };
+  for (auto _ : state) {
+    std::vector<Values> out = machine.run(mesh, inputs, psum, false);
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["simulated_us"] =
+      static_cast<double>(machine.cost_log().collectives.at(0).end_ps) / 1e6;
+}
+
+void BM_SimAllReduceCostOnly(benchmark::State& state) {
+  const int devices = static_cast<int>(state.range(0));
+  sim::Machine machine(ring_machine(devices), {.cost_only = true, .algorithm = Algorithm::ring});
+  const Mesh mesh({devices}, {"i"});
+  const std::vector<Values> inputs(static_cast<std::size_t>(devices));
+  CollectiveCall call;
+  call.op = CollectiveOp::psum;
+  call.axes = AxisNames("i");
+  const DeviceFunction program = [&](Context& ctx, const Values&) {
+    ctx.collective_cost(call, DType::float32, {64 * kMiB / 4});
+    return Values{};
+  };
+  double transfers = 0;
+  for (auto _ : state) {
+    machine.run(mesh, inputs, program, false);
+    transfers += static_cast<double>(machine.cost_log().link_transfers);
+  }
+  state.counters["link_transfers_per_s"] = benchmark::Counter(transfers, benchmark::Counter::kIsRate);
+}
+
+void BM_FiberDevices(benchmark::State& state) {
+  const int devices = static_cast<int>(state.range(0));
+  sim::MachineSpec spec = ring_machine(devices);
+  sim::Machine machine(spec);
+  const Mesh mesh({devices}, {"i"});
+  std::vector<Values> inputs;
+  for (int d = 0; d < devices; ++d) inputs.push_back({Array::scalar<float>(static_cast<float>(d))});
+  const DeviceFunction psum = [](Context& ctx, const Values& xs) {
+    return Values{ctx.psum(xs[0], AxisNames("i"))};
+  };
+  for (auto _ : state) {
+    std::vector<Values> out = machine.run(mesh, inputs, psum, false);
+    benchmark::DoNotOptimize(out);
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  state.counters["peak_rss_MiB"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
+  state.counters["algorithm_is_" + machine.cost_log().collectives.at(0).algorithm] = 1;
+}
+
+BENCHMARK(BM_BareSum)->Args({8, 64})->Name("BM_BareSum/8/64MiB")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SimAllReduceRealData)
+    ->Args({8, 64})
+    ->Name("BM_SimAllReduceRealData/8/64MiB")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SimAllReduceCostOnly)
+    ->Arg(1024)
+    ->Name("BM_SimAllReduceCostOnly/1024")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FiberDevices)
+    ->Arg(65536)
+    ->Name("BM_FiberDevices/65536")
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+// Keeps each run's time so the ratios can be printed after the table.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) times_[run.benchmark_name()] = run.GetAdjustedRealTime();
+    ConsoleReporter::ReportRuns(runs);
+  }
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    const auto sim = times_.find("BM_SimAllReduceRealData/8/64MiB");
+    const auto bare = times_.find("BM_BareSum/8/64MiB");
+    if (sim != times_.end() && bare != times_.end()) {
+      std::cout << "ratio BM_SimAllReduceRealData/8/64MiB : BM_BareSum/8/64MiB = "
+                << sim->second / bare->second << " (target <= 1.5)\n";
+    }
+  }
+
+ private:
+  std::map<std::string, double> times_;
+};
+
+}  // namespace
+}  // namespace spmd
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  spmd::RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}

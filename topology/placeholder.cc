@@ -1,1 +1,0 @@
-// Intentionally empty until the library has sources; keeps the static library non-empty.

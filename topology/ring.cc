@@ -1,0 +1,63 @@
+// A ring: device i linked to i + 1 (and back, when bidirectional). Routes go forward on a
+// one-way ring and the shorter way on a two-way ring (ties forward).
+
+#include "reference/error.h"
+#include "topology/topology_checks.h"
+
+namespace spmd::topology {
+namespace {
+
+class Ring : public Topology {
+ public:
+  Ring(int devices, LinkSpec link, bool bidirectional)
+      : Topology(devices, devices), bidirectional_(bidirectional) {
+    if (devices == 1) return;
+    for (int i = 0; i < devices; ++i) forward_.push_back(add_link(i, (i + 1) % devices, link, "ring"));
+    // Two devices on a one-way ring: 0->1 and 1->0 are both forward links already.
+    if (!bidirectional || devices == 2) {
+      backward_ = devices == 2 ? std::vector<int>{forward_[1], forward_[0]} : std::vector<int>{};
+      return;
+    }
+    for (int i = 0; i < devices; ++i) {
+      backward_.push_back(add_link(i, (i - 1 + devices) % devices, link, "ring reverse"));
+    }
+  }
+
+  std::string name() const override {
+    return "ring(" + std::to_string(device_count()) + (bidirectional_ ? ", bidirectional)" : ")");
+  }
+  std::string_view kind() const override { return "ring"; }
+
+  std::vector<int> route(int from, int to) const override {
+    check_device(*this, from, "from");
+    check_device(*this, to, "to");
+    const int n = device_count();
+    const int ahead = ((to - from) % n + n) % n;
+    std::vector<int> links;
+    if (ahead == 0) return links;
+    const bool backwards = bidirectional_ && !backward_.empty() && n - ahead < ahead;
+    if (backwards) {
+      for (int i = from; i != to; i = (i - 1 + n) % n) links.push_back(backward_[static_cast<std::size_t>(i)]);
+    } else {
+      for (int i = from; i != to; i = (i + 1) % n) links.push_back(forward_[static_cast<std::size_t>(i)]);
+    }
+    return links;
+  }
+
+  std::vector<int> ring_order() const override { return identity_order(device_count()); }
+
+ private:
+  bool bidirectional_;
+  std::vector<int> forward_;   // from device i to i + 1
+  std::vector<int> backward_;  // from device i to i - 1
+};
+
+}  // namespace
+
+std::unique_ptr<Topology> make_ring(int devices, LinkSpec link, bool bidirectional) {
+  check_count(devices, "make_ring: devices", 1);
+  check_link_spec(link, "make_ring: link");
+  return std::make_unique<Ring>(devices, link, bidirectional);
+}
+
+}  // namespace spmd::topology
