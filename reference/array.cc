@@ -224,9 +224,8 @@ Array reshape(const Array& array, Shape shape) {
     throw Error("reshape: cannot reshape " + array.type_string() + " to shape " +
                 shape_to_string(shape) + " (element counts differ)");
   }
-  std::vector<std::byte> bytes(array.bytes().begin(), array.bytes().end());
-  return Array::from_bytes(array.dtype(), std::move(shape), std::move(bytes))
-      .with_varying_axes(array.varying_axes());
+  check_dimensions(shape);
+  return array.with_shape(std::move(shape));
 }
 
 Array expand_dims(const Array& array, int axis) {

@@ -61,6 +61,13 @@ class Array {
 
   VaryingAxes varying_axes() const { return varying_axes_; }
   Array with_varying_axes(VaryingAxes axes) const;
+  // The same elements (the same storage, until one is written) under another shape of the same
+  // element count; reshape() checks the count.
+  Array with_shape(Shape shape) const {
+    Array out = *this;
+    out.shape_ = std::move(shape);
+    return out;
+  }
 
   // Same dtype, shape and bytes (NaN payloads included).
   bool bitwise_equal(const Array& other) const;

@@ -25,6 +25,12 @@ const RouteTiming& LinkState::route(int from, int to) {
       timing.bandwidth_bytes_per_s = spec.bandwidth_bytes_per_s;
     }
   }
+  // Bounded: routes on a long ring are long, and a run may ask for millions of pairs.
+  if (cached_links_ + timing.links.size() > kMaxCachedLinks) {
+    routes_.clear();
+    cached_links_ = 0;
+  }
+  cached_links_ += timing.links.size();
   return routes_.emplace(key, std::move(timing)).first->second;
 }
 

@@ -21,6 +21,7 @@ class LinkState {
  public:
   explicit LinkState(const topology::Topology& topology);
 
+  // Valid until the next call.
   const RouteTiming& route(int from, int to);
 
   // Sends `bytes` from `from` to `to` no earlier than `ready_ps`: waits until every link of the
@@ -36,6 +37,8 @@ class LinkState {
   std::vector<std::int64_t> free_at_ps_;
   // Looked up by key only, never iterated, so its order cannot reach any output.
   std::unordered_map<std::uint64_t, RouteTiming> routes_;
+  static constexpr std::size_t kMaxCachedLinks = std::size_t{1} << 23;
+  std::size_t cached_links_ = 0;
   std::uint64_t transfers_ = 0;
 };
 

@@ -388,7 +388,7 @@ TEST(MakeTopology, EachKindHasTheMachinesDevices) {
         {"intra_node_link", kLink},
         {"inter_node_link", kLink}},
        12,
-       "hierarchical(3x4)"},
+       "hierarchical(3 nodes x 4)"},
   };
   for (const TopologyCase& c : cases) {
     SCOPED_TRACE(c.topology.dump());
@@ -396,6 +396,7 @@ TEST(MakeTopology, EachKindHasTheMachinesDevices) {
     const std::unique_ptr<topology::Topology> topology = make_topology(machine.topology);
     EXPECT_EQ(topology->device_count(), c.devices);
     EXPECT_EQ(topology->name(), c.name);
+    EXPECT_EQ(topology->kind(), machine.topology.kind);
   }
 }
 
