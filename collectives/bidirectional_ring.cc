@@ -30,7 +30,7 @@ Schedule build(const CollectiveShape& shape) {
 ReductionOrder order(const CollectiveShape& shape) {
   return {.algorithm = ReductionAlgorithm::bidirectional_ring,
           .ring = shape.ring,
-          .nccl_chunk_bytes = shape.pipeline_chunk_bytes};
+          .nccl_chunk_bytes = std::max(shape.pipeline_chunk_bytes, shape.element_bytes)};
 }
 
 // Step i carries step i of each direction: the larger of their messages.

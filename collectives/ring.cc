@@ -179,7 +179,7 @@ Schedule build(const CollectiveShape& shape) {
 ReductionOrder order(const CollectiveShape& shape) {
   return {.algorithm = ReductionAlgorithm::nccl_ring,
           .ring = shape.ring,
-          .nccl_chunk_bytes = shape.pipeline_chunk_bytes};
+          .nccl_chunk_bytes = std::max(shape.pipeline_chunk_bytes, shape.element_bytes)};
 }
 
 std::int64_t broadcast_time_ps(const CollectiveShape& shape, std::int64_t latency_ps,

@@ -45,6 +45,7 @@ class PieceBuffer {
   // The pieces covering [begin, end), cut to it.
   std::vector<Piece> read(std::int64_t begin, std::int64_t end) const {
     std::vector<Piece> out;
+    if (begin >= end) return out;  // nothing to read (and an empty buffer has no pieces)
     auto it = std::prev(pieces_.upper_bound(begin));
     for (; it != pieces_.end() && it->first < end; ++it) {
       const std::int64_t start = std::max(begin, it->first);

@@ -101,7 +101,8 @@ Schedule build(const CollectiveShape& shape) {
 
 ReductionOrder order(const CollectiveShape& shape) {
   return {.algorithm = ReductionAlgorithm::torus, .ring = shape.ring,
-          .nccl_chunk_bytes = shape.pipeline_chunk_bytes, .torus_dims = shape.torus_dims};
+          .nccl_chunk_bytes = std::max(shape.pipeline_chunk_bytes, shape.element_bytes),
+          .torus_dims = shape.torus_dims};
 }
 
 // Dimension j's steps each carry the largest block of that level, both ways (reduce-scatter and
