@@ -18,15 +18,22 @@ int depth_of(int position) { return tree_depth(position + 1); }
 
 std::int64_t piece_count(std::int64_t count, std::int64_t piece) { return (count + piece - 1) / piece; }
 
+// Steps in one phase of a tree of depth `deepest` carrying `pieces` pieces, one depth per step.
+std::int64_t phase_steps(int deepest, std::int64_t pieces) {
+  return pieces == 0 ? 0 : deepest + pieces - 1;
+}
+
 }  // namespace
 
 void add_tree(ScheduleBuilder& builder, const RingOrder& positions, std::int64_t base,
-              std::int64_t count, const CollectiveShape& shape, bool broadcast_only) {
+              std::int64_t count, const CollectiveShape& shape, bool broadcast_only,
+              std::int64_t phase_elements) {
   const int n = positions.size();
   const int deepest = tree_depth(n);
   const std::int64_t piece = piece_elements(shape);
   const std::int64_t pieces = piece_count(count, piece);
-  const std::int64_t reduce_steps = broadcast_only ? 0 : deepest + pieces - 1;
+  const std::int64_t reduce_steps =
+      broadcast_only ? 0 : phase_steps(deepest, piece_count(std::max(count, phase_elements), piece));
   for (std::int64_t c = 0; c < pieces; ++c) {
     const std::int64_t begin = base + c * piece, end = base + std::min(count, (c + 1) * piece);
     for (int i = 1; i < n; ++i) {  // children in position order: 2i+1 applies before 2i+2
@@ -46,15 +53,16 @@ void add_tree(ScheduleBuilder& builder, const RingOrder& positions, std::int64_t
 }
 
 std::vector<std::int64_t> tree_step_bytes(int n, std::int64_t count, const CollectiveShape& shape,
-                                          bool broadcast_only) {
+                                          bool broadcast_only, std::int64_t phase_elements) {
   const int deepest = tree_depth(n);
   const std::int64_t piece = piece_elements(shape);
   const std::int64_t pieces = piece_count(count, piece);
   std::vector<std::int64_t> bytes;
   if (n == 1 || pieces == 0) return bytes;
+  const std::int64_t steps = phase_steps(deepest, piece_count(std::max(count, phase_elements), piece));
   // In both phases step t carries pieces t - deepest + 1 .. t (one per depth).
-  const auto phase = [&] {
-    for (std::int64_t t = 0; t < deepest + pieces - 1; ++t) {
+  const auto phase = [&](std::int64_t phase_length) {
+    for (std::int64_t t = 0; t < phase_length; ++t) {
       std::int64_t largest = 0;
       for (std::int64_t c = std::max<std::int64_t>(0, t - deepest + 1); c <= t && c < pieces; ++c) {
         largest = std::max(largest, std::min(piece, count - c * piece));
@@ -62,8 +70,8 @@ std::vector<std::int64_t> tree_step_bytes(int n, std::int64_t count, const Colle
       bytes.push_back(largest * shape.element_bytes);
     }
   };
-  if (!broadcast_only) phase();
-  phase();
+  if (!broadcast_only) phase(steps);
+  phase(phase_steps(deepest, pieces));
   return bytes;
 }
 

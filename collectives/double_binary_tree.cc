@@ -23,7 +23,7 @@ Schedule build(const CollectiveShape& shape) {
                     WorkFill::identity);
   add_tree(b, RingOrder(shape.ring, shape.ranks), 0, first, shape, false);
   add_tree(b, RingOrder(mirrored(shape), shape.ranks), first, shape.elements - first, shape,
-           false);
+           false, first);
   return b.build();
 }
 
@@ -36,7 +36,7 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
   const std::int64_t first = first_half_elements(shape.elements);
   std::vector<std::int64_t> bytes = tree_step_bytes(shape.ranks, first, shape, false);
   const std::vector<std::int64_t> other =
-      tree_step_bytes(shape.ranks, shape.elements - first, shape, false);
+      tree_step_bytes(shape.ranks, shape.elements - first, shape, false, first);
   if (other.size() > bytes.size()) bytes.resize(other.size(), 0);
   for (std::size_t i = 0; i < other.size(); ++i) bytes[i] = std::max(bytes[i], other[i]);
   return steps_time_ps(bytes, latency_ps, bandwidth);

@@ -15,12 +15,16 @@ namespace spmd::collectives {
 int tree_depth(int n);  // depth of position n - 1
 
 // Adds the all-reduce (reduce then broadcast) of elements [base, base + count) starting at step
-// 0; or only the broadcast from position 0 when `broadcast_only`.
+// 0; or only the broadcast from position 0 when `broadcast_only`. The reduce phase lasts as
+// long as `phase_elements` would need (at least `count`): the double binary tree passes its
+// larger half so that both trees turn to broadcasting at the same step. Otherwise, with one
+// piece fewer, one tree's first broadcast would share a link with the other's last reduce.
 void add_tree(ScheduleBuilder& builder, const RingOrder& positions, std::int64_t base,
-              std::int64_t count, const CollectiveShape& shape, bool broadcast_only);
+              std::int64_t count, const CollectiveShape& shape, bool broadcast_only,
+              std::int64_t phase_elements = 0);
 
-// The largest message of each step of that schedule, in bytes.
+// The largest message of each step of that schedule, in bytes (zero in a step it leaves idle).
 std::vector<std::int64_t> tree_step_bytes(int n, std::int64_t count, const CollectiveShape& shape,
-                                          bool broadcast_only);
+                                          bool broadcast_only, std::int64_t phase_elements = 0);
 
 }  // namespace spmd::collectives

@@ -140,44 +140,83 @@ std::string home_topology(Algorithm algorithm, int n) {
   (void)n;
 }
 
-RC_GTEST_PROP(Simulator, uncontended_time_equals_the_closed_form, ()) {
-  const Algorithm algorithm = *rc::gen::element(
-      Algorithm::direct, Algorithm::ring, Algorithm::bidirectional_ring,
-      Algorithm::halving_doubling, Algorithm::binary_tree, Algorithm::double_binary_tree,
-      Algorithm::torus);
-  int n = *rc::gen::inRange(1, 65);
-  if (algorithm == Algorithm::halving_doubling) n = 1 << *rc::gen::inRange(0, 7);
-  const std::int64_t elements = *rc::gen::inRange<std::int64_t>(0, 1 << 20);
-  const std::int64_t latency_ps = *rc::gen::inRange<std::int64_t>(0, 5'000'000);
-  const std::int64_t bandwidth = *rc::gen::element<std::int64_t>(
-      1'000'000'000, 25'000'000'000, 100'000'000'000, 450'000'000'000, 3);
-  const std::int64_t chunk_bytes = *rc::gen::element<std::int64_t>(64, 4096, 1 << 20, 2 << 20);
+struct ClosedFormCase {
+  Algorithm algorithm;
+  int devices;
+  std::int64_t elements;
+  std::int64_t latency_ps;
+  std::int64_t bandwidth_bytes_per_s;
+  std::int64_t chunk_bytes;
+};
 
-  sim::MachineSpec spec = machine_for(home_topology(algorithm, n), n);
-  const topology::LinkSpec link{bandwidth, latency_ps};
+struct SimulatedAndClosedForm {
+  bool supported = false;
+  std::string algorithm_used;
+  std::int64_t simulated_ps = 0;
+  std::int64_t closed_form_ps = 0;
+};
+
+// A float32 all-reduce of the case's size alone on the algorithm's home topology.
+SimulatedAndClosedForm simulate_and_close(const ClosedFormCase& c) {
+  sim::MachineSpec spec = machine_for(home_topology(c.algorithm, c.devices), c.devices);
+  const topology::LinkSpec link{c.bandwidth_bytes_per_s, c.latency_ps};
   spec.topology.link = link;
   for (auto& l : spec.topology.dim_links) l = link;
-  spec.pipeline_chunk_bytes = chunk_bytes;
+  spec.pipeline_chunk_bytes = c.chunk_bytes;
   sim::SimOptions options;
-  options.algorithm = algorithm;
+  options.algorithm = c.algorithm;
   options.cost_only = true;
   sim::Machine machine(spec, options);
 
   collectives::CollectiveShape shape;
   shape.kind = collectives::CollectiveKind::all_reduce;
-  shape.ranks = n;
-  shape.elements = elements;
+  shape.ranks = c.devices;
+  shape.elements = c.elements;
   shape.element_bytes = 4;
   shape.ring = machine.topology().ring_order();
   shape.torus_dims = spec.topology.dims;
-  shape.pipeline_chunk_bytes = chunk_bytes;
-  RC_PRE(collectives::supports(algorithm, shape));
+  shape.pipeline_chunk_bytes = c.chunk_bytes;
+  SimulatedAndClosedForm result;
+  result.supported = collectives::supports(c.algorithm, shape);
+  if (!result.supported) return result;
+  result.simulated_ps = all_reduce_time_ps(machine, c.elements);
+  result.algorithm_used = machine.cost_log().collectives.at(0).algorithm;
+  result.closed_form_ps = collectives::closed_form_time_ps(c.algorithm, shape, c.latency_ps,
+                                                           c.bandwidth_bytes_per_s);
+  return result;
+}
+
+RC_GTEST_PROP(Simulator, uncontended_time_equals_the_closed_form, ()) {
+  ClosedFormCase c;
+  c.algorithm = *rc::gen::element(
+      Algorithm::direct, Algorithm::ring, Algorithm::bidirectional_ring,
+      Algorithm::halving_doubling, Algorithm::binary_tree, Algorithm::double_binary_tree,
+      Algorithm::torus);
+  c.devices = *rc::gen::inRange(1, 65);
+  if (c.algorithm == Algorithm::halving_doubling) c.devices = 1 << *rc::gen::inRange(0, 7);
+  c.elements = *rc::gen::inRange<std::int64_t>(0, 1 << 20);
+  c.latency_ps = *rc::gen::inRange<std::int64_t>(0, 5'000'000);
+  c.bandwidth_bytes_per_s = *rc::gen::element<std::int64_t>(
+      1'000'000'000, 25'000'000'000, 100'000'000'000, 450'000'000'000, 3);
+  c.chunk_bytes = *rc::gen::element<std::int64_t>(64, 4096, 1 << 20, 2 << 20);
   // Two devices have one link each way: a two-way ring's halves share it.
-  RC_PRE(!(algorithm == Algorithm::bidirectional_ring && n == 2));
-  const std::int64_t simulated = all_reduce_time_ps(machine, elements);
-  RC_ASSERT(machine.cost_log().collectives.at(0).algorithm ==
-            std::string(collectives::algorithm_name(algorithm)));
-  RC_ASSERT(simulated == collectives::closed_form_time_ps(algorithm, shape, latency_ps, bandwidth));
+  RC_PRE(!(c.algorithm == Algorithm::bidirectional_ring && c.devices == 2));
+  const SimulatedAndClosedForm result = simulate_and_close(c);
+  RC_PRE(result.supported);
+  RC_ASSERT(result.algorithm_used == std::string(collectives::algorithm_name(c.algorithm)));
+  RC_ASSERT(result.simulated_ps == result.closed_form_ps);
+}
+
+TEST(Simulator, DoubleTreeHalvesTurnToBroadcastTogether) {
+  // Found by the property above: with an odd piece count the second tree has one piece fewer;
+  // had it turned to broadcast a step early, its first broadcast would share a link with the
+  // first tree's last reduce and the time would exceed the closed form by one piece.
+  const SimulatedAndClosedForm result = simulate_and_close(
+      {.algorithm = Algorithm::double_binary_tree, .devices = 2, .elements = 4257,
+       .latency_ps = 0, .bandwidth_bytes_per_s = 3, .chunk_bytes = 64});
+  ASSERT_TRUE(result.supported);
+  EXPECT_EQ(result.algorithm_used, "double_binary_tree");
+  EXPECT_EQ(result.simulated_ps, result.closed_form_ps);
 }
 
 TEST(Simulator, TransfersSharingALinkWaitForEachOther) {
