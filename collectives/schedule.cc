@@ -7,29 +7,32 @@
 namespace spmd::collectives {
 namespace {
 
+// Messages are built only on failure: validation runs on every schedule, and a large schedule
+// has millions of transfers.
 std::string where(std::size_t step, std::size_t index) {
   return "schedule step " + std::to_string(step) + " transfer " + std::to_string(index);
 }
 
-void check_range(bool ok, const std::string& what, const std::string& detail) {
-  if (!ok) throw Error(what + ": " + detail);
-}
-
-void validate_transfer(const Schedule& s, const Transfer& t, const std::string& what) {
+void validate_transfer(const Schedule& s, const Transfer& t, std::size_t step,
+                       std::size_t index) {
   const auto in_ranks = [&](int r) { return r >= 0 && r < s.ranks; };
-  check_range(in_ranks(t.source) && in_ranks(t.destination), what,
-              "source " + std::to_string(t.source) + " / destination " +
-                  std::to_string(t.destination) + ", expected ranks in 0.." +
-                  std::to_string(s.ranks - 1));
+  if (!in_ranks(t.source) || !in_ranks(t.destination)) {
+    throw Error(where(step, index) + ": source " + std::to_string(t.source) + " / destination " +
+                std::to_string(t.destination) + ", expected ranks in 0.." +
+                std::to_string(s.ranks - 1));
+  }
   const std::int64_t from_size =
       t.from == SourceBuffer::input ? s.input_elements : s.work_elements;
-  check_range(t.begin >= 0 && t.begin <= t.end && t.end <= from_size, what,
-              "range [" + std::to_string(t.begin) + ", " + std::to_string(t.end) +
-                  "), expected inside a source buffer of " + std::to_string(from_size));
-  check_range(t.dest_begin >= 0 && t.dest_begin + t.elements() <= s.work_elements, what,
-              "destination start " + std::to_string(t.dest_begin) + " for " +
-                  std::to_string(t.elements()) + " elements, expected inside a work buffer of " +
-                  std::to_string(s.work_elements));
+  if (t.begin < 0 || t.begin > t.end || t.end > from_size) {
+    throw Error(where(step, index) + ": range [" + std::to_string(t.begin) + ", " +
+                std::to_string(t.end) + "), expected inside a source buffer of " +
+                std::to_string(from_size));
+  }
+  if (t.dest_begin < 0 || t.dest_begin + t.elements() > s.work_elements) {
+    throw Error(where(step, index) + ": destination start " + std::to_string(t.dest_begin) +
+                " for " + std::to_string(t.elements()) +
+                " elements, expected inside a work buffer of " + std::to_string(s.work_elements));
+  }
 }
 
 }  // namespace
@@ -43,17 +46,18 @@ void Schedule::validate() const {
                 std::to_string(result_end.size()) + ", expected " + std::to_string(n) + " each");
   }
   for (std::size_t r = 0; r < n; ++r) {
-    const std::string what = "schedule rank " + std::to_string(r);
-    check_range(input_offset[r] < 0 || input_offset[r] + input_elements <= work_elements, what,
-                "input offset " + std::to_string(input_offset[r]) +
-                    ", expected the input to fit in the work buffer");
-    check_range(result_begin[r] >= 0 && result_begin[r] <= result_end[r] &&
-                    result_end[r] <= work_elements,
-                what, "result range outside the work buffer");
+    const auto what = [r] { return "schedule rank " + std::to_string(r); };
+    if (input_offset[r] >= 0 && input_offset[r] + input_elements > work_elements) {
+      throw Error(what() + ": input offset " + std::to_string(input_offset[r]) +
+                  ", expected the input to fit in the work buffer");
+    }
+    if (result_begin[r] < 0 || result_begin[r] > result_end[r] || result_end[r] > work_elements) {
+      throw Error(what() + ": result range outside the work buffer");
+    }
   }
   for (std::size_t s = 0; s < steps.size(); ++s) {
     for (std::size_t i = 0; i < steps[s].transfers.size(); ++i) {
-      validate_transfer(*this, steps[s].transfers[i], where(s, i));
+      validate_transfer(*this, steps[s].transfers[i], s, i);
     }
   }
 }

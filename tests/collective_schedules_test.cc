@@ -12,11 +12,6 @@
 #include "tests/generators.h"
 #include "topology/link_time.h"
 
-namespace spmd::collectives {
-inline void showValue(Algorithm algorithm, std::ostream& os) { os << algorithm_name(algorithm); }
-inline void showValue(CollectiveKind kind, std::ostream& os) { os << collective_kind_name(kind); }
-}  // namespace spmd::collectives
-
 namespace spmd {
 namespace {
 

@@ -16,24 +16,16 @@
 #include "reference/pmap.h"
 #include "reference/reference_backend.h"
 #include "reference/shard_map.h"
+#include "tests/error_of.h"
 
 namespace spmd {
 namespace {
 
+using test_errors::error_of;
+
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-// The message of the spmd::Error that `f` throws; a test failure if it throws none.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an spmd::Error";
-  return "";
-}
 
 Array iota_f32(Shape shape) {
   std::vector<float> v(static_cast<std::size_t>(element_count(shape)));

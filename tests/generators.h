@@ -17,12 +17,18 @@
 #include <type_traits>
 #include <vector>
 
+#include "collectives/algorithm.h"
 #include "reference/array.h"
 #include "reference/backend.h"
 #include "reference/mesh.h"
 #include "reference/partition_spec.h"
 #include "reference/reduction_order.h"
 #include "reference/shard_map.h"
+
+namespace spmd::collectives {
+inline void showValue(Algorithm algorithm, std::ostream& os) { os << algorithm_name(algorithm); }
+inline void showValue(CollectiveKind kind, std::ostream& os) { os << collective_kind_name(kind); }
+}  // namespace spmd::collectives
 
 namespace spmd {
 

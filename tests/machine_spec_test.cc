@@ -14,9 +14,12 @@
 #include <string>
 
 #include "reference/error.h"
+#include "tests/error_of.h"
 
 namespace spmd::sim {
 namespace {
+
+using test_errors::error_of;
 
 using nlohmann::json;
 
@@ -46,20 +49,6 @@ json link_json(const std::string& bandwidth, const std::string& latency) {
 }
 
 const json kLink = link_json("100GB/s", "1us");
-
-// The message of the spmd::Error that `f` throws; a test failure if it throws none or if the
-// message is not one line.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-    return message;
-  }
-  ADD_FAILURE() << "expected an spmd::Error";
-  return "";
-}
 
 std::string error_of(const json& machine) {
   return error_of([&] { machine_from_json(machine); });

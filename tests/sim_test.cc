@@ -13,13 +13,12 @@
 #include "tests/generators.h"
 #include "tools/sim_backend.h"
 #include "topology/link_time.h"
-
-namespace spmd::collectives {
-inline void showValue(Algorithm algorithm, std::ostream& os) { os << algorithm_name(algorithm); }
-}  // namespace spmd::collectives
+#include "tests/error_of.h"
 
 namespace spmd {
 namespace {
+
+using test_errors::error_of;
 
 using collectives::Algorithm;
 using test_gen::run_per_device;
@@ -323,15 +322,6 @@ RC_GTEST_PROP(Simulator, two_runs_give_identical_results_and_logs, ()) {
 }
 
 // ---- Deadlocks and memory
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 TEST(Simulator, DevicesThatDisagreeAreReportedAsADeadlock) {
   sim::Machine machine(machine_for("ring", 4));

@@ -6,9 +6,12 @@
 
 #include "reference/error.h"
 #include "topology/topology.h"
+#include "tests/error_of.h"
 
 namespace spmd::topology {
 namespace {
+
+using test_errors::error_of;
 
 const LinkSpec kLink{100'000'000'000, 1'000'000};
 
@@ -92,15 +95,6 @@ TEST(Topology, LinkCountsAndRoutes) {
   EXPECT_EQ(boxes->dims(), (std::vector<int>{2, 4}));
   EXPECT_EQ(boxes->name(), "hierarchical(2 nodes x 4)");
   EXPECT_EQ(torus->kind(), "torus");
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(Topology, BadArgumentsNameTheArgument) {

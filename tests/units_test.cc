@@ -14,27 +14,16 @@
 #include <string>
 
 #include "reference/error.h"
+#include "tests/error_of.h"
 
 namespace spmd::sim {
 namespace {
 
+using test_errors::error_of;
+
 constexpr std::int64_t kKiB = 1024;
 constexpr std::int64_t kMiB = kKiB * 1024;
 constexpr std::int64_t kGiB = kMiB * 1024;
-
-// The message of the spmd::Error that `f` throws; a test failure if it throws none or if the
-// message is not one line.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-    return message;
-  }
-  ADD_FAILURE() << "expected an spmd::Error";
-  return "";
-}
 
 std::string bytes_error(std::string_view text) {
   return error_of([&] { parse_bytes(text, "memory"); });
