@@ -1,5 +1,7 @@
 #include "sim/cost_log.h"
 
+#include <algorithm>
+
 namespace spmd::sim {
 
 double bus_bandwidth_factor(const std::string& op, int n) {
@@ -23,6 +25,49 @@ void set_bandwidths(CollectiveRecord& record) {
   record.algbw_bytes_per_s = static_cast<double>(record.bytes) / (static_cast<double>(time_ps) * 1e-12);
   record.busbw_bytes_per_s =
       record.algbw_bytes_per_s * bus_bandwidth_factor(record.op, record.group_size);
+}
+
+}  // namespace spmd::sim
+
+namespace spmd::sim {
+
+void append_run(CostLog& total, const CostLog& next) {
+  const std::int64_t offset_ps = total.end_ps;
+  const int first_collective = static_cast<int>(total.collectives.size());
+  for (CollectiveRecord record : next.collectives) {
+    record.index += first_collective;
+    record.start_ps += offset_ps;
+    record.end_ps += offset_ps;
+    total.collectives.push_back(std::move(record));
+  }
+  for (ComputeSpan span : next.compute_spans) {
+    span.start_ps += offset_ps;
+    span.end_ps += offset_ps;
+    total.compute_spans.push_back(span);
+  }
+  for (LinkTransferRecord transfer : next.transfers) {
+    transfer.collective += first_collective;
+    transfer.start_ps += offset_ps;
+    transfer.end_ps += offset_ps;
+    total.transfers.push_back(transfer);
+  }
+  total.transfers_truncated = total.transfers_truncated || next.transfers_truncated;
+  const std::size_t devices = next.memory.size();
+  total.memory.resize(std::max(total.memory.size(), devices));
+  total.compute_ps.resize(std::max(total.compute_ps.size(), devices), 0);
+  total.device_end_ps.resize(std::max(total.device_end_ps.size(), devices), 0);
+  for (std::size_t d = 0; d < devices; ++d) {
+    DeviceMemory& memory = total.memory[d];
+    memory.peak_bytes = std::max(memory.peak_bytes, next.memory[d].peak_bytes);
+    for (MemoryPoint point : next.memory[d].timeline) {
+      point.time_ps += offset_ps;
+      memory.timeline.push_back(point);
+    }
+    total.compute_ps[d] += next.compute_ps.at(d);
+    total.device_end_ps[d] = offset_ps + next.device_end_ps.at(d);
+  }
+  total.end_ps = offset_ps + next.end_ps;
+  total.link_transfers += next.link_transfers;
 }
 
 }  // namespace spmd::sim

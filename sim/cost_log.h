@@ -41,6 +41,16 @@ struct ComputeSpan {
   std::int64_t bytes = 0;
 };
 
+// One message over the links (recorded with SimOptions::record_link_transfers), for traces.
+struct LinkTransferRecord {
+  int collective = 0;  // index into CostLog::collectives
+  int from_device = 0;
+  int to_device = 0;
+  std::int64_t bytes = 0;
+  std::int64_t start_ps = 0;
+  std::int64_t end_ps = 0;
+};
+
 struct DeviceMemory {
   std::int64_t peak_bytes = 0;
   std::vector<MemoryPoint> timeline;
@@ -54,7 +64,15 @@ struct CostLog {
   std::vector<std::int64_t> device_end_ps;  // per device: its clock when it finished
   std::int64_t end_ps = 0;                // when the last device finished
   std::uint64_t link_transfers = 0;       // messages carried over links
+  // With SimOptions::record_link_transfers: every message, in the order sent, up to the limit.
+  std::vector<LinkTransferRecord> transfers;
+  bool transfers_truncated = false;        // more were sent than recorded
 };
+
+// Appends a later run's log to `total`, its times shifted to start where `total` ends: a
+// training loop of several Machine::run calls as one timeline. Collective and transfer indices
+// are renumbered to follow on.
+void append_run(CostLog& total, const CostLog& next);
 
 // nccl-tests' bus bandwidth factor for an op over n ranks (doc/PERFORMANCE.md).
 double bus_bandwidth_factor(const std::string& op, int n);

@@ -31,6 +31,8 @@ struct SimOptions {
   bool ring_by_rank = false;
   // Each device fiber's stack; 0 picks 256 KiB, or 64 KiB above 4096 devices.
   std::size_t fiber_stack_bytes = 0;
+  // Keep every link message in the cost log (for traces' flow arrows), up to this many; 0: none.
+  std::size_t record_link_transfers = 0;
 };
 
 class Machine : public Backend {

@@ -55,9 +55,23 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
     for (const collectives::Transfer& t : schedule_.steps[index].transfers) {
       const int from = setup_.devices[static_cast<std::size_t>(t.source)];
       const int to = setup_.devices[static_cast<std::size_t>(t.destination)];
-      end = std::max(end, links_.send(from, to, t.elements() * setup_.element_bytes, now));
+      const std::int64_t bytes = t.elements() * setup_.element_bytes;
+      const std::int64_t arrival = links_.send(from, to, bytes, now);
+      if (from != to) record_transfer(from, to, bytes, now, arrival);
+      end = std::max(end, arrival);
     }
     events_.schedule(end, [self = shared_from_this(), index] { self->run_step(index + 1); });
+  }
+
+  void record_transfer(int from, int to, std::int64_t bytes, std::int64_t start_ps,
+                       std::int64_t end_ps) {
+    CostLog* log = setup_.transfer_log;
+    if (log == nullptr) return;
+    if (log->transfers.size() >= setup_.transfer_limit) {
+      log->transfers_truncated = true;
+      return;
+    }
+    log->transfers.push_back({setup_.collective, from, to, bytes, start_ps, end_ps});
   }
 
   ScheduleRunSetup setup_;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "collectives/schedule.h"
+#include "sim/cost_log.h"
 #include "sim/event_queue.h"
 #include "sim/link_state.h"
 #include "sim/memory_ledger.h"
@@ -25,6 +26,10 @@ struct ScheduleRunSetup {
   std::vector<int> devices;  // group rank -> device id
   std::int64_t element_bytes = 4;
   std::string what;          // "psum('i')", for memory errors
+  int collective = 0;        // the cost log record's index, for recorded transfers
+  // Where to record each message when traces want them (null: not recorded), and how many.
+  CostLog* transfer_log = nullptr;
+  std::size_t transfer_limit = 0;
 };
 
 // Called at the virtual time the last step ends, or with the error that stopped the run (an

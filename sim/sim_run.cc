@@ -282,7 +282,12 @@ void SimRun::start_group(int index, int group) {
     for (int member : members) inputs.push_back(slot.arrivals.at(member).input);
     *results = group_results(first.call, plan, *schedule, inputs);
   }
-  ScheduleRunSetup setup{schedule, members, plan.shape.element_bytes, first.call.to_string()};
+  ScheduleRunSetup setup{schedule, members, plan.shape.element_bytes, first.call.to_string(),
+                         static_cast<int>(slot.record), nullptr, 0};
+  if (machine_.options().record_link_transfers > 0) {
+    setup.transfer_log = &log_;
+    setup.transfer_limit = machine_.options().record_link_transfers;
+  }
   start_schedule_run(std::move(setup), events_.now_ps(), events_, links_, memory_,
                      [this, index, group, results](std::exception_ptr error) {
                        finish_group(index, group, std::move(*results), error);

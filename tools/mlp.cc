@@ -128,9 +128,29 @@ LossAndGrads mlp_loss_and_grads(const Values& params, const Array& x, const Arra
            to_array(column_sums(d_prediction), params[3].shape(), varying)}};
 }
 
+namespace {
+
+// Forward 2·B·(in·h + h·out) FLOPs, backward twice that; bytes: parameters, the shard and the
+// activations once each. Activations (pre-activation, hidden, prediction) are held meanwhile.
+void charge_train_step(Context& ctx, const Values& params, const Array& x) {
+  const std::int64_t batch = x.dim(0), inputs = params[0].dim(0), hidden = params[0].dim(1);
+  const std::int64_t outputs = params[2].dim(1);
+  const std::int64_t weights = inputs * hidden + hidden * outputs;
+  const std::int64_t activation_bytes = batch * (2 * hidden + outputs) * 4;
+  std::int64_t param_bytes = 0;
+  for (const Array& p : params) param_bytes += static_cast<std::int64_t>(p.size_bytes());
+  ctx.hold_memory(activation_bytes, "MLP activations");
+  ctx.charge_compute(6.0 * static_cast<double>(batch * weights),
+                     param_bytes + static_cast<std::int64_t>(x.size_bytes()) + activation_bytes);
+  ctx.release_memory(activation_bytes);
+}
+
+}  // namespace
+
 DeviceFunction data_parallel_train_step(float learning_rate, std::string axis_name) {
   return [learning_rate, axis_name](Context& ctx, const Values& args) {
     const Values params(args.begin(), args.begin() + kMlpLeaves);
+    charge_train_step(ctx, params, args[kMlpLeaves]);
     const LossAndGrads local = mlp_loss_and_grads(params, args[kMlpLeaves], args[kMlpLeaves + 1]);
     Values leaves = local.grads;
     leaves.push_back(local.loss);
@@ -145,7 +165,8 @@ DeviceFunction data_parallel_train_step(float learning_rate, std::string axis_na
   };
 }
 
-TrainingRun train_data_parallel(Backend& backend, const MlpConfig& config) {
+TrainingRun train_data_parallel(Backend& backend, const MlpConfig& config,
+                                const std::function<void()>& after_step) {
   SplitMix64 rng(config.seed);
   TrainingRun run;
   run.params = init_mlp_params(config, rng);
@@ -164,6 +185,7 @@ TrainingRun train_data_parallel(Backend& backend, const MlpConfig& config) {
     for (const Array& output : stacked) identical = identical && replicas_bit_identical(output);
     run.steps.push_back({step, take(stacked[kMlpLeaves], 0, 0).values<float>()[0], identical});
     for (int i = 0; i < kMlpLeaves; ++i) run.params[i] = take(stacked[i], 0, 0);
+    if (after_step) after_step();
   }
   return run;
 }

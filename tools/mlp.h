@@ -10,6 +10,7 @@
 // reductions from explicit left-to-right loops.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,8 @@ LossAndGrads mlp_loss_and_grads(const Values& params, const Array& x, const Arra
 
 // The per-device train step: (w1, b1, w2, b2, x, y) -> (w1', b1', w2', b2', loss), with loss and
 // gradients pmean'd over `axis_name` before the update, so every replica updates identically.
+// The matmuls' FLOPs and bytes are charged to the device (a cost on the simulator, nothing on
+// the reference), and the activations are held in its memory for the step.
 DeviceFunction data_parallel_train_step(float learning_rate, std::string axis_name);
 
 struct TrainingStep {
@@ -78,6 +81,8 @@ struct TrainingRun {
 };
 
 // Runs config.steps pmapped train steps on `backend` and records every step.
-TrainingRun train_data_parallel(Backend& backend, const MlpConfig& config);
+// `after_step` (if set) runs after every step, e.g. to collect the simulator's cost log.
+TrainingRun train_data_parallel(Backend& backend, const MlpConfig& config,
+                                const std::function<void()>& after_step = {});
 
 }  // namespace spmd

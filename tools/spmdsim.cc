@@ -6,6 +6,7 @@
 
 #include "reference/error.h"
 #include "tools/conform_command.h"
+#include "tools/demo_command.h"
 #include "tools/examples_command.h"
 
 int main(int argc, char** argv) {
@@ -17,6 +18,16 @@ int main(int argc, char** argv) {
   CLI::App* conform = app.add_subcommand(
       "conform", "Run conformance cases (JSON + .npy) and compare with JAX's outputs bit for bit");
   spmd::add_conform_flags(*conform, conform_options);
+
+  spmd::DemoOptions demo_options;
+  CLI::App* demo = app.add_subcommand(
+      "demo", "The default: data-parallel MLP training with pmap on 8 simulated devices of a "
+              "ring, checked against the reference, with its costs and a trace");
+  demo->add_option("--out", demo_options.out_folder, "Folder for the trace and reports")
+      ->capture_default_str();
+  demo->add_option("--steps", demo_options.steps, "Training steps")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
 
   CLI::App* examples = app.add_subcommand(
       "examples", "Run the JAX tutorial examples (pmap, in_axes, psum, data-parallel training) "
@@ -31,8 +42,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (conform->parsed()) return spmd::run_conform_command(conform_options, std::cout);
-    (void)examples;
-    return spmd::run_examples_command(std::cout);
+    if (examples->parsed()) return spmd::run_examples_command(std::cout);
+    return spmd::run_demo_command(demo_options, std::cout);
   } catch (const spmd::Error& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

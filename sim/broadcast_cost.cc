@@ -1,0 +1,67 @@
+#include "sim/broadcast_cost.h"
+
+#include <numeric>
+
+#include "sim/schedule_run.h"
+
+namespace spmd::sim {
+namespace {
+
+using collectives::Algorithm;
+
+Algorithm broadcast_algorithm(const Machine& machine, const collectives::CollectiveShape& shape,
+                              std::string& note) {
+  std::optional<Algorithm> requested = machine.options().algorithm;
+  const auto by_kind = machine.spec().algorithms.find("broadcast");
+  if (!requested && by_kind != machine.spec().algorithms.end()) requested = by_kind->second;
+  if (requested && collectives::supports(*requested, shape)) return *requested;
+  const Algorithm chosen = collectives::choose_algorithm(shape, machine.topology().kind());
+  if (requested) {
+    note = std::string(collectives::algorithm_name(*requested)) + " cannot run broadcast; used " +
+           std::string(collectives::algorithm_name(chosen));
+  }
+  return chosen;
+}
+
+}  // namespace
+
+CollectiveRecord broadcast_cost(Machine& machine, std::int64_t elements, DType dtype) {
+  const int n = machine.device_count();
+  collectives::CollectiveShape shape;
+  shape.kind = collectives::CollectiveKind::broadcast;
+  shape.ranks = n;
+  shape.elements = elements;
+  shape.element_bytes = static_cast<std::int64_t>(dtype_size_bytes(dtype));
+  shape.ring = machine.topology().ring_order();
+  shape.torus_dims = machine.topology().dims();
+  shape.pipeline_chunk_bytes = machine.spec().pipeline_chunk_bytes;
+
+  CollectiveRecord record;
+  record.op = "broadcast";
+  record.call = "broadcast(root=0)";
+  record.dtype = std::string(dtype_name(dtype));
+  record.shape = "[" + std::to_string(elements) + "]";
+  record.bytes = elements * shape.element_bytes;
+  record.algorithm_note.clear();
+  const Algorithm algorithm = broadcast_algorithm(machine, shape, record.algorithm_note);
+  record.algorithm = std::string(collectives::algorithm_name(algorithm));
+  record.group_size = n;
+  record.with_data = false;
+
+  EventQueue events;
+  LinkState links(machine.topology());
+  MemoryLedger memory(n, machine.spec().memory_bytes);
+  std::vector<int> devices(static_cast<std::size_t>(n));
+  std::iota(devices.begin(), devices.end(), 0);
+  std::exception_ptr failure;
+  start_schedule_run({machine.schedule(algorithm, shape), devices, shape.element_bytes,
+                      record.call},
+                     0, events, links, memory, [&](std::exception_ptr error) { failure = error; });
+  while (!events.empty()) events.run_next();
+  if (failure) std::rethrow_exception(failure);
+  record.end_ps = events.now_ps();
+  set_bandwidths(record);
+  return record;
+}
+
+}  // namespace spmd::sim

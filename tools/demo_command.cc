@@ -1,0 +1,127 @@
+#include "tools/demo_command.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "reference/reference_backend.h"
+#include "sim/machine.h"
+#include "sim/units.h"
+#include "tools/mlp.h"
+#include "tools/run_outputs.h"
+#include "tools/sim_backend.h"
+#include "traces/run_report.h"
+
+namespace spmd {
+namespace {
+
+using collectives::Algorithm;
+
+// Eight devices on a ring with two-way links; device numbers in the style of a mid-range
+// accelerator. The MLP is tiny, so the all-reduces are latency-bound, as small ones are.
+sim::MachineSpec demo_machine() {
+  sim::MachineSpec spec;
+  spec.name = "demo-ring: 8 devices on a bidirectional ring, 100 GB/s and 1 us per link";
+  spec.devices = 8;
+  spec.memory_bytes = std::int64_t{16} << 30;
+  spec.peak_flops = 100e12;
+  spec.memory_bandwidth_bytes_per_s = 1'000'000'000'000;
+  spec.topology = topology_from_text("ring", 8);
+  spec.topology.link = {.bandwidth_bytes_per_s = 100'000'000'000, .latency_ps = 1'000'000};
+  return spec;
+}
+
+bool bit_identical(const Values& a, const Values& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].dtype() != b[i].dtype() || a[i].shape() != b[i].shape() ||
+        a[i].size_bytes() != b[i].size_bytes() ||
+        std::memcmp(a[i].bytes().data(), b[i].bytes().data(), a[i].size_bytes()) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+void print_losses(const TrainingRun& run, std::ostream& out) {
+  out << "step  loss (pmean over devices)\n";
+  for (const TrainingStep& step : run.steps) {
+    out << (step.step < 10 ? "   " : "  ") << step.step << "  " << fixed(step.loss, 6) << '\n';
+  }
+}
+
+void print_costs(const sim::CostLog& log, int steps, std::ostream& out) {
+  out << "memory peak per device:";
+  for (std::size_t d = 0; d < log.memory.size(); ++d) {
+    out << (d == 0 ? " " : ", ") << d << ": " << sim::format_bytes(log.memory[d].peak_bytes);
+  }
+  out << '\n';
+  std::int64_t all_reduce_ps = 0;
+  const sim::CollectiveRecord* largest = nullptr;
+  for (const sim::CollectiveRecord& r : log.collectives) {
+    all_reduce_ps += r.end_ps - r.start_ps;
+    if (largest == nullptr || r.bytes > largest->bytes) largest = &r;
+  }
+  const auto per_step = [steps](std::int64_t ps) { return ps / steps; };
+  out << "all-reduce: " << log.collectives.size() / static_cast<std::size_t>(steps)
+      << " pmean calls per step";
+  if (largest != nullptr) out << " (" << largest->algorithm << ")";
+  out << ", " << sim::format_duration_ps(per_step(all_reduce_ps)) << " per step";
+  if (largest != nullptr) {
+    out << "; largest " << largest->call << " of " << largest->bytes << " B: "
+        << sim::format_duration_ps(largest->end_ps - largest->start_ps) << ", busbw "
+        << fixed(largest->busbw_bytes_per_s / 1e9, 3) << " GB/s";
+  }
+  out << '\n';
+  const traces::RunTotals totals = traces::run_totals(log);
+  out << "step time: " << sim::format_duration_ps(per_step(totals.total_ps)) << " = compute "
+      << sim::format_duration_ps(per_step(totals.compute_ps)) << " + communication "
+      << sim::format_duration_ps(per_step(totals.communication_ps)) << " ("
+      << fixed(100 * totals.communication_share, 1) << "% communication)\n";
+}
+
+}  // namespace
+
+int run_demo_command(const DemoOptions& options, std::ostream& out) {
+  MlpConfig config;
+  config.steps = options.steps;
+  const sim::MachineSpec spec = demo_machine();
+  sim::SimOptions sim_options{.algorithm = Algorithm::ring, .record_link_transfers = 100'000};
+  sim::Machine machine(spec, sim_options);
+  out << "spmdsim demo: data-parallel training of a " << config.inputs << "-" << config.hidden
+      << "-" << config.outputs << " MLP, pmap over " << config.devices
+      << " devices, parameters replicated, batch sharded, gradients and loss pmean'd\n"
+      << "machine: " << spec.name << "; " << sim::format_bytes(spec.memory_bytes) << ", "
+      << fixed(spec.peak_flops / 1e12, 0) << " TFLOP/s per device\n\n";
+
+  sim::CostLog log;
+  const TrainingRun simulated =
+      train_data_parallel(machine, config, [&] { sim::append_run(log, machine.cost_log()); });
+  print_losses(simulated, out);
+
+  bool replicas_identical = true;
+  for (const TrainingStep& step : simulated.steps) replicas_identical &= step.replicas_identical;
+  ReferenceBackend reference(order_for_algorithm(Algorithm::ring));
+  const TrainingRun expected = train_data_parallel(reference, config);
+  const bool equals_reference = bit_identical(simulated.params, expected.params);
+  out << "\nreplicas: every device's parameters and loss bit-identical after every step: "
+      << (replicas_identical ? "yes" : "NO") << '\n'
+      << "reference: final parameters equal the reference backend's (sums folded in the ring "
+         "algorithm's order) bit for bit: "
+      << (equals_reference ? "yes" : "NO") << '\n';
+  print_costs(log, config.steps, out);
+
+  const RunOutputs written = write_run_outputs(options.out_folder, log, spec.name, spec.devices);
+  out << "trace: " << written.trace_path
+      << " (open it at https://ui.perfetto.dev); reports: collectives.csv, devices.csv, "
+         "report.json in "
+      << written.folder << '\n';
+  return replicas_identical && equals_reference ? 0 : 1;
+}
+
+}  // namespace spmd

@@ -1,0 +1,57 @@
+#pragma once
+// Built-in workloads for `spmdsim run` and `spmdsim scale`, described by a JSON file
+// (docs/workload-format.md): a data-parallel MLP training step, a transformer-like layer under
+// shard_map with data and model axes, or a list of collectives. They run on the simulator
+// without data (Context::collective_cost, charge_compute, hold_memory), so sizes can be those of
+// real models.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "reference/dtype.h"
+#include "sim/cost_log.h"
+#include "sim/machine.h"
+
+namespace spmd {
+
+enum class WorkloadKind { mlp_data_parallel, transformer_layer, collectives };
+
+struct CollectiveSpec {
+  std::string op;              // all_reduce, all_gather, reduce_scatter, all_to_all, ppermute
+  std::int64_t bytes = 0;      // per device, nccl-tests' S (all_gather: the gathered result)
+  DType dtype = DType::float32;
+};
+
+struct Workload {
+  WorkloadKind kind = WorkloadKind::mlp_data_parallel;
+  std::string name = "workload";
+  DType dtype = DType::float32;
+  int steps = 1;
+  // mlp_data_parallel: layer widths, input first; samples per device.
+  std::vector<std::int64_t> layers;
+  std::int64_t batch_per_device = 0;
+  // transformer_layer: devices = data * model; tokens per data shard = batch * sequence.
+  int model_parallel = 1;
+  std::int64_t sequence = 0;
+  std::int64_t d_model = 0;
+  std::int64_t d_ff = 0;
+  // collectives
+  std::vector<CollectiveSpec> calls;
+};
+
+// The per-device input element count that gives `spec.bytes` as nccl-tests counts it (rounded
+// down to a multiple of the devices where the op splits its input).
+std::int64_t collective_input_elements(const CollectiveSpec& spec, int devices);
+
+// spmd::Error naming the field ("workload.layers[1]: ...") for bad or unknown fields.
+Workload workload_from_json(const nlohmann::json& json);
+Workload load_workload_file(const std::string& path);
+
+// Runs `steps` steps on the machine (one Machine::run each) and returns their joined cost log.
+// spmd::Error if the workload cannot be laid out on the machine's devices.
+sim::CostLog run_workload(sim::Machine& machine, const Workload& workload);
+
+}  // namespace spmd

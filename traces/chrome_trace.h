@@ -1,0 +1,26 @@
+#pragma once
+// A simulated run as a Chrome Trace Event file, which Perfetto (ui.perfetto.dev) and
+// chrome://tracing open: one process per device, with a "compute" thread of compute slices, a
+// "collectives" thread of collective slices (name, bytes, algorithm, bandwidths), flow arrows
+// from sender to receiver for every recorded link message, and a counter track of the memory
+// in use. Events come in a fixed order and times derive from integer picoseconds, so the same
+// run gives the same bytes.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cost_log.h"
+
+namespace spmd::traces {
+
+struct TraceLabels {
+  std::string machine_name;  // shown in the trace's metadata
+  int devices = 0;
+};
+
+nlohmann::json chrome_trace(const sim::CostLog& log, const TraceLabels& labels);
+// The trace as text, one event per line (diffable, and what `spmdsim` writes).
+std::string chrome_trace_text(const sim::CostLog& log, const TraceLabels& labels);
+
+}  // namespace spmd::traces

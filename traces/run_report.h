@@ -1,0 +1,38 @@
+#pragma once
+// Reports of a simulated run: one row per collective (op, axes, dtype, bytes, algorithm, start,
+// end, time, algbw, busbw, nccl-tests' definitions), each device's memory peak, and totals:
+// the run's time and how much of it the critical device spent outside its own compute.
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cost_log.h"
+
+namespace spmd::traces {
+
+struct RunTotals {
+  std::int64_t total_ps = 0;            // when the last device finished
+  int critical_device = 0;              // the device that finished last (lowest id on ties)
+  std::int64_t compute_ps = 0;          // its local compute
+  std::int64_t communication_ps = 0;    // the rest: in collectives or waiting for them
+  double communication_share = 0;       // communication_ps / total_ps
+  std::int64_t collective_ps = 0;       // summed over collective calls, end - start
+  std::int64_t peak_memory_bytes = 0;   // the largest device peak
+  int peak_memory_device = 0;
+};
+
+RunTotals run_totals(const sim::CostLog& log);
+
+// CSV, header first: op,call,axes,dtype,shape,bytes,algorithm,groups,group_size,start_ps,
+// end_ps,time_ps,algbw_GBps,busbw_GBps (GB = 1e9 bytes, as nccl-tests).
+void write_collectives_csv(std::ostream& out, const sim::CostLog& log);
+// CSV: device,peak_bytes,compute_ps,end_ps.
+void write_devices_csv(std::ostream& out, const sim::CostLog& log);
+// Everything above in one JSON object: {"machine", "totals", "collectives", "devices"}.
+nlohmann::json run_report_json(const sim::CostLog& log, const std::string& machine_name);
+
+}  // namespace spmd::traces
