@@ -12,6 +12,7 @@ packages=(
   librapidcheck-dev
   nlohmann-json3-dev
   libcli11-dev
+  gnuplot-nox
   python3 python3-numpy
 )
 

@@ -16,14 +16,14 @@ const std::vector<std::pair<std::string, const char*>>& presets() {
         "name": "dgx-h100: 8x H100 SXM, NVLink 4 through NVSwitch",
         "devices": 8, "memory": "80GB",
         "compute": {"peak_flops": "989TFLOP/s", "memory_bandwidth": "3.35TB/s"},
-        "topology": {"kind": "switch", "link": {"bandwidth": "450GB/s", "latency": "1us"}},
+        "topology": {"kind": "switch", "link": {"bandwidth": "450GB/s", "latency": "0.5us"}},
         "algorithms": {"all_reduce": "ring"}})"},
       {"dgx-h100-x4", R"({
         "name": "dgx-h100-x4: 4 boxes of 8x H100 SXM, 400Gb/s InfiniBand NDR per GPU",
         "devices": 32, "memory": "80GB",
         "compute": {"peak_flops": "989TFLOP/s", "memory_bandwidth": "3.35TB/s"},
         "topology": {"kind": "hierarchical", "devices_per_node": 8,
-                     "intra_node_link": {"bandwidth": "450GB/s", "latency": "1us"},
+                     "intra_node_link": {"bandwidth": "450GB/s", "latency": "0.5us"},
                      "inter_node_link": {"bandwidth": "400Gb/s", "latency": "5us"}}})"},
       {"tpu-v4-64", R"({
         "name": "tpu-v4-64: TPU v4 4x4x4 cube, 3D torus",

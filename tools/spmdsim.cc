@@ -8,6 +8,9 @@
 #include "tools/conform_command.h"
 #include "tools/demo_command.h"
 #include "tools/examples_command.h"
+#include "tools/perf_command.h"
+#include "tools/run_command.h"
+#include "tools/scale_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"spmdsim: a deterministic simulator and reference implementation for SPMD programs "
@@ -29,6 +32,24 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
 
+  spmd::PerfOptions perf_options;
+  CLI::App* perf = app.add_subcommand(
+      "perf", "One collective over a range of sizes on a simulated machine, printed like "
+              "nccl-tests (time, algbw, busbw)");
+  spmd::add_perf_flags(*perf, perf_options);
+
+  spmd::RunOptions run_options;
+  CLI::App* run = app.add_subcommand(
+      "run", "A built-in workload (MLP data parallel, transformer layer, collectives) on a "
+             "machine; writes a trace and reports");
+  spmd::add_run_flags(*run, run_options);
+
+  spmd::ScaleOptions scale_options;
+  CLI::App* scale = app.add_subcommand(
+      "scale", "A workload at several device counts: a table and a PNG plot of step time, "
+               "communication share, all-reduce busbw and memory per device");
+  spmd::add_scale_flags(*scale, scale_options);
+
   CLI::App* examples = app.add_subcommand(
       "examples", "Run the JAX tutorial examples (pmap, in_axes, psum, data-parallel training) "
                   "on the reference backend and print their results");
@@ -42,6 +63,9 @@ int main(int argc, char** argv) {
   }
   try {
     if (conform->parsed()) return spmd::run_conform_command(conform_options, std::cout);
+    if (run->parsed()) return spmd::run_run_command(run_options, std::cout);
+    if (scale->parsed()) return spmd::run_scale_command(scale_options, std::cout);
+    if (perf->parsed()) return spmd::run_perf_command(perf_options, std::cout);
     if (examples->parsed()) return spmd::run_examples_command(std::cout);
     return spmd::run_demo_command(demo_options, std::cout);
   } catch (const spmd::Error& e) {

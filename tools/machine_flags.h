@@ -1,0 +1,30 @@
+#pragma once
+// The flags that name a machine on the command line: `--machine PRESET|FILE`, or a machine
+// built from `--devices N --topology T --link BANDWIDTH,LATENCY [--inter-link ...]`.
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "sim/machine_spec.h"
+
+namespace spmd {
+
+struct MachineFlags {
+  std::string machine;  // a preset name or a machine file; wins over the rest
+  int devices = 8;
+  std::string topology = "ring";
+  std::string link = "100GB/s,1us";
+  std::string inter_link = "50GB/s,5us";  // hierarchical: between nodes
+  std::string algorithm;                  // every collective, where it can run
+};
+
+// `with_devices`: false for commands that set the device count themselves (scale).
+void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices = true);
+// The machine; spmd::Error naming the flag and the expected form for bad values.
+sim::MachineSpec machine_from_flags(const MachineFlags& flags);
+// The same machine with `devices` devices (ignores --machine's device count; its topology kind
+// must be one that `--topology` can name).
+sim::MachineSpec machine_with_devices(const MachineFlags& flags, int devices);
+
+}  // namespace spmd

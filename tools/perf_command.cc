@@ -1,0 +1,154 @@
+#include "tools/perf_command.h"
+
+#include <cstdio>
+#include <set>
+
+#include "reference/error.h"
+#include "sim/broadcast_cost.h"
+#include "sim/machine.h"
+#include "sim/units.h"
+#include "tools/progress.h"
+#include "tools/workload.h"
+
+namespace spmd {
+namespace {
+
+// nccl-tests' type names.
+std::string nccl_type_name(DType dtype) {
+  switch (dtype) {
+    case DType::float32: return "float";
+    case DType::float64: return "double";
+    case DType::float16: return "half";
+    default: return std::string(dtype_name(dtype));
+  }
+}
+
+// nccl-tests' sizes: a number with an optional K, M or G (powers of 1024), as in `-e 1G`; or any
+// size the machine files accept ("64MiB", "1GB").
+std::int64_t parse_size(const std::string& text, const std::string& flag) {
+  static const std::string suffixes = "KMG";
+  const std::size_t unit = text.empty() ? std::string::npos : suffixes.find(text.back());
+  const std::string digits = unit == std::string::npos ? text : text.substr(0, text.size() - 1);
+  const bool plain = !digits.empty() && digits.size() <= 15 &&
+                     digits.find_first_not_of("0123456789") == std::string::npos;
+  if (!plain) return sim::parse_bytes(text, flag);
+  const std::int64_t scale = unit == std::string::npos ? 1 : std::int64_t{1} << (10 * (unit + 1));
+  return std::stoll(digits) * scale;
+}
+
+std::vector<std::int64_t> sizes(const PerfOptions& options) {
+  const std::int64_t low = parse_size(options.min_bytes, "-b");
+  const std::int64_t high = parse_size(options.max_bytes, "-e");
+  if (low < 1) throw Error("-b " + options.min_bytes + ": expected a size of at least 1 byte");
+  if (high < low) {
+    throw Error("-e " + options.max_bytes + ": expected a size at least -b (" +
+                options.min_bytes + ")");
+  }
+  if (options.step_factor < 2) {
+    throw Error("-f " + std::to_string(options.step_factor) + ": expected a factor of at least 2");
+  }
+  std::vector<std::int64_t> result;
+  for (std::int64_t size = low; size <= high; size *= options.step_factor) {
+    result.push_back(size);
+    if (size > high / options.step_factor) break;
+  }
+  return result;
+}
+
+// One collective of `spec` on every device; the cost log's record.
+sim::CollectiveRecord measure(sim::Machine& machine, const CollectiveSpec& spec, bool cost_only) {
+  const int n = machine.device_count();
+  if (spec.op == "broadcast") {
+    return sim::broadcast_cost(machine, std::max<std::int64_t>(1, spec.bytes /
+        static_cast<std::int64_t>(dtype_size_bytes(spec.dtype))), spec.dtype);
+  }
+  Workload workload;
+  workload.kind = WorkloadKind::collectives;
+  workload.calls = {spec};
+  if (cost_only) return run_workload(machine, workload).collectives.at(0);
+  const std::int64_t elements = collective_input_elements(spec, n);
+  std::vector<Values> inputs(static_cast<std::size_t>(n),
+                             Values{Array(spec.dtype, {elements})});
+  const CollectiveCall call = [&] {
+    CollectiveCall c;
+    c.axes = AxisNames("i");
+    c.tiled = true;
+    if (spec.op == "all_reduce") c.op = CollectiveOp::psum;
+    if (spec.op == "all_gather") c.op = CollectiveOp::all_gather;
+    if (spec.op == "reduce_scatter") c.op = CollectiveOp::psum_scatter;
+    if (spec.op == "all_to_all") c.op = CollectiveOp::all_to_all;
+    if (spec.op == "ppermute") {
+      c.op = CollectiveOp::ppermute;
+      for (int i = 0; i < n; ++i) c.perm.emplace_back(i, (i + 1) % n);
+    }
+    return c;
+  }();
+  machine.run(Mesh({n}, {"i"}), inputs,
+              [&call](Context& ctx, const Values& xs) { return Values{ctx.collective(call, xs[0])}; },
+              false);
+  return machine.cost_log().collectives.at(0);
+}
+
+std::string row(const sim::CollectiveRecord& r, std::int64_t count, const std::string& type,
+                const std::string& op) {
+  const bool reduces = op == "all_reduce" || op == "reduce_scatter";
+  char text[256];
+  std::snprintf(text, sizeof text, "%12lld  %12lld  %8s  %6s  %6d  %10.2f  %8.2f  %8.2f  %s",
+                static_cast<long long>(r.bytes), static_cast<long long>(count), type.c_str(),
+                reduces ? "sum" : "none", op == "broadcast" ? 0 : -1,
+                static_cast<double>(r.end_ps - r.start_ps) / 1e6, r.algbw_bytes_per_s / 1e9,
+                r.busbw_bytes_per_s / 1e9, r.algorithm.c_str());
+  return text;
+}
+
+}  // namespace
+
+void add_perf_flags(CLI::App& command, PerfOptions& options) {
+  command.add_option("--op", options.op,
+                     "all_reduce, all_gather, reduce_scatter, all_to_all, ppermute or broadcast")
+      ->capture_default_str();
+  add_machine_flags(command, options.machine);
+  command.add_option("-b,--minbytes", options.min_bytes, "Smallest size, e.g. 8, 1KiB, 1M")
+      ->capture_default_str();
+  command.add_option("-e,--maxbytes", options.max_bytes, "Largest size, e.g. 1G")
+      ->capture_default_str();
+  command.add_option("-f,--stepfactor", options.step_factor, "Multiply the size by this")
+      ->capture_default_str();
+  command.add_option("-d,--datatype", options.dtype, "float32, float16, bfloat16, int32, ...")
+      ->capture_default_str();
+  command.add_flag("--cost-only", options.cost_only,
+                   "Move no data: times only, for sizes and device counts whose data would not fit");
+}
+
+int run_perf_command(const PerfOptions& options, std::ostream& out) {
+  static const std::set<std::string> ops = {"all_reduce", "all_gather", "reduce_scatter",
+                                            "all_to_all", "ppermute",   "broadcast"};
+  if (!ops.contains(options.op)) {
+    throw Error("--op " + options.op + ": expected all_reduce, all_gather, reduce_scatter, "
+                "all_to_all, ppermute or broadcast");
+  }
+  const DType dtype = dtype_from_name(options.dtype);
+  const std::vector<std::int64_t> byte_sizes = sizes(options);
+  const sim::MachineSpec spec = machine_from_flags(options.machine);
+  sim::SimOptions sim_options{.cost_only = options.cost_only};
+  if (!options.machine.algorithm.empty()) {
+    sim_options.algorithm = collectives::algorithm_from_name(options.machine.algorithm);
+  }
+  sim::Machine machine(spec, sim_options);
+  out << "# spmdsim perf: " << options.op << " on " << spec.name << " (" << spec.devices
+      << " devices), " << (options.cost_only ? "cost only" : "with data") << "\n#\n"
+      << "#       size         count      type   redop    root        time     algbw     busbw  "
+         "algorithm\n"
+      << "#        (B)    (elements)                                    (us)    (GB/s)    (GB/s)\n";
+  Progress progress("perf", static_cast<int>(byte_sizes.size()));
+  const std::int64_t width = static_cast<std::int64_t>(dtype_size_bytes(dtype));
+  for (std::size_t i = 0; i < byte_sizes.size(); ++i) {
+    const CollectiveSpec call{options.op, std::max(byte_sizes[i], width), dtype};
+    const sim::CollectiveRecord record = measure(machine, call, options.cost_only);
+    out << row(record, record.bytes / width, nccl_type_name(dtype), options.op) << '\n';
+    progress.done(static_cast<int>(i + 1));
+  }
+  return 0;
+}
+
+}  // namespace spmd

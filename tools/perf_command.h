@@ -1,0 +1,28 @@
+#pragma once
+// `spmdsim perf`: one collective at a range of sizes on a simulated machine, printed with the
+// columns and units of nccl-tests (size, count, type, redop, root, time (us), algbw and busbw
+// (GB/s)), to set beside a real measurement.
+
+#include <ostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "tools/machine_flags.h"
+
+namespace spmd {
+
+struct PerfOptions {
+  std::string op = "all_reduce";
+  MachineFlags machine;
+  std::string min_bytes = "8";         // -b
+  std::string max_bytes = "128MiB";    // -e
+  std::int64_t step_factor = 2;        // -f
+  std::string dtype = "float32";       // -d
+  bool cost_only = false;
+};
+
+void add_perf_flags(CLI::App& command, PerfOptions& options);
+int run_perf_command(const PerfOptions& options, std::ostream& out);
+
+}  // namespace spmd

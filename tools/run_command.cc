@@ -1,0 +1,82 @@
+#include "tools/run_command.h"
+
+#include <cstdio>
+
+#include "sim/machine.h"
+#include "sim/units.h"
+#include "tools/machine_presets.h"
+#include "tools/run_outputs.h"
+#include "tools/workload.h"
+#include "traces/run_report.h"
+
+namespace spmd {
+namespace {
+
+std::string percent(double share) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", 100 * share);
+  return text;
+}
+
+std::string gigabytes_per_s(double bytes_per_s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GB/s", bytes_per_s / 1e9);
+  return text;
+}
+
+void print_collectives(const sim::CostLog& log, std::ostream& out) {
+  out << "collectives: " << log.collectives.size() << "\n";
+  std::size_t shown = 0;
+  for (const sim::CollectiveRecord& r : log.collectives) {
+    if (++shown > 12) {
+      out << "  ... (all of them in collectives.csv)\n";
+      break;
+    }
+    out << "  " << r.call << " " << r.dtype << r.shape << " " << sim::format_bytes(r.bytes) << " "
+        << r.algorithm << ": " << sim::format_duration_ps(r.end_ps - r.start_ps) << ", algbw "
+        << gigabytes_per_s(r.algbw_bytes_per_s) << ", busbw " << gigabytes_per_s(r.busbw_bytes_per_s)
+        << "\n";
+  }
+}
+
+}  // namespace
+
+void add_run_flags(CLI::App& command, RunOptions& options) {
+  command.add_option("MACHINE", options.machine,
+                     "A preset (dgx-h100, dgx-h100-x4, tpu-v4-64, tpu-v5e-256) or a machine file")
+      ->required();
+  command.add_option("WORKLOAD", options.workload, "A workload file (docs/workload-format.md)")
+      ->required();
+  command.add_option("--out", options.out_folder, "Folder for the trace and reports")
+      ->capture_default_str();
+  command.add_option("--algorithm", options.algorithm,
+                     "Collective algorithm for every collective (default: the machine's choice)");
+}
+
+int run_run_command(const RunOptions& options, std::ostream& out) {
+  const sim::MachineSpec spec = machine_from_name_or_file(options.machine);
+  const Workload workload = load_workload_file(options.workload);
+  sim::SimOptions sim_options{.cost_only = true, .record_link_transfers = 200'000};
+  if (!options.algorithm.empty()) {
+    sim_options.algorithm = collectives::algorithm_from_name(options.algorithm);
+  }
+  sim::Machine machine(spec, sim_options);
+  const sim::CostLog log = run_workload(machine, workload);
+  const traces::RunTotals totals = traces::run_totals(log);
+  out << "spmdsim run: " << workload.name << " (" << workload.steps << " step"
+      << (workload.steps == 1 ? "" : "s") << ") on " << spec.name << ", " << spec.devices
+      << " devices\n";
+  print_collectives(log, out);
+  out << "time: " << sim::format_duration_ps(totals.total_ps) << " = compute "
+      << sim::format_duration_ps(totals.compute_ps) << " + communication "
+      << sim::format_duration_ps(totals.communication_ps) << " ("
+      << percent(totals.communication_share) << " communication)\n"
+      << "memory: peak " << sim::format_bytes(totals.peak_memory_bytes) << " on device "
+      << totals.peak_memory_device << " of " << sim::format_bytes(spec.memory_bytes)
+      << " per device\n";
+  const RunOutputs written = write_run_outputs(options.out_folder, log, spec.name, spec.devices);
+  out << "trace: " << written.trace_path << "; reports: " << written.folder << "\n";
+  return 0;
+}
+
+}  // namespace spmd

@@ -1,0 +1,22 @@
+#pragma once
+// `spmdsim run MACHINE WORKLOAD`: a built-in workload (docs/workload-format.md) on a machine
+// (preset or file); prints a summary and writes the trace and reports.
+
+#include <ostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace spmd {
+
+struct RunOptions {
+  std::string machine;
+  std::string workload;
+  std::string out_folder = "spmdsim-out/run";
+  std::string algorithm;
+};
+
+void add_run_flags(CLI::App& command, RunOptions& options);
+int run_run_command(const RunOptions& options, std::ostream& out);
+
+}  // namespace spmd

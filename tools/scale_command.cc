@@ -1,0 +1,136 @@
+#include "tools/scale_command.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "reference/error.h"
+#include "sim/machine.h"
+#include "tools/progress.h"
+#include "tools/workload.h"
+#include "traces/run_report.h"
+
+namespace spmd {
+namespace {
+
+struct ScalePoint {
+  int devices = 0;
+  double step_ms = 0;
+  double communication_percent = 0;
+  double all_reduce_busbw_gbps = 0;  // of the largest all-reduce (psum / pmean) in the run
+  double memory_gib = 0;             // the largest device peak
+};
+
+bool is_all_reduce(const std::string& op) {
+  return op == "psum" || op == "pmean" || op == "pmax" || op == "pmin";
+}
+
+ScalePoint measure(const ScaleOptions& options, const Workload& workload, int devices) {
+  const sim::MachineSpec spec = machine_with_devices(options.machine, devices);
+  sim::SimOptions sim_options{.cost_only = true};
+  if (!options.machine.algorithm.empty()) {
+    sim_options.algorithm = collectives::algorithm_from_name(options.machine.algorithm);
+  }
+  sim::Machine machine(spec, sim_options);
+  const sim::CostLog log = run_workload(machine, workload);
+  const traces::RunTotals totals = traces::run_totals(log);
+  ScalePoint point{devices, static_cast<double>(totals.total_ps) / 1e9 / workload.steps,
+                   100 * totals.communication_share, 0,
+                   static_cast<double>(totals.peak_memory_bytes) / (1 << 30)};
+  std::int64_t largest = -1;
+  for (const sim::CollectiveRecord& r : log.collectives) {
+    if (is_all_reduce(r.op) && r.bytes > largest) {
+      largest = r.bytes;
+      point.all_reduce_busbw_gbps = r.busbw_bytes_per_s / 1e9;
+    }
+  }
+  return point;
+}
+
+std::string table_row(const ScalePoint& p) {
+  char text[160];
+  std::snprintf(text, sizeof text, "%8d  %14.4f  %14.1f  %16.2f  %16.4f", p.devices, p.step_ms,
+                p.communication_percent, p.all_reduce_busbw_gbps, p.memory_gib);
+  return text;
+}
+
+// A 2x2 panel plot of the four columns against the device count (log scale).
+std::string gnuplot_script(const std::string& data_path, const std::string& png_path,
+                           const std::string& title) {
+  std::string quoted_title;
+  for (char c : title) quoted_title += c == '"' ? '\'' : c;
+  return "set terminal pngcairo size 1200,900 font 'sans,10'\n"
+         "set output '" + png_path + "'\n"
+         "set multiplot layout 2,2 title \"" + quoted_title + "\"\n"
+         "set logscale x 2\nset xlabel 'devices'\nset grid\nunset key\n"
+         "set title 'step time (ms)'\nplot '" + data_path + "' using 1:2 with linespoints pt 7\n"
+         "set title 'communication share (%)'\nset yrange [0:100]\n"
+         "plot '" + data_path + "' using 1:3 with linespoints pt 7\nset autoscale y\n"
+         "set title 'all-reduce busbw (GB/s)'\n"
+         "plot '" + data_path + "' using 1:4 with linespoints pt 7\n"
+         "set title 'memory per device (GiB)'\n"
+         "plot '" + data_path + "' using 1:5 with linespoints pt 7\n"
+         "unset multiplot\n";
+}
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out || !(out << text)) throw Error(path.string() + ": cannot write this file");
+}
+
+std::string plot(const ScaleOptions& options, const std::string& table, const std::string& title) {
+  const std::filesystem::path dir(options.out_folder);
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) throw Error("--out " + options.out_folder + ": cannot create the folder");
+  const std::string data = (dir / "scale.dat").string(), png = (dir / "scale.png").string();
+  write_file(data, table);
+  write_file(dir / "scale.gp", gnuplot_script(data, png, title));
+  const std::string command = "gnuplot '" + (dir / "scale.gp").string() + "'";
+  if (std::system(command.c_str()) != 0) {
+    throw Error("plot: `" + command + "` failed, expected gnuplot (Debian gnuplot-nox) on PATH; "
+                "--no-plot skips the plot");
+  }
+  return png;
+}
+
+}  // namespace
+
+void add_scale_flags(CLI::App& command, ScaleOptions& options) {
+  command.add_option("--workload", options.workload, "A workload file (docs/workload-format.md)")
+      ->required();
+  command.add_option("--devices", options.devices, "Device counts, e.g. 8,16,32,64")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  add_machine_flags(command, options.machine, /*with_devices=*/false);
+  command.add_option("--out", options.out_folder, "Folder for the table and the plot")
+      ->capture_default_str();
+  command.add_flag("!--no-plot", options.plot, "Write the table only, no PNG");
+}
+
+int run_scale_command(const ScaleOptions& options, std::ostream& out) {
+  const Workload workload = load_workload_file(options.workload);
+  std::string table =
+      "# devices  step_time_ms  communication_%  allreduce_busbw_GBps  memory_per_device_GiB\n";
+  out << "spmdsim scale: " << workload.name << " on "
+      << (options.machine.machine.empty() ? options.machine.topology + ", links " +
+                                                options.machine.link
+                                          : options.machine.machine)
+      << "\n devices  step time (ms)  communication %  allreduce busbw (GB/s)  memory (GiB)\n";
+  Progress progress("scale", static_cast<int>(options.devices.size()));
+  for (std::size_t i = 0; i < options.devices.size(); ++i) {
+    const std::string row = table_row(measure(options, workload, options.devices[i]));
+    out << row << '\n';
+    table += row + '\n';
+    progress.done(static_cast<int>(i + 1));
+  }
+  if (options.plot) {
+    const std::string title = "spmdsim scale: " + workload.name;
+    out << "plot: " << plot(options, table, title) << '\n';
+  }
+  return 0;
+}
+
+}  // namespace spmd

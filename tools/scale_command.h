@@ -1,0 +1,26 @@
+#pragma once
+// `spmdsim scale`: one workload at several device counts; a table and a PNG plot (gnuplot) of
+// step time, communication share, all-reduce busbw and memory per device against devices.
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "tools/machine_flags.h"
+
+namespace spmd {
+
+struct ScaleOptions {
+  std::string workload;
+  std::vector<int> devices = {8, 16, 32, 64};
+  MachineFlags machine;
+  std::string out_folder = "spmdsim-out/scale";
+  bool plot = true;
+};
+
+void add_scale_flags(CLI::App& command, ScaleOptions& options);
+int run_scale_command(const ScaleOptions& options, std::ostream& out);
+
+}  // namespace spmd
