@@ -1,0 +1,312 @@
+// The spmdsim commands a person meets first, checked by their output: the demo (losses, the
+// bit-identity and reference checks, costs, a trace that is valid JSON with the named tracks and
+// the same bytes on every run), perf's nccl-tests table, run's reports, scale's table and plot,
+// and exit code 2 with a one-line error for bad values.
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "tools/demo_command.h"
+#include "tools/perf_command.h"
+#include "tools/run_command.h"
+#include "tools/scale_command.h"
+
+namespace spmd {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+fs::path scratch_folder(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("spmdsim_cli_test_" + name);
+  fs::remove_all(dir);
+  return dir;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+CommandResult run_binary(const std::string& arguments) {
+  const std::string command = std::string(SPMDSIM_BINARY) + " " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  CommandResult result;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) result.output += buffer;
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// ---- demo
+
+TEST(DemoCommand, TrainsChecksAndReportsCosts) {
+  const fs::path dir = scratch_folder("demo");
+  std::ostringstream out;
+  ASSERT_EQ(run_demo_command({.out_folder = dir.string(), .steps = 20}, out), 0) << out.str();
+  const std::string text = out.str();
+  EXPECT_NE(text.find("bit-identical after every step: yes"), std::string::npos) << text;
+  EXPECT_NE(text.find("equal the reference backend's (sums folded in the ring algorithm's "
+                      "order) bit for bit: yes"),
+            std::string::npos);
+  EXPECT_NE(text.find("memory peak per device: 0: "), std::string::npos);
+  EXPECT_NE(text.find("all-reduce: 5 pmean calls per step (ring)"), std::string::npos);
+  EXPECT_NE(text.find("% communication)"), std::string::npos);
+  // Twenty loss lines, falling from the first to the last.
+  std::vector<double> losses;
+  for (const std::string& line : lines_of(text)) {
+    int step = 0;
+    double loss = 0;
+    if (std::sscanf(line.c_str(), " %d %lf", &step, &loss) == 2 && line.size() < 20) {
+      losses.push_back(loss);
+    }
+  }
+  ASSERT_EQ(losses.size(), 20u) << text;
+  EXPECT_LT(losses.back(), losses.front() / 2);
+}
+
+TEST(DemoCommand, TraceIsValidJsonWithTheNamedTracksAndRepeatsByteForByte) {
+  const fs::path first = scratch_folder("demo_trace_1"), second = scratch_folder("demo_trace_2");
+  std::ostringstream ignored;
+  ASSERT_EQ(run_demo_command({.out_folder = first.string(), .steps = 3}, ignored), 0);
+  ASSERT_EQ(run_demo_command({.out_folder = second.string(), .steps = 3}, ignored), 0);
+  const std::string bytes = read_file(first / "trace.json");
+  EXPECT_EQ(bytes, read_file(second / "trace.json"));
+  EXPECT_EQ(read_file(first / "collectives.csv"), read_file(second / "collectives.csv"));
+
+  const nlohmann::json trace = nlohmann::json::parse(bytes);
+  std::set<std::string> processes, threads, counters, slices;
+  int flow_starts = 0, flow_ends = 0;
+  for (const auto& event : trace.at("traceEvents")) {
+    const std::string phase = event.at("ph");
+    if (phase == "M" && event["name"] == "process_name") processes.insert(event["args"]["name"]);
+    if (phase == "M" && event["name"] == "thread_name") threads.insert(event["args"]["name"]);
+    if (phase == "C") counters.insert(event["name"]);
+    if (phase == "X") slices.insert(event["cat"]);
+    flow_starts += phase == "s";
+    flow_ends += phase == "f";
+  }
+  EXPECT_EQ(processes.size(), 8u);
+  EXPECT_TRUE(processes.contains("device 0") && processes.contains("device 7"));
+  EXPECT_EQ(threads, (std::set<std::string>{"compute", "collectives"}));
+  EXPECT_EQ(counters, (std::set<std::string>{"memory in use"}));
+  EXPECT_EQ(slices, (std::set<std::string>{"compute", "collective"}));
+  // One arrow per message the links carried, as counted in the report.
+  const nlohmann::json report = nlohmann::json::parse(read_file(first / "report.json"));
+  EXPECT_GT(flow_starts, 0);
+  EXPECT_EQ(flow_starts, report["totals"]["link_messages"].get<int>());
+  EXPECT_EQ(flow_ends, flow_starts);
+}
+
+TEST(DemoCommand, IsWhatTheBinaryRunsWithoutArguments) {
+  const fs::path dir = scratch_folder("demo_binary");
+  const CommandResult result = run_binary("demo --steps 2 --out " + dir.string());
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("spmdsim demo: data-parallel training"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir / "trace.json"));
+}
+
+// ---- perf
+
+std::vector<std::vector<std::string>> table_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  for (const std::string& line : lines_of(text)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::vector<std::string> row;
+    for (std::string field; fields >> field;) row.push_back(field);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+TEST(PerfCommand, PrintsNcclTestsColumnsForEverySize) {
+  PerfOptions options;
+  options.machine.devices = 8;
+  options.min_bytes = "1K";
+  options.max_bytes = "1M";
+  options.step_factor = 4;
+  std::ostringstream out;
+  ASSERT_EQ(run_perf_command(options, out), 0);
+  EXPECT_NE(out.str().find("#       size         count      type   redop    root        time     "
+                           "algbw     busbw"),
+            std::string::npos);
+  const auto rows = table_rows(out.str());
+  ASSERT_EQ(rows.size(), 6u) << out.str();  // 1K, 4K, ..., 1M
+  std::int64_t expected_size = 1024;
+  for (const auto& row : rows) {
+    ASSERT_EQ(row.size(), 9u);
+    EXPECT_EQ(std::stoll(row[0]), expected_size);
+    EXPECT_EQ(std::stoll(row[1]), expected_size / 4);
+    EXPECT_EQ(row[2], "float");
+    EXPECT_EQ(row[3], "sum");
+    EXPECT_EQ(row[4], "-1");
+    // busbw = algbw · 2(n-1)/n for all-reduce, and algbw = size / time.
+    const double time_us = std::stod(row[5]), algbw = std::stod(row[6]), busbw = std::stod(row[7]);
+    EXPECT_NEAR(algbw, static_cast<double>(expected_size) / time_us / 1e3, 0.01);
+    EXPECT_NEAR(busbw, algbw * 1.75, 0.011);
+    expected_size *= 4;
+  }
+}
+
+TEST(PerfCommand, CostOnlyGivesTheSameTimesAsWithData) {
+  PerfOptions options;
+  options.op = "reduce_scatter";
+  options.machine.devices = 4;
+  options.machine.topology = "torus:2x2";
+  options.max_bytes = "64K";
+  options.step_factor = 8;
+  std::ostringstream with_data, cost_only;
+  run_perf_command(options, with_data);
+  options.cost_only = true;
+  run_perf_command(options, cost_only);
+  const auto a = table_rows(with_data.str()), b = table_rows(cost_only.str());
+  ASSERT_EQ(a.size(), 5u);
+  EXPECT_EQ(a, b);
+}
+
+TEST(PerfCommand, OnThePresetRingBusBandwidthApproachesTheLinkRate) {
+  PerfOptions options;
+  options.machine.machine = "dgx-h100";
+  options.min_bytes = options.max_bytes = "1G";
+  options.cost_only = true;
+  std::ostringstream out;
+  run_perf_command(options, out);
+  const auto rows = table_rows(out.str());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][8], "ring");
+  EXPECT_GT(std::stod(rows[0][7]), 300.0);
+  EXPECT_LT(std::stod(rows[0][7]), 450.0);
+}
+
+TEST(PerfCommand, BroadcastHasRootZeroAndNoReduction) {
+  PerfOptions options;
+  options.op = "broadcast";
+  options.max_bytes = "8";
+  std::ostringstream out;
+  run_perf_command(options, out);
+  const auto rows = table_rows(out.str());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][3], "none");
+  EXPECT_EQ(rows[0][4], "0");
+  EXPECT_GT(std::stod(rows[0][5]), 0.0);
+}
+
+// ---- run and scale
+
+TEST(RunCommand, WritesReportsThatAgreeWithThePrintedSummary) {
+  const fs::path dir = scratch_folder("run");
+  std::ostringstream out;
+  ASSERT_EQ(run_run_command({.machine = "dgx-h100",
+                             .workload = std::string(SPMD_SOURCE_DIR) +
+                                         "/docs/workloads/transformer-layer.json",
+                             .out_folder = dir.string()},
+                            out),
+            0);
+  EXPECT_NE(out.str().find("on dgx-h100: 8x H100 SXM"), std::string::npos) << out.str();
+  const nlohmann::json report = nlohmann::json::parse(read_file(dir / "report.json"));
+  // 4 activation psums over 'model' (2 forward, 2 backward); the 4 gradient pmeans over a
+  // one-device 'data' axis.
+  EXPECT_EQ(report["collectives"].size(), 8u);
+  EXPECT_EQ(report["collectives"][0]["call"], "psum('model')");
+  EXPECT_EQ(report["devices"].size(), 8u);
+  const auto& totals = report["totals"];
+  EXPECT_EQ(totals["compute_ps"].get<std::int64_t>() + totals["communication_ps"].get<std::int64_t>(),
+            totals["total_ps"].get<std::int64_t>());
+  EXPECT_GT(totals["compute_ps"].get<std::int64_t>(), 0);
+  EXPECT_GT(totals["peak_memory_bytes"].get<std::int64_t>(), 0);
+  EXPECT_EQ(lines_of(read_file(dir / "collectives.csv")).size(), 9u);  // header + 8
+  EXPECT_TRUE(nlohmann::json::accept(read_file(dir / "trace.json")));
+}
+
+TEST(ScaleCommand, PrintsARowPerDeviceCountAndPlotsAPng) {
+  const fs::path dir = scratch_folder("scale");
+  ScaleOptions options;
+  options.workload = std::string(SPMD_SOURCE_DIR) + "/docs/workloads/mlp-data-parallel.json";
+  options.devices = {8, 16, 32};
+  options.machine.topology = "torus";
+  options.out_folder = dir.string();
+  std::ostringstream out;
+  ASSERT_EQ(run_scale_command(options, out), 0);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& row : table_rows(out.str())) {
+    if (!row.empty() && std::isdigit(static_cast<unsigned char>(row[0][0]))) rows.push_back(row);
+  }
+  ASSERT_EQ(rows.size(), 3u) << out.str();
+  EXPECT_EQ(rows[0][0], "8");
+  EXPECT_EQ(rows[2][0], "32");
+  for (const auto& row : rows) {
+    EXPECT_GT(std::stod(row[1]), 0.0);                                   // step time
+    EXPECT_GT(std::stod(row[2]), 0.0);                                   // communication %
+    EXPECT_LE(std::stod(row[2]), 100.0);
+    EXPECT_GT(std::stod(row[3]), 0.0);                                   // busbw
+  }
+  const std::string png = read_file(dir / "scale.png");
+  ASSERT_GT(png.size(), 8u);
+  EXPECT_EQ(png.substr(1, 3), "PNG");
+}
+
+// ---- errors
+
+TEST(CliErrors, BadValuesExitWithCodeTwoAndOneLineNamingTheFlag) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"perf --op all_sum", "error: --op all_sum: expected all_reduce"},
+      {"perf -e 1Q", "error: -e"},
+      {"perf -b 1M -e 1K", "error: -e 1K: expected a size at least -b (1M)"},
+      {"perf --link fast", "error: --link fast: expected BANDWIDTH,LATENCY such as 100GB/s,1us"},
+      {"perf --machine dgx-z1", "error: machine dgx-z1: no such preset or file"},
+      {"perf -d float33", "error: "},
+      {"run dgx-h100 /nonexistent.json", "error: /nonexistent.json: cannot open the workload file"},
+      {"scale --workload /nonexistent.json", "error: /nonexistent.json"},
+      {"demo --steps 0", "error: "},
+  };
+  for (const auto& [arguments, expected] : cases) {
+    const CommandResult result = run_binary(arguments);
+    EXPECT_EQ(result.exit_code, 2) << arguments << ": " << result.output;
+    EXPECT_EQ(result.output.rfind(expected, 0), 0u) << arguments << ": " << result.output;
+    EXPECT_EQ(lines_of(result.output).size(), 1u) << arguments << ": " << result.output;
+  }
+}
+
+TEST(CliErrors, BadWorkloadFieldsAreNamed) {
+  const fs::path dir = scratch_folder("bad_workload");
+  fs::create_directories(dir);
+  std::ofstream(dir / "w.json") << R"({"kind": "mlp_data_parallel", "layers": [4, -1],
+                                       "batch_per_device": 2})";
+  const CommandResult result = run_binary("run dgx-h100 " + (dir / "w.json").string());
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.output, "error: " + (dir / "w.json").string() +
+                               ": workload.layers[1]: -1, expected a positive integer\n");
+}
+
+TEST(CliHelp, EveryCommandHasHelp) {
+  for (const std::string command : {"demo", "run", "perf", "scale", "conform", "examples"}) {
+    const CommandResult result = run_binary(command + " --help");
+    EXPECT_EQ(result.exit_code, 0) << command;
+    EXPECT_NE(result.output.find("Usage"), std::string::npos) << command << result.output;
+  }
+}
+
+}  // namespace
+}  // namespace spmd
