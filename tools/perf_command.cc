@@ -69,20 +69,7 @@ sim::CollectiveRecord measure(sim::Machine& machine, const CollectiveSpec& spec,
   const std::int64_t elements = collective_input_elements(spec, n);
   std::vector<Values> inputs(static_cast<std::size_t>(n),
                              Values{Array(spec.dtype, {elements})});
-  const CollectiveCall call = [&] {
-    CollectiveCall c;
-    c.axes = AxisNames("i");
-    c.tiled = true;
-    if (spec.op == "all_reduce") c.op = CollectiveOp::psum;
-    if (spec.op == "all_gather") c.op = CollectiveOp::all_gather;
-    if (spec.op == "reduce_scatter") c.op = CollectiveOp::psum_scatter;
-    if (spec.op == "all_to_all") c.op = CollectiveOp::all_to_all;
-    if (spec.op == "ppermute") {
-      c.op = CollectiveOp::ppermute;
-      for (int i = 0; i < n; ++i) c.perm.emplace_back(i, (i + 1) % n);
-    }
-    return c;
-  }();
+  const CollectiveCall call = collective_call_for(spec, n);
   machine.run(Mesh({n}, {"i"}), inputs,
               [&call](Context& ctx, const Values& xs) { return Values{ctx.collective(call, xs[0])}; },
               false);

@@ -173,7 +173,19 @@ DeviceFunction transformer_step(const Workload& w) {
   };
 }
 
-CollectiveCall spec_call(const CollectiveSpec& spec, int devices) {
+DeviceFunction collectives_step(const Workload& w, int devices) {
+  return [&w, devices](Context& ctx, const Values&) {
+    for (const CollectiveSpec& spec : w.calls) {
+      ctx.collective_cost(collective_call_for(spec, devices), spec.dtype,
+                          {collective_input_elements(spec, devices)});
+    }
+    return Values{};
+  };
+}
+
+}  // namespace
+
+CollectiveCall collective_call_for(const CollectiveSpec& spec, int devices) {
   if (spec.op == "all_reduce") return call_of(CollectiveOp::psum, "i");
   if (spec.op == "all_gather") return call_of(CollectiveOp::all_gather, "i");
   if (spec.op == "reduce_scatter") return call_of(CollectiveOp::psum_scatter, "i");
@@ -182,18 +194,6 @@ CollectiveCall spec_call(const CollectiveSpec& spec, int devices) {
   for (int i = 0; i < devices; ++i) call.perm.emplace_back(i, (i + 1) % devices);
   return call;
 }
-
-DeviceFunction collectives_step(const Workload& w, int devices) {
-  return [&w, devices](Context& ctx, const Values&) {
-    for (const CollectiveSpec& spec : w.calls) {
-      ctx.collective_cost(spec_call(spec, devices), spec.dtype,
-                          {collective_input_elements(spec, devices)});
-    }
-    return Values{};
-  };
-}
-
-}  // namespace
 
 std::int64_t collective_input_elements(const CollectiveSpec& spec, int devices) {
   const std::int64_t elements = spec.bytes / width(spec.dtype);

@@ -46,6 +46,9 @@ struct Workload {
 // down to a multiple of the devices where the op splits its input).
 std::int64_t collective_input_elements(const CollectiveSpec& spec, int devices);
 
+// The call for `spec` over axis "i" of `devices` devices (ppermute: each device to the next).
+CollectiveCall collective_call_for(const CollectiveSpec& spec, int devices);
+
 // spmd::Error naming the field ("workload.layers[1]: ...") for bad or unknown fields.
 Workload workload_from_json(const nlohmann::json& json);
 Workload load_workload_file(const std::string& path);
