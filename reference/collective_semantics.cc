@@ -187,9 +187,46 @@ std::vector<Array> evaluate_group(const CollectiveCall& call, std::vector<Array>
 
 }  // namespace
 
+namespace {
+
+// "float32[2]{V:x}" or "bfloat16[2,3]{V:(y,z)}", as JAX writes a typed value under check_vma.
+std::string vma_type_string(const Array& input, const Mesh& mesh) {
+  std::vector<std::string> names;
+  for (std::size_t k = 0; k < mesh.axis_names().size(); ++k) {
+    if ((input.varying_axes() >> k) & 1) names.push_back(mesh.axis_names()[k]);
+  }
+  std::string joined;
+  for (const std::string& name : names) joined += (joined.empty() ? "" : ",") + name;
+  if (names.size() > 1) joined = "(" + joined + ")";
+  return input.type_string() + (names.empty() ? "" : "{V:" + joined + "}");
+}
+
+// JAX 0.10.2 under check_vma: psum / pmean / psum_scatter over several axes need the input to
+// vary over all of them or over none; a mix is rejected (auto-pvary does not apply). Found by
+// running JAX (docs/jax-differences.md); pmax / pmin and the data-movement collectives accept it.
+void check_sum_axes_all_varying_or_all_invariant(const CollectiveCall& call, const Mesh& mesh,
+                                                 const Array& input) {
+  if (call.op != CollectiveOp::psum && call.op != CollectiveOp::pmean &&
+      call.op != CollectiveOp::psum_scatter) {
+    return;
+  }
+  const std::vector<int> positions = resolve_axes(mesh, call.axes, api_name(call.op));
+  std::size_t varying = 0;
+  for (int k : positions) varying += (input.varying_axes() >> k) & 1;
+  if (varying == 0 || varying == positions.size()) return;
+  const std::string api = call.op == CollectiveOp::psum_scatter ? "psum_scatter" : "psum";
+  throw Error("jax.lax." + api + " can only accept axis_name which corresponds to one of varying, "
+              "unreduced, reduced or invarying state of the input. Got input type: " +
+              vma_type_string(input, mesh) + ", axes: " + call.axes.to_string() +
+              " and input state: {'varying', 'invarying'}");
+}
+
+}  // namespace
+
 void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Array& input,
                          bool check_vma) {
   validate_collective(call, mesh, input.shape(), check_vma);
+  if (check_vma) check_sum_axes_all_varying_or_all_invariant(call, mesh, input);
 }
 
 void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Shape& shape,
@@ -264,6 +301,14 @@ std::vector<Array> evaluate_collective(const CollectiveCall& call, const Mesh& m
 
 Array pmean_from_sum(Array sum, int n) {
   if (!is_floating(sum.dtype())) sum = convert(sum, DType::float32);
+  if (sum.dtype() == DType::bfloat16) {
+    // XLA:CPU normalizes bfloat16 arithmetic to float32 (FloatNormalization), so the reciprocal
+    // is a float32 constant and the product rounds to bfloat16 once. Found by running JAX 0.10.2
+    // (docs/jax-differences.md); float16 keeps a float16 reciprocal.
+    const Array product =
+        mul(convert(sum, DType::float32), convert(Array::scalar<double>(1.0 / n), DType::float32));
+    return convert(product, DType::bfloat16);
+  }
   const Array reciprocal = convert(Array::scalar<double>(1.0 / n), sum.dtype());
   return mul(sum, reciprocal);
 }

@@ -31,7 +31,8 @@ std::vector<Array> evaluate_collective(const CollectiveCall& call, const Mesh& m
                                        const std::vector<Array>& inputs,
                                        const ReductionOrder& order);
 
-// pmean from psum's result: sum * RN(1/n) (XLA rewrites x / n so); int and bool become float32.
+// pmean from psum's result: sum * RN(1/n) (XLA rewrites x / n so), the reciprocal in float32 for
+// bfloat16 (one rounding at the end); int and bool become float32.
 Array pmean_from_sum(Array sum, int n);
 
 // axis_index(axes) on `device`: an int32 scalar, the combined index, first-named axis major.

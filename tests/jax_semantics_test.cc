@@ -711,5 +711,38 @@ TEST(NumericEdgeCases, E10_AllGatherOrderFollowsTheListedAxisOrder) {
   }
 }
 
+// ---- Found by running JAX 0.10.2 on CPU (backends/jax; docs/jax-differences.md) ------------
+
+TEST(FoundByRunningJax, Bfloat16PmeanMultipliesByAFloat32ReciprocalAndRoundsOnce) {
+  // Generated case jax_0039 (seed 5): pmap n=3, bf16 bits [0x41ac, 0x37a8, 0xbb07] (21.5, ~2e-5,
+  // ~-0.00206); JAX gives 0x40e5 (7.15625). A bfloat16 reciprocal would give 7.1875.
+  std::vector<BFloat16> inputs;
+  for (std::uint16_t bits : {0x41ac, 0x37a8, 0xbb07}) inputs.push_back(BFloat16{bits});
+  const Array out = reduce_on_mesh<BFloat16>(
+      inputs, [](Context& ctx, const Array& x) { return ctx.pmean(x, "i"); });
+  for (BFloat16 v : out.values<BFloat16>()) EXPECT_EQ(v.bits, 0x40e5);
+}
+
+TEST(FoundByRunningJax, PsumOverAxesTheInputVariesOverOnlyInPartIsAnErrorUnderCheckVma) {
+  // JAX 0.10.2: shard_map(check_vma=True) over mesh (2,2) ('x','y'), input P('x'):
+  // psum(x, ('x','y')) raises "jax.lax.psum can only accept axis_name which corresponds to one
+  // of varying, unreduced, reduced or invarying state of the input"; pmax is accepted.
+  const Mesh mesh({2, 2}, {"x", "y"});
+  auto run = [&](const std::function<Array(Context&, const Array&)>& f) {
+    return shard_map_on(
+        mesh, [&](Context& ctx, const Values& in) -> Values { return {f(ctx, in[0])}; },
+        {iota_i32({4})}, {P({{"x"}})}, {P({{"x", "y"}})});
+  };
+  try {
+    run([](Context& ctx, const Array& x) { return ctx.psum(x, {"x", "y"}); });
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("jax.lax.psum can only accept axis_name which corresponds"));
+    EXPECT_THAT(e.what(), HasSubstr("int32[2]{V:x}, axes: ('x', 'y')"));
+  }
+  const Values out = run([](Context& ctx, const Array& x) { return ctx.pmax(x, {"x", "y"}); });
+  EXPECT_THAT(values<std::int32_t>(out[0]), ElementsAre(2, 3, 2, 3, 2, 3, 2, 3));
+}
+
 }  // namespace
 }  // namespace spmd

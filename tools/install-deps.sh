@@ -12,8 +12,10 @@ packages=(
   librapidcheck-dev
   nlohmann-json3-dev
   libcli11-dev
-  gnuplot-nox
-  python3 python3-numpy
+  gnuplot-nox                 # spmdsim scale: plots
+  python3 python3-numpy python3-venv python3-pip
+  openmpi-bin libopenmpi-dev  # backends/mpi: real mpirun
+  libgloo-dev                 # backends/gloo
 )
 
 sudo_if_needed() {

@@ -1,0 +1,40 @@
+#pragma once
+// The collectives of spmd::Array on a Gloo context, one Gloo call each: the group is the context
+// and a device's group rank is its Gloo rank. Arrays are 1-D; blocks are contiguous ranges of
+// elements in rank order (JAX's tiled collectives on axis 0).
+
+#include <gloo/context.h>
+
+#include <memory>
+#include <string_view>
+
+#include "reference/array.h"
+#include "reference/reduction_order.h"
+
+namespace spmd::gloo_backend {
+
+using ContextPtr = std::shared_ptr<gloo::Context>;
+
+// The Gloo all-reduce algorithms with a known order (shared/facts/reduction-orders.md §3.4).
+enum class AllReduceAlgorithm {
+  ring,          // gloo::allreduce, AllreduceOptions::Algorithm::RING (the default)
+  ring_chunked,  // gloo::AllreduceRingChunked<T>
+  bcube,         // gloo::allreduce, AllreduceOptions::Algorithm::BCUBE
+};
+std::string_view all_reduce_algorithm_name(AllReduceAlgorithm algorithm);  // "ring", ...
+// The reference order each one folds a sum in (gloo_ring, gloo_ring_chunked, gloo_bcube).
+ReductionAlgorithm reduction_order_of(AllReduceAlgorithm algorithm);
+
+// Sum over all ranks; every rank gets the result. Dtypes: float64, float32, int64, int32.
+Array all_reduce_sum(const ContextPtr& context, const Array& x, AllReduceAlgorithm algorithm);
+// gloo::allgather: every rank's x, concatenated in rank order.
+Array all_gather(const ContextPtr& context, const Array& x);
+// gloo::ReduceScatterHalvingDoubling: rank r gets block r of the sum; x.size() must divide
+// evenly by the group size.
+Array reduce_scatter_sum(const ContextPtr& context, const Array& x);
+// gloo::alltoall: rank r gets block r of every rank's x, concatenated in rank order.
+Array all_to_all(const ContextPtr& context, const Array& x);
+// gloo::broadcast: every rank gets the root's x.
+Array broadcast(const ContextPtr& context, const Array& x, int root);
+
+}  // namespace spmd::gloo_backend
