@@ -7,6 +7,7 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/device_memory.h"
 #include "backends/cuda/element_kernels.h"
+#include "collectives/schedule_data.h"
 #include "reference/error.h"
 #include "reference/scalar_arithmetic.h"
 
@@ -19,25 +20,6 @@ using collectives::Step;
 using collectives::Transfer;
 using collectives::TransferAction;
 using collectives::WorkFill;
-
-void check_inputs(const Schedule& schedule, std::span<const Array> inputs, ReduceOp op) {
-  if (static_cast<int>(inputs.size()) != schedule.ranks) {
-    throw Error("run_schedule_on_gpu: " + std::to_string(inputs.size()) + " inputs, expected " +
-                std::to_string(schedule.ranks) + " (one per rank)");
-  }
-  for (std::size_t r = 0; r < inputs.size(); ++r) {
-    if (inputs[r].rank() != 1 || inputs[r].size() != schedule.input_elements ||
-        inputs[r].dtype() != inputs[0].dtype()) {
-      throw Error("run_schedule_on_gpu: input " + std::to_string(r) + " is " +
-                  inputs[r].type_string() + ", expected " +
-                  std::string(dtype_name(inputs[0].dtype())) + "[" +
-                  std::to_string(schedule.input_elements) + "]");
-    }
-  }
-  if (op == ReduceOp::sum && !inputs.empty() && inputs[0].dtype() == DType::bool_) {
-    throw Error("run_schedule_on_gpu: sum of bool inputs, expected them converted to int32 first");
-  }
-}
 
 // The element work buffers start as: the op's identity (or zero for pure data movement), as
 // collectives::run_schedule_data fills them.
@@ -208,7 +190,7 @@ class VirtualDevices {
 std::vector<Array> run_schedule_on_gpu(const Schedule& schedule,
                                        std::span<const Array> flat_inputs, ReduceOp op) {
   schedule.validate();
-  check_inputs(schedule, flat_inputs, op);
+  collectives::check_schedule_inputs(schedule, flat_inputs, op, "run_schedule_on_gpu");
   VirtualDevices devices(schedule, flat_inputs, op);
   for (std::size_t s = 0; s < schedule.steps.size(); ++s) devices.run_step(schedule.steps[s], s);
   return devices.results();

@@ -50,17 +50,23 @@ class NcclRingTest : public ::testing::Test {
     std::cout << "NCCL " << nccl_version() << ", " << gpus_ << " GPU(s), one rank each\n";
   }
 
-  // NCCL's results for random data of every dtype and count, compared by `check`.
-  template <class Check>
-  void for_each_case(NcclRanks& ranks, Check check) {
+  // NCCL's results on random data of every dtype and count, each rank's compared with
+  // expected(inputs).
+  template <class Expected>
+  void expect_every_rank(NcclRanks& ranks, Expected expected, const std::string& against) {
     std::uint64_t seed = 1;
     for (DType dtype : kDTypes) {
       for (std::int64_t count : kCounts) {
         const std::vector<Array> inputs =
             test_gen::random_per_device(dtype, {count}, ranks.ranks(), seed++);
         const std::vector<Array> results = ranks.all_reduce_sum(inputs);
-        const std::string what = std::string(dtype_name(dtype)) + "[" + std::to_string(count) + "]";
-        for (std::size_t r = 0; r < results.size(); ++r) check(inputs, results[r], what, r);
+        const Array want = expected(inputs);
+        for (std::size_t r = 0; r < results.size(); ++r) {
+          const auto difference = conformance::first_difference(results[r], want);
+          EXPECT_FALSE(difference.has_value())
+              << dtype_name(dtype) << "[" << count << "] rank " << r << " against " << against
+              << ": " << *difference;
+        }
       }
     }
   }
@@ -72,11 +78,8 @@ TEST_F(NcclRingTest, nccl_ring_all_reduce_matches_reference_nccl_ring_order) {
   NcclRanks ranks(gpus_);
   if (gpus_ == 1) {
     std::cout << "a single rank: the order cannot be distinguished; checking sum == input\n";
-    for_each_case(ranks, [](const std::vector<Array>& inputs, const Array& result,
-                            const std::string& what, std::size_t) {
-      const auto difference = conformance::first_difference(result, inputs[0]);
-      EXPECT_FALSE(difference.has_value()) << what << ": " << *difference;
-    });
+    expect_every_rank(ranks, [](const std::vector<Array>& inputs) { return inputs[0]; },
+                      "the input");
     return;
   }
   ReductionOrder order{.algorithm = ReductionAlgorithm::nccl_ring};
@@ -87,13 +90,12 @@ TEST_F(NcclRingTest, nccl_ring_all_reduce_matches_reference_nccl_ring_order) {
     order.ring = ring_from_nccl_log(read_file(debug_file()), gpus_);
     std::cout << "NCCL's ring from " << debug_file() << ": " << order.describe() << "\n";
   }
-  for_each_case(ranks, [&](const std::vector<Array>& inputs, const Array& result,
-                           const std::string& what, std::size_t r) {
-    const Array expected = all_reduce(inputs, ReduceOp::sum, order);
-    const auto difference = conformance::first_difference(result, expected);
-    EXPECT_FALSE(difference.has_value())
-        << what << " rank " << r << " against " << order.describe() << ": " << *difference;
-  });
+  expect_every_rank(
+      ranks,
+      [&order](const std::vector<Array>& inputs) {
+        return all_reduce(inputs, ReduceOp::sum, order);
+      },
+      order.describe());
 }
 
 // ---- The log parser (no GPU needed)
