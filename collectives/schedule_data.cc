@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <string>
 #include <tuple>
 #include <memory>
 #include <type_traits>
@@ -293,30 +294,31 @@ std::vector<Array> evaluate_results(const std::vector<std::vector<Piece>>& resul
   return arrays;
 }
 
-void check_inputs(const Schedule& schedule, std::span<const Array> inputs, ReduceOp op) {
+}  // namespace
+
+void check_schedule_inputs(const Schedule& schedule, std::span<const Array> inputs, ReduceOp op,
+                           std::string_view caller) {
+  const std::string who(caller);
   if (static_cast<int>(inputs.size()) != schedule.ranks) {
-    throw Error("run_schedule_data: " + std::to_string(inputs.size()) + " inputs, expected " +
+    throw Error(who + ": " + std::to_string(inputs.size()) + " inputs, expected " +
                 std::to_string(schedule.ranks) + " (one per rank)");
   }
   for (std::size_t r = 0; r < inputs.size(); ++r) {
     if (inputs[r].rank() != 1 || inputs[r].size() != schedule.input_elements ||
         inputs[r].dtype() != inputs[0].dtype()) {
-      throw Error("run_schedule_data: input " + std::to_string(r) + " is " +
-                  inputs[r].type_string() + ", expected " +
-                  std::string(dtype_name(inputs[0].dtype())) + "[" +
+      throw Error(who + ": input " + std::to_string(r) + " is " + inputs[r].type_string() +
+                  ", expected " + std::string(dtype_name(inputs[0].dtype())) + "[" +
                   std::to_string(schedule.input_elements) + "]");
     }
   }
   if (op == ReduceOp::sum && !inputs.empty() && inputs[0].dtype() == DType::bool_) {
-    throw Error("run_schedule_data: sum of bool inputs, expected them converted to int32 first");
+    throw Error(who + ": sum of bool inputs, expected them converted to int32 first");
   }
 }
 
-}  // namespace
-
 std::vector<Array> run_schedule_data(const Schedule& schedule, std::span<const Array> flat_inputs,
                                      ReduceOp op) {
-  check_inputs(schedule, flat_inputs, op);
+  check_schedule_inputs(schedule, flat_inputs, op, "run_schedule_data");
   const std::vector<std::vector<Piece>> results = execute_symbolically(schedule);
   const DType dtype = flat_inputs.empty() ? DType::float32 : flat_inputs[0].dtype();
   return visit_dtype(dtype, [&](auto zero) {

@@ -9,6 +9,7 @@
 // traffic is that of one pass over the inputs.
 
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "collectives/schedule.h"
@@ -22,5 +23,10 @@ namespace spmd::collectives {
 // results are the same expressions share one array. A bool sum is rejected, as in fold_reduce.
 std::vector<Array> run_schedule_data(const Schedule& schedule, std::span<const Array> flat_inputs,
                                      ReduceOp op);
+
+// The checks above, for any executor of schedules (backends/cuda): one input per rank, each a 1-D
+// array of input_elements of one dtype, and no bool sum. spmd::Error starting with `caller`.
+void check_schedule_inputs(const Schedule& schedule, std::span<const Array> flat_inputs,
+                           ReduceOp op, std::string_view caller);
 
 }  // namespace spmd::collectives

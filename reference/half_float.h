@@ -1,8 +1,9 @@
 #pragma once
 // IEEE binary16 (float16) and bfloat16 as 16-bit storage types. Conversions from float round to
-// nearest, ties to even; NaN stays NaN (quiet). Arithmetic is done by the caller in float and
-// rounded back, which is exact for one operation: float's 24-bit significand is at least 2p+2
-// for both formats (Figueroa), so double rounding cannot occur.
+// nearest, ties to even; NaN stays NaN (quiet); the bit manipulation is in half_float_bits.h,
+// shared with the CUDA kernels. Arithmetic is done by the caller in float and rounded back, which
+// is exact for one operation: float's 24-bit significand is at least 2p+2 for both formats
+// (Figueroa), so double rounding cannot occur.
 
 #include <cstdint>
 

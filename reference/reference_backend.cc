@@ -1,75 +1,14 @@
 #include "reference/reference_backend.h"
 
-#include <exception>
-#include <thread>
-
+#include "reference/device_threads.h"
 #include "reference/rendezvous.h"
 
 namespace spmd {
-namespace {
-
-class ReferenceContext : public Context {
- public:
-  ReferenceContext(const Mesh& mesh, int device, bool check_vma, Rendezvous& rendezvous)
-      : Context(mesh, device, check_vma), rendezvous_(rendezvous) {}
-
- protected:
-  Array run_collective(const CollectiveCall& call, const Array& x) override {
-    return rendezvous_.exchange(device(), call, x);
-  }
-
- private:
-  Rendezvous& rendezvous_;
-};
-
-// The error to report: the lowest-numbered device that failed on its own; a device released
-// from a deadlock only when no device failed on its own.
-std::exception_ptr first_error(const std::vector<std::exception_ptr>& errors,
-                               const std::vector<bool>& released) {
-  for (std::size_t d = 0; d < errors.size(); ++d) {
-    if (errors[d] && !released[d]) return errors[d];
-  }
-  for (const auto& e : errors) {
-    if (e) return e;
-  }
-  return nullptr;
-}
-
-}  // namespace
 
 std::vector<Values> ReferenceBackend::run(const Mesh& mesh, const std::vector<Values>& inputs,
                                           const DeviceFunction& function, bool check_vma) {
-  const auto n = static_cast<std::size_t>(mesh.device_count());
-  if (inputs.size() != n) {
-    throw Error("ReferenceBackend::run: " + std::to_string(inputs.size()) +
-                " input lists for a mesh of " + std::to_string(n) + " devices");
-  }
   Rendezvous rendezvous(mesh, order_);
-  std::vector<Values> outputs(n);
-  std::vector<std::exception_ptr> errors(n);
-  std::vector<bool> released(n, false);
-  auto run_device = [&](int device) {
-    const auto d = static_cast<std::size_t>(device);
-    ReferenceContext context(mesh, device, check_vma, rendezvous);
-    const DeviceScope scope;
-    try {
-      outputs[d] = function(context, inputs[d]);
-      rendezvous.device_finished(device);
-    } catch (const DeadlockError&) {
-      errors[d] = std::current_exception();
-      released[d] = true;
-      rendezvous.device_failed(device);
-    } catch (...) {
-      errors[d] = std::current_exception();
-      rendezvous.device_failed(device);
-    }
-  };
-  std::vector<std::thread> threads;
-  threads.reserve(n);
-  for (std::size_t d = 0; d < n; ++d) threads.emplace_back(run_device, static_cast<int>(d));
-  for (auto& t : threads) t.join();
-  if (auto error = first_error(errors, released)) std::rethrow_exception(error);
-  return outputs;
+  return run_devices_on_threads("ReferenceBackend", mesh, inputs, function, check_vma, rendezvous);
 }
 
 }  // namespace spmd

@@ -1,6 +1,7 @@
 #include "reference/rendezvous.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "reference/collective_semantics.h"
 #include "reference/device_report.h"
@@ -8,8 +9,13 @@
 namespace spmd {
 
 Rendezvous::Rendezvous(const Mesh& mesh, const ReductionOrder& order)
+    : Rendezvous(mesh, [&mesh, &order](const CollectiveCall& call, const std::vector<Array>& inputs) {
+        return evaluate_collective(call, mesh, inputs, order);
+      }) {}
+
+Rendezvous::Rendezvous(const Mesh& mesh, CollectiveEvaluator evaluate)
     : mesh_(mesh),
-      order_(order),
+      evaluate_(std::move(evaluate)),
       next_index_(static_cast<std::size_t>(mesh.device_count()), 0),
       states_(static_cast<std::size_t>(mesh.device_count()), State::running),
       waiting_in_(static_cast<std::size_t>(mesh.device_count()), -1) {}
@@ -52,7 +58,8 @@ void Rendezvous::on_all_arrived(int index, Slot& slot) {
       return;
     }
   }
-  slot.results = evaluate_collective(*slot.calls[0], mesh_, slot.inputs, order_);
+  // An error here fails the last device to arrive; the others are then released (abort_if_stuck).
+  slot.results = evaluate_(*slot.calls[0], slot.inputs);
   slot.inputs.clear();  // drop the inputs now; results are all that waiting devices need
   slot.done = true;
   changed_.notify_all();

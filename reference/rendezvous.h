@@ -1,11 +1,12 @@
 #pragma once
 // The reference backend's meeting point: every device hands its input for its k-th collective
 // here; when all have arrived, the last one computes every device's result in one place
-// (evaluate_collective) and wakes the others. When no device can move any more (each has
+// (evaluate_collective, or another backend's evaluator) and wakes the others. When no device can move any more (each has
 // finished, failed or waits), the waiting ones are released with a report of who waits in what:
 // a program whose devices disagree about collectives is reported, never a hang.
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -19,9 +20,16 @@
 
 namespace spmd {
 
+// Every device's result (index = device id) of one collective, from every device's input.
+using CollectiveEvaluator =
+    std::function<std::vector<Array>(const CollectiveCall& call, const std::vector<Array>& inputs)>;
+
 class Rendezvous {
  public:
+  // The reference's results: evaluate_collective folding float sums in `order`.
   Rendezvous(const Mesh& mesh, const ReductionOrder& order);
+  // Results from `evaluate`, e.g. a GPU running the collective (backends/cuda).
+  Rendezvous(const Mesh& mesh, CollectiveEvaluator evaluate);
 
   // Blocks until every device has called its collective with the same index; returns this
   // device's result. Throws DeadlockError when the devices disagree or can never all arrive.
@@ -47,7 +55,7 @@ class Rendezvous {
   std::string stuck_report() const;
 
   const Mesh& mesh_;
-  const ReductionOrder& order_;
+  CollectiveEvaluator evaluate_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<int, Slot> slots_;  // by collective index

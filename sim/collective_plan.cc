@@ -106,7 +106,8 @@ CollectivePlan plan_collective(const CollectiveCall& call, DType dtype, const Sh
 
 std::vector<Array> group_results(const CollectiveCall& call, const CollectivePlan& plan,
                                  const collectives::Schedule& schedule,
-                                 const std::vector<Array>& inputs) {
+                                 const std::vector<Array>& inputs,
+                                 const ScheduleExecutor& execute) {
   const int n = plan.shape.ranks;
   std::vector<Array> flat;
   flat.reserve(inputs.size());
@@ -114,7 +115,7 @@ std::vector<Array> group_results(const CollectiveCall& call, const CollectivePla
     Array f = flat_input(call, x, n);
     flat.push_back(f.dtype() == plan.work_dtype ? f : convert(f, plan.work_dtype));
   }
-  std::vector<Array> flat_results = collectives::run_schedule_data(schedule, flat, plan.op);
+  std::vector<Array> flat_results = execute(schedule, flat, plan.op);
   std::vector<Array> results;
   results.reserve(inputs.size());
   for (std::size_t r = 0; r < inputs.size(); ++r) {

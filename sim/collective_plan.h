@@ -6,11 +6,14 @@
 // (max), pmean is psum * RN(1/n), and under the direct algorithm (XLA:CPU's order) bfloat16 sums
 // are carried in float32 and rounded once.
 
+#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "collectives/algorithm.h"
+#include "collectives/schedule_data.h"
 #include "reference/array.h"
 #include "reference/collective_call.h"
 #include "reference/fold_reduce.h"
@@ -45,10 +48,16 @@ CollectivePlan plan_collective(const CollectiveCall& call, DType dtype, const Sh
                                const std::vector<int>& devices, int axis_size,
                                const AlgorithmChoice& choice);
 
+// What carries out a schedule's data: collectives::run_schedule_data on the CPU by default, or a
+// device executor with the same semantics (backends/cuda run_schedule_on_gpu).
+using ScheduleExecutor = std::function<std::vector<Array>(
+    const collectives::Schedule& schedule, std::span<const Array> flat_inputs, ReduceOp op)>;
+
 // Every member's result, by executing `schedule` (built from plan.shape) on the group's inputs.
 std::vector<Array> group_results(const CollectiveCall& call, const CollectivePlan& plan,
                                  const collectives::Schedule& schedule,
-                                 const std::vector<Array>& inputs);
+                                 const std::vector<Array>& inputs,
+                                 const ScheduleExecutor& execute = collectives::run_schedule_data);
 
 // The result each member would get, as zeros: cost-only runs move no data.
 Array zero_result(const CollectiveCall& call, const Array& input, int group_size);

@@ -1,0 +1,37 @@
+#pragma once
+// The CUDA backend: pmap / shard_map programs whose collectives run on one GPU. Devices are
+// threads (as in the reference backend); when every device has reached a collective, each group
+// is planned as the simulator plans it (sim/collective_plan.h: algorithm, work dtype, JAX's
+// conversions) and its schedule is carried out by the group's virtual devices on the GPU
+// (schedule_on_gpu.h). Results therefore equal the reference folding in the algorithm's order
+// (tools/sim_backend.h order_for_algorithm), bit for bit.
+
+#include <limits>
+#include <string>
+
+#include "collectives/algorithm.h"
+#include "reference/backend.h"
+
+namespace spmd::cuda {
+
+class CudaBackend : public Backend {
+ public:
+  // Every collective uses `algorithm` where it can, else a ring (as the simulator does); rings and
+  // trees follow each group's rank order. Runs on CUDA device `gpu`.
+  explicit CudaBackend(collectives::Algorithm algorithm,
+                       int device_count = std::numeric_limits<int>::max(), int gpu = 0);
+
+  std::string name() const override { return "cuda"; }
+  int device_count() const override { return device_count_; }
+  collectives::Algorithm algorithm() const { return algorithm_; }
+
+  std::vector<Values> run(const Mesh& mesh, const std::vector<Values>& inputs,
+                          const DeviceFunction& function, bool check_vma) override;
+
+ private:
+  collectives::Algorithm algorithm_;
+  int device_count_;
+  int gpu_;
+};
+
+}  // namespace spmd::cuda

@@ -1,0 +1,103 @@
+#include "backends/cuda/element_kernels.h"
+
+#include <type_traits>
+
+#include "backends/cuda/cuda_check.h"
+#include "reference/half_float_bits.h"
+
+namespace spmd::cuda {
+namespace {
+
+template <class T>
+inline constexpr bool is_half_v = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
+
+__device__ float widen(Float16 x) { return half_bits::float_from_float16(x.bits); }
+__device__ float widen(BFloat16 x) { return half_bits::float_from_bfloat16(x.bits); }
+
+template <class T>
+__device__ T narrow(float value) {
+  if constexpr (std::is_same_v<T, Float16>) return Float16{half_bits::float16_from_float(value)};
+  else return BFloat16{half_bits::bfloat16_from_float(value)};
+}
+
+// spmd::arith::add: the intrinsics name the rounding, so no contraction or fast path can apply.
+template <class T>
+__device__ T add(T a, T b) {
+  if constexpr (is_half_v<T>) {
+    return narrow<T>(__fadd_rn(widen(a), widen(b)));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return a || b;
+  } else if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else if constexpr (std::is_same_v<T, float>) {
+    return __fadd_rn(a, b);
+  } else {
+    return __dadd_rn(a, b);
+  }
+}
+
+// spmd::arith::max / min: std::max(acc, x) keeps acc unless acc < x; std::min(acc, x) keeps acc
+// unless x < acc (so a NaN x is dropped and ties keep acc).
+template <class T>
+__device__ T max_of(T acc, T x) {
+  if constexpr (is_half_v<T>) return widen(acc) < widen(x) ? x : acc;
+  else return acc < x ? x : acc;
+}
+
+template <class T>
+__device__ T min_of(T acc, T x) {
+  if constexpr (is_half_v<T>) return widen(x) < widen(acc) ? x : acc;
+  else return x < acc ? x : acc;
+}
+
+template <class T, ReduceOp Op>
+__device__ T apply(T lhs, T rhs) {
+  if constexpr (Op == ReduceOp::sum) return add(lhs, rhs);
+  else if constexpr (Op == ReduceOp::max) return max_of(lhs, rhs);
+  else return min_of(lhs, rhs);
+}
+
+template <class T, ReduceOp Op, bool ReceivedLeft>
+__global__ void combine_kernel(T* work, const T* received, std::int64_t elements) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < elements; i += stride) {
+    work[i] = ReceivedLeft ? apply<T, Op>(received[i], work[i]) : apply<T, Op>(work[i], received[i]);
+  }
+}
+
+constexpr int kThreadsPerBlock = 256;
+constexpr std::int64_t kMaxBlocks = 4096;  // grid-stride loop covers the rest
+
+template <class T, ReduceOp Op>
+void launch_typed(bool received_left, T* work, const T* received, std::int64_t elements,
+                  cudaStream_t stream) {
+  const std::int64_t wanted = (elements + kThreadsPerBlock - 1) / kThreadsPerBlock;
+  const auto blocks = static_cast<unsigned>(wanted < kMaxBlocks ? wanted : kMaxBlocks);
+  if (received_left) {
+    combine_kernel<T, Op, true><<<blocks, kThreadsPerBlock, 0, stream>>>(work, received, elements);
+  } else {
+    combine_kernel<T, Op, false><<<blocks, kThreadsPerBlock, 0, stream>>>(work, received, elements);
+  }
+}
+
+}  // namespace
+
+void launch_combine(DType dtype, ReduceOp op, bool received_left, void* work,
+                    const void* received, std::int64_t elements, cudaStream_t stream) {
+  if (elements == 0) return;
+  visit_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    T* w = static_cast<T*>(work);
+    const T* r = static_cast<const T*>(received);
+    switch (op) {
+      case ReduceOp::sum: launch_typed<T, ReduceOp::sum>(received_left, w, r, elements, stream); break;
+      case ReduceOp::max: launch_typed<T, ReduceOp::max>(received_left, w, r, elements, stream); break;
+      case ReduceOp::min: launch_typed<T, ReduceOp::min>(received_left, w, r, elements, stream); break;
+    }
+  });
+  check_cuda(cudaGetLastError(), "combine kernel launch");
+}
+
+}  // namespace spmd::cuda
