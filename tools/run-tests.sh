@@ -7,4 +7,4 @@ tools/install-deps.sh
 cmake --preset ci
 cmake --build --preset ci
 export RC_PARAMS="${RC_PARAMS:-max_success=1000}"
-ctest --preset ci -j "$(nproc)"
+ctest --preset ci -j "$(nproc)" --output-on-failure
