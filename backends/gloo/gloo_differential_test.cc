@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <barrier>
+#include <bit>
 #include <functional>
 #include <iostream>
 #include <mutex>
@@ -119,7 +120,11 @@ INSTANTIATE_TEST_SUITE_P(gloo, GlooAllReduce, testing::ValuesIn(all_reduce_param
 class GlooCollectives : public testing::TestWithParam<int> {};
 
 // Gloo's ReduceScatterHalvingDoubling order is not in the facts, so its sums are checked on
-// int32, where every order gives the same bits.
+// int32, where every order gives the same bits. Only on a power of two ranks: on 3 and 5 ranks
+// Gloo 0.0~git20230519 (Debian 12) intermittently returns wrong values at the start of rank 0's
+// block (4 of 20 runs at 3 ranks, 7 of 24 at 5 ranks, under load) — a race inside Gloo, which
+// sends from the caller's buffer while it overwrites it; the same race is reported through
+// XLA:CPU in jax-ml/jax#40830. docs/backends.md records it.
 // The reference's result of `call` (on axis 'i', tiled), for cases that outlive this function.
 std::function<std::vector<Array>(const std::vector<Array>&)> reference_of(CollectiveOp op) {
   return [op](const std::vector<Array>& all) {
@@ -143,7 +148,7 @@ std::vector<GlooCase> exact_cases(DType dtype, std::int64_t count, int ranks) {
          return broadcast(context, own, ranks - 1);
        },
        [](const std::vector<Array>& all) { return std::vector<Array>(all.size(), all.back()); }});
-  if (dtype == DType::int32) {
+  if (dtype == DType::int32 && std::has_single_bit(static_cast<unsigned>(ranks))) {
     cases.push_back({case_label("reduce_scatter (halving-doubling)", dtype, count), dtype, count,
                      [](const Array& own, const ContextPtr& context) {
                        return reduce_scatter_sum(context, own);
