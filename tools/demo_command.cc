@@ -1,7 +1,6 @@
 #include "tools/demo_command.h"
 
 #include <cstdio>
-#include <cstring>
 
 #include "reference/reference_backend.h"
 #include "sim/machine.h"
@@ -33,11 +32,7 @@ sim::MachineSpec demo_machine() {
 bool bit_identical(const Values& a, const Values& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i].dtype() != b[i].dtype() || a[i].shape() != b[i].shape() ||
-        a[i].size_bytes() != b[i].size_bytes() ||
-        std::memcmp(a[i].bytes().data(), b[i].bytes().data(), a[i].size_bytes()) != 0) {
-      return false;
-    }
+    if (!a[i].bitwise_equal(b[i])) return false;
   }
   return true;
 }

@@ -1,6 +1,7 @@
 #include "traces/chrome_trace.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace spmd::traces {
 namespace {
@@ -45,9 +46,22 @@ json collective_args(const sim::CollectiveRecord& record) {
           {"busbw_GBps", record.busbw_bytes_per_s / 1e9}};
 }
 
-void add_device_events(json& events, const sim::CostLog& log, int device) {
+// The log keeps compute spans in the order they were charged; the trace lists them by device.
+std::vector<std::vector<const sim::ComputeSpan*>> spans_by_device(const sim::CostLog& log,
+                                                                    int devices) {
+  std::vector<std::vector<const sim::ComputeSpan*>> by_device(static_cast<std::size_t>(devices));
   for (const sim::ComputeSpan& span : log.compute_spans) {
-    if (span.device != device) continue;
+    if (span.device >= 0 && span.device < devices) {
+      by_device[static_cast<std::size_t>(span.device)].push_back(&span);
+    }
+  }
+  return by_device;
+}
+
+void add_device_events(json& events, const sim::CostLog& log, int device,
+                       const std::vector<const sim::ComputeSpan*>& compute_spans) {
+  for (const sim::ComputeSpan* span_pointer : compute_spans) {
+    const sim::ComputeSpan& span = *span_pointer;
     events.push_back(slice("compute", "compute", device, kComputeThread, span.start_ps,
                            span.end_ps, {{"flops", span.flops}, {"bytes", span.bytes}}));
   }
@@ -85,7 +99,10 @@ void add_flows(json& events, const sim::CostLog& log) {
 json chrome_trace(const sim::CostLog& log, const TraceLabels& labels) {
   json events = json::array();
   for (int d = 0; d < labels.devices; ++d) add_device_tracks(events, d);
-  for (int d = 0; d < labels.devices; ++d) add_device_events(events, log, d);
+  const auto compute_spans = spans_by_device(log, labels.devices);
+  for (int d = 0; d < labels.devices; ++d) {
+    add_device_events(events, log, d, compute_spans[static_cast<std::size_t>(d)]);
+  }
   add_flows(events, log);
   return {{"displayTimeUnit", "ns"},
           {"otherData", {{"machine", labels.machine_name},
