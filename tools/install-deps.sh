@@ -12,6 +12,7 @@ packages=(
   librapidcheck-dev
   nlohmann-json3-dev
   libcli11-dev
+  libfmt-dev                  # {fmt}: formatting (GCC 12 has no <format>)
   gnuplot-nox                 # spmdsim scale: plots
   python3 python3-numpy python3-venv python3-pip
   openmpi-bin libopenmpi-dev  # backends/mpi: real mpirun
