@@ -13,10 +13,10 @@
 #include <set>
 #include <sstream>
 
-#include "tools/demo_command.h"
-#include "tools/perf_command.h"
-#include "tools/run_command.h"
-#include "tools/scale_command.h"
+#include "cli/demo_command.h"
+#include "cli/perf_command.h"
+#include "cli/run_command.h"
+#include "cli/scale_command.h"
 
 namespace spmd {
 namespace {

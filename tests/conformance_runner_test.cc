@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "reference/npy.h"
-#include "tools/conform_command.h"
-#include "tools/conformance_runner.h"
+#include "cli/conform_command.h"
+#include "conformance/conformance_runner.h"
 
 namespace spmd::conformance {
 namespace {

@@ -13,11 +13,11 @@
 #include "reference/elementwise.h"
 #include "reference/pmap.h"
 #include "reference/reference_backend.h"
-#include "tools/example_ops.h"
-#include "tools/examples_command.h"
-#include "tools/mlp.h"
-#include "tools/numpy_format.h"
-#include "tools/seed_examples.h"
+#include "examples/example_ops.h"
+#include "cli/examples_command.h"
+#include "examples/mlp.h"
+#include "examples/numpy_str.h"
+#include "examples/seed_examples.h"
 
 namespace spmd {
 namespace {

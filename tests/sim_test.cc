@@ -11,7 +11,7 @@
 #include "sim/machine.h"
 #include "sim/sim_errors.h"
 #include "tests/generators.h"
-#include "tools/sim_backend.h"
+#include "backends/sim_backend.h"
 #include "topology/link_time.h"
 #include "tests/error_of.h"
 

@@ -13,9 +13,9 @@
 #include "backends/cuda/cuda_device.h"
 #include "reference/reference_backend.h"
 #include "tests/generators.h"
-#include "tools/backend_registry.h"
-#include "tools/conformance_runner.h"
-#include "tools/sim_backend.h"
+#include "backends/backend_registry.h"
+#include "conformance/conformance_runner.h"
+#include "backends/sim_backend.h"
 
 namespace spmd::cuda {
 namespace {

@@ -17,8 +17,8 @@
 #include "collectives/schedule_data.h"
 #include "reference/fold_reduce.h"
 #include "tests/generators.h"
-#include "tools/conformance_runner.h"
-#include "tools/sim_backend.h"
+#include "conformance/conformance_runner.h"
+#include "backends/sim_backend.h"
 
 namespace spmd::cuda {
 namespace {

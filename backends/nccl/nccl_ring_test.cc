@@ -20,7 +20,7 @@
 #include "backends/nccl/nccl_ring_log.h"
 #include "reference/fold_reduce.h"
 #include "tests/generators.h"
-#include "tools/conformance_runner.h"
+#include "conformance/conformance_runner.h"
 
 namespace spmd::nccl {
 namespace {

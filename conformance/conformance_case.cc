@@ -1,4 +1,4 @@
-#include "tools/conformance_case.h"
+#include "conformance/conformance_case.h"
 
 #include <filesystem>
 #include <fstream>

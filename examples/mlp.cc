@@ -1,4 +1,4 @@
-#include "tools/mlp.h"
+#include "examples/mlp.h"
 
 // One thread per simulated device already; Eigen's own threads would only add nondeterminism.
 #define EIGEN_DONT_PARALLELIZE
@@ -6,7 +6,7 @@
 
 #include "reference/elementwise.h"
 #include "reference/pmap.h"
-#include "tools/example_ops.h"
+#include "examples/example_ops.h"
 
 namespace spmd {
 namespace {
@@ -77,18 +77,6 @@ Array predict(const Values& params, const Array& x) {
 }
 
 }  // namespace
-
-std::uint64_t SplitMix64::next() {
-  std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-float SplitMix64::uniform(float low, float high) {
-  const float unit = static_cast<float>(next() >> 40) * 0x1.0p-24f;
-  return low + (high - low) * unit;
-}
 
 Values init_mlp_params(const MlpConfig& config, SplitMix64& rng) {
   return {random_array({config.inputs, config.hidden}, 0.5f, rng),

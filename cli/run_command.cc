@@ -1,12 +1,12 @@
-#include "tools/run_command.h"
+#include "cli/run_command.h"
 
 #include <cstdio>
 
 #include "sim/machine.h"
 #include "sim/units.h"
-#include "tools/machine_presets.h"
-#include "tools/run_outputs.h"
-#include "tools/workload.h"
+#include "sim/machine_presets.h"
+#include "cli/run_outputs.h"
+#include "workloads/workload.h"
 #include "traces/run_report.h"
 
 namespace spmd {

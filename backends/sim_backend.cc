@@ -1,4 +1,4 @@
-#include "tools/sim_backend.h"
+#include "backends/sim_backend.h"
 
 #include <cmath>
 

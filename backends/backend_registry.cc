@@ -1,9 +1,9 @@
-#include "tools/backend_registry.h"
+#include "backends/backend_registry.h"
 
 #include <map>
 
 #include "reference/reference_backend.h"
-#include "tools/sim_backend.h"
+#include "backends/sim_backend.h"
 
 namespace spmd {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "tools/machine_flags.h"
+#include "cli/machine_flags.h"
 
 namespace spmd {
 

@@ -15,20 +15,9 @@
 #include <vector>
 
 #include "reference/backend.h"
+#include "support/split_mix64.h"
 
 namespace spmd {
-
-// SplitMix64 (Steele, Lea, Flood 2014): the same numbers on every platform.
-class SplitMix64 {
- public:
-  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next();
-  // Uniform in [low, high) from the top 24 bits, so the unit draw is exact in float.
-  float uniform(float low, float high);
-
- private:
-  std::uint64_t state_;
-};
 
 struct MlpConfig {
   int devices = 8;

@@ -1,9 +1,9 @@
-#include "tools/machine_flags.h"
+#include "cli/machine_flags.h"
 
 #include "reference/error.h"
 #include "sim/units.h"
-#include "tools/machine_presets.h"
-#include "tools/sim_backend.h"
+#include "sim/machine_presets.h"
+#include "backends/sim_backend.h"
 
 namespace spmd {
 namespace {

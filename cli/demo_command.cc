@@ -1,13 +1,13 @@
-#include "tools/demo_command.h"
+#include "cli/demo_command.h"
 
 #include <cstdio>
 
 #include "reference/reference_backend.h"
 #include "sim/machine.h"
 #include "sim/units.h"
-#include "tools/mlp.h"
-#include "tools/run_outputs.h"
-#include "tools/sim_backend.h"
+#include "examples/mlp.h"
+#include "cli/run_outputs.h"
+#include "backends/sim_backend.h"
 #include "traces/run_report.h"
 
 namespace spmd {

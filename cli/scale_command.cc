@@ -1,4 +1,4 @@
-#include "tools/scale_command.h"
+#include "cli/scale_command.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -7,8 +7,8 @@
 
 #include "reference/error.h"
 #include "sim/machine.h"
-#include "tools/progress.h"
-#include "tools/workload.h"
+#include "cli/progress.h"
+#include "workloads/workload.h"
 #include "traces/run_report.h"
 
 namespace spmd {

@@ -5,12 +5,12 @@
 #include <iostream>
 
 #include "reference/error.h"
-#include "tools/conform_command.h"
-#include "tools/demo_command.h"
-#include "tools/examples_command.h"
-#include "tools/perf_command.h"
-#include "tools/run_command.h"
-#include "tools/scale_command.h"
+#include "cli/conform_command.h"
+#include "cli/demo_command.h"
+#include "cli/examples_command.h"
+#include "cli/perf_command.h"
+#include "cli/run_command.h"
+#include "cli/scale_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"spmdsim: a deterministic simulator and reference implementation for SPMD programs "

@@ -1,11 +1,11 @@
-#include "tools/conform_command.h"
+#include "cli/conform_command.h"
 
 #include <iostream>
 
 #include "reference/error.h"
-#include "tools/backend_registry.h"
-#include "tools/conformance_runner.h"
-#include "tools/sim_backend.h"
+#include "backends/backend_registry.h"
+#include "conformance/conformance_runner.h"
+#include "backends/sim_backend.h"
 
 namespace spmd {
 

@@ -1,13 +1,13 @@
-#include "tools/examples_command.h"
+#include "cli/examples_command.h"
 
 #include <iomanip>
 #include <string>
 
 #include "reference/reference_backend.h"
-#include "tools/example_ops.h"
-#include "tools/mlp.h"
-#include "tools/numpy_format.h"
-#include "tools/seed_examples.h"
+#include "examples/example_ops.h"
+#include "examples/mlp.h"
+#include "examples/numpy_str.h"
+#include "examples/seed_examples.h"
 
 namespace spmd {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/numpy_format.h"
+#include "examples/numpy_str.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "tools/machine_presets.h"
+#include "sim/machine_presets.h"
 
 #include <filesystem>
 #include <utility>

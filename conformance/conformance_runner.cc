@@ -1,4 +1,4 @@
-#include "tools/conformance_runner.h"
+#include "conformance/conformance_runner.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "reference/elementwise.h"
 #include "reference/reference_backend.h"
-#include "tools/backend_registry.h"
+#include "backends/backend_registry.h"
 
 namespace spmd::conformance {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/workload.h"
+#include "workloads/workload.h"
 
 #include <fstream>
 #include <set>

@@ -1,4 +1,4 @@
-#include "tools/perf_command.h"
+#include "cli/perf_command.h"
 
 #include <cstdio>
 #include <set>
@@ -7,8 +7,8 @@
 #include "sim/broadcast_cost.h"
 #include "sim/machine.h"
 #include "sim/units.h"
-#include "tools/progress.h"
-#include "tools/workload.h"
+#include "cli/progress.h"
+#include "workloads/workload.h"
 
 namespace spmd {
 namespace {

@@ -1,9 +1,9 @@
-#include "tools/seed_examples.h"
+#include "examples/seed_examples.h"
 
 #include "reference/elementwise.h"
 #include "reference/pmap.h"
 #include "reference/shard_map.h"
-#include "tools/example_ops.h"
+#include "examples/example_ops.h"
 
 namespace spmd::seeds {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "reference/reduction_order.h"
-#include "tools/conformance_case.h"
+#include "conformance/conformance_case.h"
 
 namespace spmd::conformance {
 

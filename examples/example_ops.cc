@@ -1,4 +1,4 @@
-#include "tools/example_ops.h"
+#include "examples/example_ops.h"
 
 #include <string>
 

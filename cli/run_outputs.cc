@@ -1,4 +1,4 @@
-#include "tools/run_outputs.h"
+#include "cli/run_outputs.h"
 
 #include <filesystem>
 #include <fstream>

@@ -1,0 +1,84 @@
+#pragma once
+// Reading JSON documents with errors people can act on: every error is one line naming the
+// value's JSON path, the value and what was expected, e.g.
+//   topology.dims[1]: 0, expected a positive integer
+//   devices: "8" is a string, expected a positive integer
+//   topology.link.bandwith: unknown field, expected one of bandwidth, latency
+//   mesh.shape: missing, expected an array of sizes
+// The one reader for machine files, conformance cases and workloads (spmd::Error on bad input).
+
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace spmd {
+
+// The document in `file`; spmd::Error "FILE: cannot open file" or "FILE: not valid JSON (...)",
+// also for numbers beyond double's range.
+nlohmann::json parse_json_file(const std::string& file);
+
+// A value inside a document and its path from the root. Cheap to copy: it refers to the
+// document, which must outlive it.
+class JsonValue {
+ public:
+  // `root_name` names the whole document in errors about the root itself ("machine", "case").
+  JsonValue(const nlohmann::json& document, std::string root_name);
+
+  const nlohmann::json& json() const { return *value_; }
+  // "topology.dims[1]"; the root's name for the root.
+  std::string path() const;
+
+  // ---- Objects
+  // Fails unless this is an object whose every key is in `known` (a misspelt field must not be
+  // silently ignored). `expected` describes the object for the error when it is not one.
+  const JsonValue& require_object(std::initializer_list<std::string_view> known) const;
+  // The field, or "PATH.KEY: missing, expected EXPECTED".
+  JsonValue required(std::string_view key, std::string_view expected) const;
+  std::optional<JsonValue> optional(std::string_view key) const;  // absent: nullopt
+  bool has(std::string_view key) const;
+
+  // ---- Arrays
+  // The elements, or a type error naming `expected` ("an array of sizes like [4, 4]").
+  std::vector<JsonValue> elements(std::string_view expected) const;
+
+  // ---- Scalars; each fails with the path, the value and `expected` (or a default wording).
+  std::string string(std::string_view expected = "a string") const;
+  bool boolean() const;
+  bool is_null() const { return value_->is_null(); }
+  bool is_string() const { return value_->is_string(); }
+  bool is_number() const { return value_->is_number(); }
+  // An integer in [min, max]; a float, a number out of range or another type fails.
+  std::int64_t integer(std::int64_t min = std::numeric_limits<std::int64_t>::min(),
+                       std::int64_t max = std::numeric_limits<std::int64_t>::max(),
+                       std::string_view expected = "an integer") const;
+  int int32(int min = std::numeric_limits<int>::min(), int max = std::numeric_limits<int>::max(),
+            std::string_view expected = "an integer") const;
+  int positive_int32() const;  // 1..2147483647
+  // The number as the text a unit parser reads ("123", "1.5e+20"); fails unless a number.
+  std::string number_text() const { return value_->dump(); }
+
+  // ---- Errors
+  [[noreturn]] void fail(std::string_view message) const;         // "PATH: MESSAGE"
+  [[noreturn]] void fail_value(std::string_view expected) const;  // "PATH: VALUE, expected X"
+  [[noreturn]] void fail_type(std::string_view expected) const;   // "PATH: VALUE is a string, ..."
+  // The value as JSON on one line, shortened if long (for messages).
+  std::string shown() const;
+
+ private:
+  JsonValue(const nlohmann::json& value, std::string path, std::string root_name);
+  JsonValue child(std::string_view key, const nlohmann::json& value) const;
+
+  const nlohmann::json* value_;
+  std::string path_;       // empty for the root
+  std::string root_name_;  // shown for the root's path
+};
+
+// "a, b or c" style lists for messages: names joined by ", ".
+std::string joined_names(std::initializer_list<std::string_view> names);
+
+}  // namespace spmd
