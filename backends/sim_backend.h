@@ -14,17 +14,13 @@
 
 namespace spmd {
 
-// "ring", "ring-uni", "torus", "torus:4x2", "torus:2x2x2", "mesh:4x2", "fully_connected",
-// "switch", "hierarchical:4" (devices per node) for `devices` devices, links 100 GB/s and 1 us.
-// A bare "torus" / "mesh" factors the devices into two dimensions as near square as possible.
-sim::TopologySpec topology_from_text(const std::string& text, int devices);
-
 // The simulator algorithm that folds in `order` (xla_cpu -> direct, nccl_ring -> ring, ...);
 // spmd::Error for orders only a real library has (Gloo, Open MPI, NCCL's tree chain).
 collectives::Algorithm algorithm_for_order(const ReductionOrder& order);
 // The reference order of a simulator algorithm run with rings in group rank order.
 ReductionOrder order_for_algorithm(collectives::Algorithm algorithm);
 
+// `topology` as `--topology` names it (topology/topology_spec.h), links 100 GB/s and 1 us.
 std::unique_ptr<Backend> make_sim_backend(const ReductionOrder& order, int device_count,
                                           const std::string& topology);
 

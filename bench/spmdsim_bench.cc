@@ -39,8 +39,7 @@ sim::MachineSpec ring_machine(int devices) {
   sim::MachineSpec spec;
   spec.name = "bench ring";
   spec.devices = devices;
-  spec.topology.kind = "ring";
-  spec.topology.devices = devices;
+  spec.topology = topology::RingSpec{.devices = devices};
   return spec;
 }
 
@@ -101,7 +100,7 @@ void BM_SimAllReduceCostOnly(benchmark::State& state, int devices) {
 // On a switch, so that the figure measures the fibers, not 32,768-hop routes of a ring.
 void BM_FiberDevices(benchmark::State& state, int devices) {
   sim::MachineSpec spec = ring_machine(devices);
-  spec.topology.kind = "switch";
+  spec.topology = topology::SwitchSpec{.devices = devices};
   sim::Machine machine(spec);
   const Mesh mesh({devices}, {"i"});
   std::vector<Values> inputs;

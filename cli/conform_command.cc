@@ -34,7 +34,7 @@ int run_conform_command(const ConformOptions& options, std::ostream& out) {
   conformance::RunOptions run_options{.backend = options.backend};
   make_backend(options.backend, ReductionOrder{}, 1);  // fail early on an unknown backend
   if (options.backend == "sim") {
-    topology_from_text(options.topology, 8);  // fail early on a malformed topology
+    topology::topology_from_text(options.topology, 8);  // fail early on a malformed topology
     register_backend("sim", [topology = options.topology](const ReductionOrder& order,
                                                           int device_count) {
       return make_sim_backend(order, device_count, topology);

@@ -4,7 +4,7 @@
 
 #include "reference/reference_backend.h"
 #include "sim/machine.h"
-#include "sim/units.h"
+#include "support/units.h"
 #include "examples/mlp.h"
 #include "cli/run_outputs.h"
 #include "backends/sim_backend.h"
@@ -24,8 +24,9 @@ sim::MachineSpec demo_machine() {
   spec.memory_bytes = std::int64_t{16} << 30;
   spec.peak_flops = 100e12;
   spec.memory_bandwidth_bytes_per_s = 1'000'000'000'000;
-  spec.topology = topology_from_text("ring", 8);
-  spec.topology.link = {.bandwidth_bytes_per_s = 100'000'000'000, .latency_ps = 1'000'000};
+  spec.topology = topology::RingSpec{
+      .devices = 8,
+      .link = {.bandwidth_bytes_per_s = 100'000'000'000, .latency_ps = 1'000'000}};
   return spec;
 }
 
@@ -53,7 +54,7 @@ void print_losses(const TrainingRun& run, std::ostream& out) {
 void print_costs(const sim::CostLog& log, int steps, std::ostream& out) {
   out << "memory peak per device:";
   for (std::size_t d = 0; d < log.memory.size(); ++d) {
-    out << (d == 0 ? " " : ", ") << d << ": " << sim::format_bytes(log.memory[d].peak_bytes);
+    out << (d == 0 ? " " : ", ") << d << ": " << format_bytes(log.memory[d].peak_bytes);
   }
   out << '\n';
   std::int64_t all_reduce_ps = 0;
@@ -66,17 +67,17 @@ void print_costs(const sim::CostLog& log, int steps, std::ostream& out) {
   out << "all-reduce: " << log.collectives.size() / static_cast<std::size_t>(steps)
       << " pmean calls per step";
   if (largest != nullptr) out << " (" << largest->algorithm << ")";
-  out << ", " << sim::format_duration_ps(per_step(all_reduce_ps)) << " per step";
+  out << ", " << format_duration_ps(per_step(all_reduce_ps)) << " per step";
   if (largest != nullptr) {
     out << "; largest " << largest->call << " of " << largest->bytes << " B: "
-        << sim::format_duration_ps(largest->end_ps - largest->start_ps) << ", busbw "
+        << format_duration_ps(largest->end_ps - largest->start_ps) << ", busbw "
         << fixed(largest->busbw_bytes_per_s / 1e9, 3) << " GB/s";
   }
   out << '\n';
   const traces::RunTotals totals = traces::run_totals(log);
-  out << "step time: " << sim::format_duration_ps(per_step(totals.total_ps)) << " = compute "
-      << sim::format_duration_ps(per_step(totals.compute_ps)) << " + communication "
-      << sim::format_duration_ps(per_step(totals.communication_ps)) << " ("
+  out << "step time: " << format_duration_ps(per_step(totals.total_ps)) << " = compute "
+      << format_duration_ps(per_step(totals.compute_ps)) << " + communication "
+      << format_duration_ps(per_step(totals.communication_ps)) << " ("
       << fixed(100 * totals.communication_share, 1) << "% communication)\n";
 }
 
@@ -91,7 +92,7 @@ int run_demo_command(const DemoOptions& options, std::ostream& out) {
   out << "spmdsim demo: data-parallel training of a " << config.inputs << "-" << config.hidden
       << "-" << config.outputs << " MLP, pmap over " << config.devices
       << " devices, parameters replicated, batch sharded, gradients and loss pmean'd\n"
-      << "machine: " << spec.name << "; " << sim::format_bytes(spec.memory_bytes) << ", "
+      << "machine: " << spec.name << "; " << format_bytes(spec.memory_bytes) << ", "
       << fixed(spec.peak_flops / 1e12, 0) << " TFLOP/s per device\n\n";
 
   sim::CostLog log;

@@ -1,9 +1,10 @@
 #include "cli/machine_flags.h"
 
+#include <fmt/format.h>
+
 #include "reference/error.h"
-#include "sim/units.h"
+#include "support/units.h"
 #include "sim/machine_presets.h"
-#include "backends/sim_backend.h"
 
 namespace spmd {
 namespace {
@@ -11,25 +12,21 @@ namespace {
 topology::LinkSpec parse_link(const std::string& text, const std::string& flag) {
   const std::size_t comma = text.find(',');
   if (comma == std::string::npos) {
-    throw Error(flag + " " + text + ": expected BANDWIDTH,LATENCY such as 100GB/s,1us");
+    throw Error(fmt::format("{} {}: expected BANDWIDTH,LATENCY such as 100GB/s,1us", flag, text));
   }
-  return {.bandwidth_bytes_per_s = sim::parse_bandwidth_bytes_per_s(text.substr(0, comma), flag),
-          .latency_ps = sim::parse_duration_ps(text.substr(comma + 1), flag)};
+  return {.bandwidth_bytes_per_s = parse_bandwidth_bytes_per_s(text.substr(0, comma), flag),
+          .latency_ps = parse_duration_ps(text.substr(comma + 1), flag)};
 }
 
 sim::MachineSpec machine_from_topology_flags(const MachineFlags& flags, int devices) {
-  if (devices < 1) {
-    throw Error("--devices " + std::to_string(devices) + ": expected a positive integer");
-  }
+  if (devices < 1) throw Error(fmt::format("--devices {}: expected a positive integer", devices));
   sim::MachineSpec spec;
   spec.devices = devices;
-  spec.topology = topology_from_text(flags.topology, devices);
-  const topology::LinkSpec link = parse_link(flags.link, "--link");
-  spec.topology.link = link;
-  for (auto& dim_link : spec.topology.dim_links) dim_link = link;
-  spec.topology.inter_node_link = parse_link(flags.inter_link, "--inter-link");
-  spec.name = std::to_string(devices) + " devices, " + flags.topology + ", links " + flags.link;
-  sim::machine_from_json(sim::machine_to_json(spec));  // the file reader's checks
+  const topology::CommandLineLinks links{.link = parse_link(flags.link, "--link"),
+                                         .inter_node_link =
+                                             parse_link(flags.inter_link, "--inter-link")};
+  spec.topology = topology::topology_from_text(flags.topology, devices, links);
+  spec.name = fmt::format("{} devices, {}, links {}", devices, flags.topology, flags.link);
   return spec;
 }
 
@@ -42,9 +39,7 @@ void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices
   if (with_devices) {
     command.add_option("--devices,-n", flags.devices, "Number of devices")->capture_default_str();
   }
-  command.add_option("--topology", flags.topology,
-                     "ring, ring-uni, torus[:AxB[xC]], mesh[:AxB[xC]], fully_connected, switch, "
-                     "hierarchical:K")
+  command.add_option("--topology", flags.topology, topology::topology_text_syntax())
       ->capture_default_str();
   command.add_option("--link", flags.link, "Every link's bandwidth and latency, e.g. 100GB/s,1us")
       ->capture_default_str();
@@ -63,24 +58,11 @@ sim::MachineSpec machine_from_flags(const MachineFlags& flags) {
 
 sim::MachineSpec machine_with_devices(const MachineFlags& flags, int devices) {
   if (flags.machine.empty()) return machine_from_topology_flags(flags, devices);
-  sim::MachineSpec base = machine_from_name_or_file(flags.machine);
-  MachineFlags from_base = flags;
-  from_base.topology = base.topology.kind == "hierarchical"
-                           ? "hierarchical:" + std::to_string(base.topology.devices_per_node)
-                           : base.topology.kind;
-  if (base.topology.kind == "ring" && !base.topology.bidirectional) from_base.topology = "ring-uni";
-  sim::MachineSpec spec = machine_from_topology_flags(from_base, devices);
-  const topology::LinkSpec first_link =
-      base.topology.dim_links.empty() ? base.topology.link : base.topology.dim_links.front();
-  spec.topology.link = first_link;
-  for (auto& dim_link : spec.topology.dim_links) dim_link = first_link;
-  spec.topology.inter_node_link = base.topology.inter_node_link;
-  spec.name = base.name + ", scaled to " + std::to_string(devices) + " devices";
-  spec.memory_bytes = base.memory_bytes;
-  spec.peak_flops = base.peak_flops;
-  spec.memory_bandwidth_bytes_per_s = base.memory_bandwidth_bytes_per_s;
-  spec.algorithms = base.algorithms;
-  spec.pipeline_chunk_bytes = base.pipeline_chunk_bytes;
+  if (devices < 1) throw Error(fmt::format("--devices {}: expected a positive integer", devices));
+  sim::MachineSpec spec = machine_from_name_or_file(flags.machine);
+  spec.name = fmt::format("{}, scaled to {} devices", spec.name, devices);
+  spec.devices = devices;
+  spec.topology = topology::rescaled_topology(spec.topology, devices);
   return spec;
 }
 

@@ -6,7 +6,7 @@
 #include "reference/error.h"
 #include "sim/broadcast_cost.h"
 #include "sim/machine.h"
-#include "sim/units.h"
+#include "support/units.h"
 #include "cli/progress.h"
 #include "workloads/workload.h"
 
@@ -31,7 +31,7 @@ std::int64_t parse_size(const std::string& text, const std::string& flag) {
   const std::string digits = unit == std::string::npos ? text : text.substr(0, text.size() - 1);
   const bool plain = !digits.empty() && digits.size() <= 15 &&
                      digits.find_first_not_of("0123456789") == std::string::npos;
-  if (!plain) return sim::parse_bytes(text, flag);
+  if (!plain) return parse_bytes(text, flag);
   const std::int64_t scale = unit == std::string::npos ? 1 : std::int64_t{1} << (10 * (unit + 1));
   return std::stoll(digits) * scale;
 }

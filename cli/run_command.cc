@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "sim/machine.h"
-#include "sim/units.h"
+#include "support/units.h"
 #include "sim/machine_presets.h"
 #include "cli/run_outputs.h"
 #include "workloads/workload.h"
@@ -32,8 +32,8 @@ void print_collectives(const sim::CostLog& log, std::ostream& out) {
       out << "  ... (all of them in collectives.csv)\n";
       break;
     }
-    out << "  " << r.call << " " << r.dtype << r.shape << " " << sim::format_bytes(r.bytes) << " "
-        << r.algorithm << ": " << sim::format_duration_ps(r.end_ps - r.start_ps) << ", algbw "
+    out << "  " << r.call << " " << r.dtype << r.shape << " " << format_bytes(r.bytes) << " "
+        << r.algorithm << ": " << format_duration_ps(r.end_ps - r.start_ps) << ", algbw "
         << gigabytes_per_s(r.algbw_bytes_per_s) << ", busbw " << gigabytes_per_s(r.busbw_bytes_per_s)
         << "\n";
   }
@@ -67,12 +67,12 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
       << (workload.steps == 1 ? "" : "s") << ") on " << spec.name << ", " << spec.devices
       << " devices\n";
   print_collectives(log, out);
-  out << "time: " << sim::format_duration_ps(totals.total_ps) << " = compute "
-      << sim::format_duration_ps(totals.compute_ps) << " + communication "
-      << sim::format_duration_ps(totals.communication_ps) << " ("
+  out << "time: " << format_duration_ps(totals.total_ps) << " = compute "
+      << format_duration_ps(totals.compute_ps) << " + communication "
+      << format_duration_ps(totals.communication_ps) << " ("
       << percent(totals.communication_share) << " communication)\n"
-      << "memory: peak " << sim::format_bytes(totals.peak_memory_bytes) << " on device "
-      << totals.peak_memory_device << " of " << sim::format_bytes(spec.memory_bytes)
+      << "memory: peak " << format_bytes(totals.peak_memory_bytes) << " on device "
+      << totals.peak_memory_device << " of " << format_bytes(spec.memory_bytes)
       << " per device\n";
   const RunOutputs written = write_run_outputs(options.out_folder, log, spec.name, spec.devices);
   out << "trace: " << written.trace_path << "; reports: " << written.folder << "\n";

@@ -83,7 +83,7 @@ std::int64_t closed_form_time_ps(Algorithm algorithm, const CollectiveShape& sha
   return entry(algorithm).parts().time_ps(shape, latency_ps, bandwidth_bytes_per_s);
 }
 
-Algorithm choose_algorithm(const CollectiveShape& shape, std::string_view topology_kind) {
+Algorithm choose_algorithm(const CollectiveShape& shape, const topology::TopologyTraits& topology) {
   const bool small = shape.elements * shape.element_bytes < kSmallMessageBytes;
   const auto first_supported = [&](std::initializer_list<Algorithm> candidates) {
     for (Algorithm a : candidates) {
@@ -98,9 +98,7 @@ Algorithm choose_algorithm(const CollectiveShape& shape, std::string_view topolo
         return is_power_of_two(shape.ranks) ? Algorithm::halving_doubling
                                             : Algorithm::double_binary_tree;
       }
-      const bool grid = topology_kind == "torus" || topology_kind == "mesh" ||
-                        topology_kind == "hierarchical";
-      if (grid && shape.torus_dims.size() >= 2) return first_supported({Algorithm::torus, Algorithm::ring});
+      if (topology.grid && shape.torus_dims.size() >= 2) return first_supported({Algorithm::torus, Algorithm::ring});
       return Algorithm::ring;
     }
     case CollectiveKind::reduce_scatter:

@@ -11,6 +11,7 @@
 
 #include "collectives/schedule.h"
 #include "reference/reduction_order.h"
+#include "topology/topology.h"
 
 namespace spmd::collectives {
 
@@ -62,6 +63,6 @@ std::int64_t closed_form_time_ps(Algorithm algorithm, const CollectiveShape& sha
 // Which algorithms can run `shape` (e.g. halving_doubling needs a power of two ranks, torus
 // needs torus_dims), and the automatic choice by message size and topology kind.
 bool supports(Algorithm algorithm, const CollectiveShape& shape);
-Algorithm choose_algorithm(const CollectiveShape& shape, std::string_view topology_kind);
+Algorithm choose_algorithm(const CollectiveShape& shape, const topology::TopologyTraits& topology);
 
 }  // namespace spmd::collectives

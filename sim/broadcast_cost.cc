@@ -15,7 +15,7 @@ Algorithm broadcast_algorithm(const Machine& machine, const collectives::Collect
   const auto by_kind = machine.spec().algorithms.find("broadcast");
   if (!requested && by_kind != machine.spec().algorithms.end()) requested = by_kind->second;
   if (requested && collectives::supports(*requested, shape)) return *requested;
-  const Algorithm chosen = collectives::choose_algorithm(shape, machine.topology().kind());
+  const Algorithm chosen = collectives::choose_algorithm(shape, machine.topology().traits());
   if (requested) {
     note = std::string(collectives::algorithm_name(*requested)) + " cannot run broadcast; used " +
            std::string(collectives::algorithm_name(chosen));

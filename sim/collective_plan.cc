@@ -61,7 +61,7 @@ DType work_dtype(const CollectiveCall& call, DType dtype, ReduceOp op, Algorithm
 Algorithm pick_algorithm(const collectives::CollectiveShape& shape, const AlgorithmChoice& choice,
                          std::string& note) {
   const std::optional<Algorithm> requested = choice.forced ? choice.forced : choice.for_kind;
-  if (!requested) return collectives::choose_algorithm(shape, choice.topology_kind);
+  if (!requested) return collectives::choose_algorithm(shape, choice.topology_traits);
   if (collectives::supports(*requested, shape)) return *requested;
   // A ring where the requested algorithm cannot run; the reference orders of the simulator's
   // algorithms fold as nccl_ring there too (reference/reduction_order.h).

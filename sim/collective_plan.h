@@ -24,7 +24,7 @@ namespace spmd::sim {
 // A requested algorithm that cannot run a collective gives way to a ring (or direct, for
 // permutes), with a note in the cost log.
 struct AlgorithmChoice {
-  std::string topology_kind;                      // "ring", "torus", ...
+  topology::TopologyTraits topology_traits;
   std::vector<int> ring_order;                    // the topology's ring, by device id
   bool ring_by_rank = false;  // rings and trees follow group rank order, not the topology's
   std::vector<int> torus_dims;                    // the topology's grid, by device id

@@ -39,7 +39,7 @@ std::string schedule_key(collectives::Algorithm algorithm,
 Machine::Machine(MachineSpec spec, SimOptions options)
     : spec_(std::move(spec)),
       options_(std::move(options)),
-      topology_(make_topology(spec_.topology)),
+      topology_(topology::make_topology(spec_.topology)),
       schedules_(std::make_unique<ScheduleCache>()) {
   if (topology_->device_count() != spec_.devices) {
     throw Error("machine devices: " + std::to_string(spec_.devices) + ", but the topology " +

@@ -12,20 +12,9 @@
 #include <vector>
 
 #include "collectives/algorithm.h"
-#include "topology/topology.h"
+#include "topology/topology_spec.h"
 
 namespace spmd::sim {
-
-struct TopologySpec {
-  std::string kind;  // "ring", "torus", "mesh", "fully_connected", "switch", "hierarchical"
-  int devices = 0;
-  bool bidirectional = true;  // ring
-  std::vector<int> dims;      // torus / mesh: 2 or 3 sizes whose product is `devices`
-  std::vector<topology::LinkSpec> dim_links;  // torus / mesh: one per dimension
-  topology::LinkSpec link;   // ring, fully_connected, switch; the intra-node link of hierarchical
-  int devices_per_node = 0;  // hierarchical
-  topology::LinkSpec inter_node_link;  // hierarchical
-};
 
 struct MachineSpec {
   std::string name = "machine";
@@ -33,7 +22,7 @@ struct MachineSpec {
   std::int64_t memory_bytes = std::int64_t{80} << 30;             // 80 GiB per device
   double peak_flops = 1e15;                                       // FLOP/s per device
   std::int64_t memory_bandwidth_bytes_per_s = 3'000'000'000'000;  // 3 TB/s per device
-  TopologySpec topology;
+  topology::TopologySpec topology;
   // By op ("all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast"); an op that
   // is absent has its algorithm chosen automatically.
   std::map<std::string, collectives::Algorithm> algorithms;
@@ -47,8 +36,5 @@ MachineSpec machine_from_json(const nlohmann::json& json);
 MachineSpec load_machine_file(const std::string& path);
 // Every field written out; machine_from_json reads it back as the same spec.
 nlohmann::json machine_to_json(const MachineSpec& machine);
-
-// The topology the spec describes, from the constructors in topology/topology.h.
-std::unique_ptr<topology::Topology> make_topology(const TopologySpec& spec);
 
 }  // namespace spmd::sim

@@ -224,7 +224,7 @@ void SimRun::try_start_group(int index, Slot& slot, int group) {
 AlgorithmChoice SimRun::base_choice(const Machine& machine) {
   const topology::Topology& topology = machine.topology();
   AlgorithmChoice choice;
-  choice.topology_kind = std::string(topology.kind());
+  choice.topology_traits = topology.traits();
   choice.ring_order = topology.ring_order();
   choice.ring_by_rank = machine.options().ring_by_rank;
   choice.torus_dims = topology.dims();

@@ -168,15 +168,15 @@ TEST(CollectiveSchedules, NamesRoundTripAndUnknownNamesAreListed) {
 
 TEST(CollectiveSchedules, AutomaticChoiceFollowsSizeAndTopology) {
   CollectiveShape shape{.kind = CollectiveKind::all_reduce, .ranks = 8, .elements = 16};
-  EXPECT_EQ(collectives::choose_algorithm(shape, "ring"), Algorithm::halving_doubling);
+  EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{}), Algorithm::halving_doubling);
   shape.ranks = 6;
-  EXPECT_EQ(collectives::choose_algorithm(shape, "ring"), Algorithm::double_binary_tree);
+  EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{}), Algorithm::double_binary_tree);
   shape.elements = 1 << 20;
-  EXPECT_EQ(collectives::choose_algorithm(shape, "ring"), Algorithm::ring);
+  EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{}), Algorithm::ring);
   shape.torus_dims = {2, 3};
-  EXPECT_EQ(collectives::choose_algorithm(shape, "torus"), Algorithm::torus);
+  EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{.grid = true}), Algorithm::torus);
   shape.kind = CollectiveKind::permute;
-  EXPECT_EQ(collectives::choose_algorithm(shape, "torus"), Algorithm::direct);
+  EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{.grid = true}), Algorithm::direct);
 }
 
 TEST(CollectiveSchedules, UnsupportedShapesAreRefused) {

@@ -27,10 +27,11 @@ constexpr Algorithm kDataAlgorithms[] = {Algorithm::direct,           Algorithm:
                                          Algorithm::bidirectional_ring, Algorithm::halving_doubling,
                                          Algorithm::binary_tree,      Algorithm::double_binary_tree};
 
-sim::MachineSpec machine_for(const std::string& topology, int devices) {
+sim::MachineSpec machine_for(const std::string& topology, int devices,
+                             topology::LinkSpec link = {}) {
   sim::MachineSpec spec;
   spec.devices = devices;
-  spec.topology = topology_from_text(topology, devices);
+  spec.topology = topology::topology_from_text(topology, devices, {.link = link});
   return spec;
 }
 
@@ -157,10 +158,8 @@ struct SimulatedAndClosedForm {
 
 // A float32 all-reduce of the case's size alone on the algorithm's home topology.
 SimulatedAndClosedForm simulate_and_close(const ClosedFormCase& c) {
-  sim::MachineSpec spec = machine_for(home_topology(c.algorithm, c.devices), c.devices);
   const topology::LinkSpec link{c.bandwidth_bytes_per_s, c.latency_ps};
-  spec.topology.link = link;
-  for (auto& l : spec.topology.dim_links) l = link;
+  sim::MachineSpec spec = machine_for(home_topology(c.algorithm, c.devices), c.devices, link);
   spec.pipeline_chunk_bytes = c.chunk_bytes;
   sim::SimOptions options;
   options.algorithm = c.algorithm;
@@ -173,7 +172,7 @@ SimulatedAndClosedForm simulate_and_close(const ClosedFormCase& c) {
   shape.elements = c.elements;
   shape.element_bytes = 4;
   shape.ring = machine.topology().ring_order();
-  shape.torus_dims = spec.topology.dims;
+  shape.torus_dims = machine.topology().dims();
   shape.pipeline_chunk_bytes = c.chunk_bytes;
   SimulatedAndClosedForm result;
   result.supported = collectives::supports(c.algorithm, shape);
@@ -221,8 +220,8 @@ TEST(Simulator, DoubleTreeHalvesTurnToBroadcastTogether) {
 TEST(Simulator, TransfersSharingALinkWaitForEachOther) {
   // Four devices on a one-way ring; every device sends two hops ahead, so every link carries two
   // messages and they queue: the last leaves after three serializations.
-  sim::MachineSpec spec = machine_for("ring-uni", 4);
-  spec.topology.link = {.bandwidth_bytes_per_s = 1'000'000'000, .latency_ps = 1'000'000};
+  sim::MachineSpec spec = machine_for(
+      "ring-uni", 4, {.bandwidth_bytes_per_s = 1'000'000'000, .latency_ps = 1'000'000});
   sim::Machine machine(spec);
   const Mesh mesh({4}, {"i"});
   std::vector<Values> inputs;
@@ -255,9 +254,9 @@ TEST(Simulator, ComputeIsChargedAsARoofline) {
 }
 
 TEST(Simulator, ACollectiveStartsWhenItsLastMemberArrives) {
-  sim::MachineSpec spec = machine_for("fully_connected", 2);
+  sim::MachineSpec spec = machine_for(
+      "fully_connected", 2, {.bandwidth_bytes_per_s = 1'000'000'000'000, .latency_ps = 0});
   spec.peak_flops = 1e12;
-  spec.topology.link = {.bandwidth_bytes_per_s = 1'000'000'000'000, .latency_ps = 0};
   sim::Machine machine(spec, {.algorithm = Algorithm::direct});
   const Mesh mesh({2}, {"i"});
   machine.run(mesh, {{Array(DType::float32, {1})}, {Array(DType::float32, {1})}},

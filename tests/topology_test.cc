@@ -6,6 +6,7 @@
 
 #include "reference/error.h"
 #include "topology/topology.h"
+#include "topology/topology_spec.h"
 #include "tests/error_of.h"
 
 namespace spmd::topology {
@@ -107,6 +108,67 @@ TEST(Topology, BadArgumentsNameTheArgument) {
             "make_switch: link: bandwidth 0 bytes/s, expected > 0");
   EXPECT_EQ(error_of([] { make_ring(4, kLink, true)->route(0, 4); }),
             "ring(4, bidirectional) route: to device 4, expected 0..3");
+}
+
+// ---- Specs: every kind through --topology text, JSON and rescaling
+
+TEST(TopologySpecs, EveryTextSyntaxMakesItsKind) {
+  const struct {
+    const char* text;
+    int devices;
+    const char* name;
+  } cases[] = {
+      {"ring", 8, "ring(8, bidirectional)"}, {"ring-uni", 8, "ring(8)"},
+      {"torus", 8, "torus(2x4)"},           {"torus:2x2x2", 8, "torus(2x2x2)"},
+      {"mesh:4x2", 8, "mesh(4x2)"},         {"fully_connected", 6, "fully_connected(6)"},
+      {"switch", 5, "switch(5)"},           {"hierarchical:4", 12, "hierarchical(3 nodes x 4)"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text);
+    const TopologySpec spec = topology_from_text(c.text, c.devices, {.link = kLink});
+    EXPECT_EQ(device_count_of(spec), c.devices);
+    const std::unique_ptr<Topology> topology = make_topology(spec);
+    EXPECT_EQ(topology->name(), c.name);
+    EXPECT_EQ(topology->kind(), kind_of(spec));
+    for (const Link& link : topology->links()) EXPECT_EQ(link.spec, kLink);
+    // Written to JSON and read back: the same spec.
+    const nlohmann::json written = topology_to_json(spec);
+    EXPECT_TRUE(topology_from_json(JsonValue(written, "topology"), c.devices) == spec)
+        << written.dump();
+  }
+}
+
+TEST(TopologySpecs, BadTextNamesEveryKindsSyntax) {
+  EXPECT_EQ(error_of([] { topology_from_text("hypercube", 8); }),
+            "--topology: 'hypercube', expected ring, ring-uni, torus[:AxB[xC]], mesh[:AxB[xC]], "
+            "fully_connected, switch or hierarchical:K");
+  EXPECT_EQ(error_of([] { topology_from_text("torus:4x4", 8); }),
+            "--topology: '4x4' for 8 devices, expected 2 or 3 sizes whose product is the device "
+            "count");
+  EXPECT_EQ(error_of([] { topology_from_text("torus:4xq", 8); }),
+            "--topology: '4xq', expected sizes like 4x2 or 2x2x2");
+  EXPECT_EQ(error_of([] { topology_from_text("hierarchical:3", 8); }),
+            "--topology: 'hierarchical:3' for 8 devices, expected hierarchical:K with K dividing "
+            "the device count");
+}
+
+TEST(TopologySpecs, RescaledKeepsKindLinksAndNodeSize) {
+  const LinkSpec slow{1'000'000'000, 5'000'000};
+  const TopologySpec boxes = topology_from_text("hierarchical:8", 16, {kLink, slow});
+  const TopologySpec scaled_spec = rescaled_topology(boxes, 64);
+  const auto& scaled = std::get<HierarchicalSpec>(scaled_spec);
+  EXPECT_EQ(scaled.devices, 64);
+  EXPECT_EQ(scaled.devices_per_node, 8);
+  EXPECT_EQ(scaled.intra_node_link, kLink);
+  EXPECT_EQ(scaled.inter_node_link, slow);
+  EXPECT_EQ(error_of([&] { rescaled_topology(boxes, 12); }),
+            "--topology: 'hierarchical:8' for 12 devices, expected hierarchical:K with K dividing "
+            "the device count");
+  const TopologySpec torus_spec =
+      rescaled_topology(topology_from_text("torus:4x4", 16, {.link = slow}), 32);
+  const auto& torus = std::get<TorusSpec>(torus_spec);
+  EXPECT_EQ(torus.dims, (std::vector<int>{4, 8}));
+  EXPECT_EQ(torus.dim_links, (std::vector<LinkSpec>{slow, slow}));
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // double), exact one-line messages for bad input, the report formats, and the law that the
 // exact texts read back as the same value.
 
-#include "sim/units.h"
+#include "support/units.h"
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
@@ -16,7 +16,7 @@
 #include "reference/error.h"
 #include "tests/error_of.h"
 
-namespace spmd::sim {
+namespace spmd {
 namespace {
 
 using test_errors::error_of;
@@ -280,4 +280,4 @@ RC_GTEST_PROP(ExactText, FlopsReadBackAsTheSameDouble, ()) {
 }
 
 }  // namespace
-}  // namespace spmd::sim
+}  // namespace spmd

@@ -1,6 +1,9 @@
 // Every ordered pair of devices has a link of its own.
 
+#include <fmt/format.h>
+
 #include "topology/topology_checks.h"
+#include "topology/topology_spec.h"
 
 namespace spmd::topology {
 namespace {
@@ -16,7 +19,7 @@ class FullyConnected : public Topology {
   }
 
   std::string name() const override {
-    return "fully_connected(" + std::to_string(device_count()) + ")";
+    return fmt::format("fully_connected({})", device_count());
   }
   std::string_view kind() const override { return "fully_connected"; }
 
@@ -37,6 +40,26 @@ std::unique_ptr<Topology> make_fully_connected(int devices, LinkSpec link) {
   check_count(devices, "make_fully_connected: devices", 1);
   check_link_spec(link, "make_fully_connected: link");
   return std::make_unique<FullyConnected>(devices, link);
+}
+
+FullyConnectedSpec FullyConnectedSpec::from_json(const JsonValue& object, int devices) {
+  object.require_object({"kind", "link"});
+  return {.devices = devices, .link = required_link(object, "link")};
+}
+
+std::optional<FullyConnectedSpec> FullyConnectedSpec::from_text(std::string_view name,
+                                                                std::string_view, int devices,
+                                                                const CommandLineLinks& links) {
+  if (name != kKind) return std::nullopt;
+  return FullyConnectedSpec{.devices = devices, .link = links.link};
+}
+
+nlohmann::json FullyConnectedSpec::to_json() const {
+  return {{"kind", kKind}, {"link", link_to_json(link)}};
+}
+
+std::unique_ptr<Topology> FullyConnectedSpec::make() const {
+  return make_fully_connected(devices, link);
 }
 
 }  // namespace spmd::topology

@@ -1,8 +1,11 @@
 // A ring: device i linked to i + 1 (and back, when bidirectional). Routes go forward on a
 // one-way ring and the shorter way on a two-way ring (ties forward).
 
+#include <fmt/format.h>
+
 #include "reference/error.h"
 #include "topology/topology_checks.h"
+#include "topology/topology_spec.h"
 
 namespace spmd::topology {
 namespace {
@@ -24,7 +27,7 @@ class Ring : public Topology {
   }
 
   std::string name() const override {
-    return "ring(" + std::to_string(device_count()) + (bidirectional_ ? ", bidirectional)" : ")");
+    return fmt::format("ring({}{})", device_count(), bidirectional_ ? ", bidirectional" : "");
   }
   std::string_view kind() const override { return "ring"; }
 
@@ -59,5 +62,31 @@ std::unique_ptr<Topology> make_ring(int devices, LinkSpec link, bool bidirection
   check_link_spec(link, "make_ring: link");
   return std::make_unique<Ring>(devices, link, bidirectional);
 }
+
+RingSpec RingSpec::from_json(const JsonValue& object, int devices) {
+  object.require_object({"kind", "bidirectional", "link"});
+  RingSpec spec{.devices = devices};
+  if (auto bidirectional = object.optional("bidirectional")) {
+    spec.bidirectional = bidirectional->boolean();
+  }
+  spec.link = required_link(object, "link");
+  return spec;
+}
+
+std::optional<RingSpec> RingSpec::from_text(std::string_view name, std::string_view,
+                                            int devices, const CommandLineLinks& links) {
+  if (name != "ring" && name != "ring-uni") return std::nullopt;
+  return RingSpec{.devices = devices, .bidirectional = name == "ring", .link = links.link};
+}
+
+nlohmann::json RingSpec::to_json() const {
+  return {{"kind", kKind}, {"bidirectional", bidirectional}, {"link", link_to_json(link)}};
+}
+
+RingSpec RingSpec::rescaled(int new_devices) const {
+  return {.devices = new_devices, .bidirectional = bidirectional, .link = link};
+}
+
+std::unique_ptr<Topology> RingSpec::make() const { return make_ring(devices, link, bidirectional); }
 
 }  // namespace spmd::topology

@@ -15,6 +15,7 @@ namespace spmd::topology {
 struct LinkSpec {
   std::int64_t bandwidth_bytes_per_s = 100'000'000'000;  // 100 GB/s
   std::int64_t latency_ps = 1'000'000;                   // 1 us
+  friend bool operator==(const LinkSpec&, const LinkSpec&) = default;
 };
 
 struct Link {
@@ -24,16 +25,24 @@ struct Link {
   std::string label;  // "ring", "torus dim 1 +", "nvlink", "ib", ... for traces
 };
 
+// What collective algorithm choice needs to know of a topology, whatever its kind.
+struct TopologyTraits {
+  // Devices lie on a grid (dims()) whose dimensions collectives can run along one after
+  // another: tori, meshes, and nodes x devices per node.
+  bool grid = false;
+};
+
 class Topology {
  public:
   virtual ~Topology() = default;
 
   virtual std::string name() const = 0;  // "ring(8, bidirectional)", "torus(4x4)", ...
-  // "ring", "torus", "mesh", "fully_connected", "switch" or "hierarchical" (algorithm choice).
+  // The kind's name, as in machine files: "ring", "torus", "mesh", "fully_connected", ...
   virtual std::string_view kind() const = 0;
   // The grid: torus / mesh sizes per dimension, {nodes, devices per node} for hierarchical;
   // empty for the others.
   virtual std::vector<int> dims() const { return {}; }
+  virtual TopologyTraits traits() const { return {}; }
   int device_count() const { return device_count_; }
   int node_count() const { return node_count_; }  // devices + switches
   const std::vector<Link>& links() const { return links_; }

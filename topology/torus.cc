@@ -2,17 +2,20 @@
 // dims (last dimension fastest); each dimension has its own link spec. Routes go dimension by
 // dimension (dimension 0 first), the shorter way round on a torus (ties in the + direction).
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <charconv>
+#include <cmath>
+
 #include "reference/error.h"
 #include "topology/topology_checks.h"
+#include "topology/topology_spec.h"
 
 namespace spmd::topology {
 namespace {
 
-std::string dims_text(const std::vector<int>& dims) {
-  std::string text;
-  for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? "x" : "") + std::to_string(dims[i]);
-  return text;
-}
+std::string dims_text(const std::vector<int>& dims) { return fmt::format("{}", fmt::join(dims, "x")); }
 
 class Torus : public Topology {
  public:
@@ -30,6 +33,7 @@ class Torus : public Topology {
   }
   std::string_view kind() const override { return wrap_ ? "torus" : "mesh"; }
   std::vector<int> dims() const override { return dims_; }
+  TopologyTraits traits() const override { return {.grid = true}; }
 
   std::vector<int> route(int from, int to) const override {
     check_device(*this, from, "from");
@@ -84,7 +88,7 @@ class Torus : public Topology {
     const int size = dims_[k];
     const int c = coordinate(device, k);
     const int step = stride(k);
-    const std::string dim = "dim " + std::to_string(k);
+    const std::string dim = fmt::format("dim {}", k);
     const auto neighbour = [&](int offset) {
       return device + (((c + offset) % size + size) % size - c) * step;
     };
@@ -140,21 +144,149 @@ std::unique_ptr<Topology> make_torus(std::vector<int> dims, std::vector<LinkSpec
                                      bool wrap) {
   const char* what = wrap ? "make_torus" : "make_mesh";
   if (dims.size() != 2 && dims.size() != 3) {
-    throw Error(std::string(what) + ": dims has " + std::to_string(dims.size()) +
-                " entries, expected 2 or 3");
+    throw Error(fmt::format("{}: dims has {} entries, expected 2 or 3", what, dims.size()));
   }
   if (links.size() == 1) links.assign(dims.size(), links.front());
   if (links.size() != dims.size()) {
-    throw Error(std::string(what) + ": " + std::to_string(links.size()) + " link specs for " +
-                std::to_string(dims.size()) + " dims, expected one per dimension");
+    throw Error(fmt::format("{}: {} link specs for {} dims, expected one per dimension", what,
+                            links.size(), dims.size()));
   }
   int devices = 1;
   for (std::size_t k = 0; k < dims.size(); ++k) {
-    check_count(dims[k], std::string(what) + ": dims[" + std::to_string(k) + "]", 1);
-    check_link_spec(links[k], std::string(what) + ": links[" + std::to_string(k) + "]");
+    check_count(dims[k], fmt::format("{}: dims[{}]", what, k), 1);
+    check_link_spec(links[k], fmt::format("{}: links[{}]", what, k));
     devices *= dims[k];
   }
   return std::make_unique<Torus>(std::move(dims), links, wrap, devices);
 }
+
+// ---- Specs
+
+namespace {
+
+constexpr std::string_view kDimsExpected = "an array of 2 or 3 sizes like [4, 4]";
+
+// "4x2" or "2x2x2"; spmd::Error naming --topology otherwise.
+std::vector<int> dims_from_text(std::string_view text) {
+  std::vector<int> dims;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t x = text.find('x', start);
+    const std::string_view part = text.substr(start, x == std::string_view::npos ? x : x - start);
+    int size = 0;
+    const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), size);
+    if (part.empty() || error != std::errc() || end != part.data() + part.size() || size < 1) {
+      throw Error(fmt::format("--topology: '{}', expected sizes like 4x2 or 2x2x2", text));
+    }
+    dims.push_back(size);
+    if (x == std::string_view::npos) return dims;
+    start = x + 1;
+  }
+}
+
+// The factor pair a x b = n with a <= b and a as large as possible.
+std::vector<int> near_square(int n) {
+  int a = static_cast<int>(std::sqrt(static_cast<double>(n)));
+  while (a > 1 && n % a != 0) --a;
+  return {a, n / a};
+}
+
+std::vector<LinkSpec> dim_links_from_json(const JsonValue& object, std::size_t dim_count) {
+  const std::optional<JsonValue> link = object.optional("link");
+  const std::optional<JsonValue> links = object.optional("links");
+  if (link && links) links->fail(fmt::format("given together with {}, expected only one",
+                                             link->path()));
+  if (link) return std::vector<LinkSpec>(dim_count, link_from_json(*link));
+  if (!links) {
+    object.required("link", "a link for every dimension or \"links\" with one per dimension");
+  }
+  const std::vector<JsonValue> entries = links->elements("an array with one link per dimension");
+  if (entries.size() != dim_count) {
+    links->fail(fmt::format("{} links, expected one per dimension ({})", entries.size(), dim_count));
+  }
+  std::vector<LinkSpec> out;
+  for (const JsonValue& entry : entries) out.push_back(link_from_json(entry));
+  return out;
+}
+
+}  // namespace
+
+GridSpec GridSpec::grid_from_json(const JsonValue& object, int devices) {
+  object.require_object({"kind", "dims", "link", "links"});
+  const JsonValue dims = object.required("dims", kDimsExpected);
+  const std::vector<JsonValue> sizes = dims.elements(kDimsExpected);
+  if (sizes.size() != 2 && sizes.size() != 3) {
+    dims.fail_value("2 or 3 sizes like [4, 4] or [4, 4, 4]");
+  }
+  GridSpec spec{.devices = devices};
+  std::int64_t product = 1;
+  for (const JsonValue& size : sizes) {
+    spec.dims.push_back(size.positive_int32());
+    product *= spec.dims.back();
+  }
+  if (product != devices) {
+    dims.fail(fmt::format("{} has {} devices, expected a product equal to devices ({})",
+                          dims.shown(), product, devices));
+  }
+  spec.dim_links = dim_links_from_json(object, spec.dims.size());
+  return spec;
+}
+
+GridSpec GridSpec::grid_from_text(std::string_view args, int devices,
+                                  const CommandLineLinks& links) {
+  GridSpec spec{.devices = devices, .dims = args.empty() ? near_square(devices)
+                                                         : dims_from_text(args)};
+  std::int64_t product = 1;
+  for (int size : spec.dims) product *= size;
+  if ((spec.dims.size() != 2 && spec.dims.size() != 3) || product != devices) {
+    throw Error(fmt::format("--topology: '{}' for {} devices, expected 2 or 3 sizes whose product "
+                            "is the device count",
+                            args, devices));
+  }
+  spec.dim_links.assign(spec.dims.size(), links.link);
+  return spec;
+}
+
+nlohmann::json GridSpec::grid_to_json(std::string_view kind) const {
+  nlohmann::json out = {{"kind", kind}, {"dims", dims}};
+  bool uniform = !dim_links.empty();
+  for (const LinkSpec& link : dim_links) uniform = uniform && link == dim_links.front();
+  if (uniform) {
+    out["link"] = link_to_json(dim_links.front());
+    return out;
+  }
+  out["links"] = nlohmann::json::array();
+  for (const LinkSpec& link : dim_links) out["links"].push_back(link_to_json(link));
+  return out;
+}
+
+GridSpec GridSpec::grid_rescaled(int new_devices) const {
+  const LinkSpec first_link = dim_links.empty() ? LinkSpec{} : dim_links.front();
+  return grid_from_text("", new_devices, {.link = first_link});
+}
+
+TorusSpec TorusSpec::from_json(const JsonValue& object, int devices) {
+  return {grid_from_json(object, devices)};
+}
+
+std::optional<TorusSpec> TorusSpec::from_text(std::string_view name, std::string_view args,
+                                              int devices, const CommandLineLinks& links) {
+  if (name != kKind) return std::nullopt;
+  return TorusSpec{grid_from_text(args, devices, links)};
+}
+
+std::unique_ptr<Topology> TorusSpec::make() const { return make_torus(dims, dim_links, true); }
+
+MeshSpec MeshSpec::from_json(const JsonValue& object, int devices) {
+  return {grid_from_json(object, devices)};
+}
+
+std::optional<MeshSpec> MeshSpec::from_text(std::string_view name, std::string_view args,
+                                            int devices, const CommandLineLinks& links) {
+  if (name != kKind) return std::nullopt;
+  return MeshSpec{grid_from_text(args, devices, links)};
+}
+
+std::unique_ptr<Topology> MeshSpec::make() const { return make_torus(dims, dim_links, false); }
 
 }  // namespace spmd::topology

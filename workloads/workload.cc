@@ -4,7 +4,7 @@
 #include <set>
 
 #include "reference/error.h"
-#include "sim/units.h"
+#include "support/units.h"
 
 namespace spmd {
 namespace {
@@ -43,7 +43,7 @@ void check_fields(const json& object, const std::set<std::string>& allowed,
 
 std::int64_t bytes_value(const json& value, const std::string& path) {
   if (value.is_number_integer()) return positive_integer(value, path);
-  return sim::parse_bytes(text(value, path), path);
+  return parse_bytes(text(value, path), path);
 }
 
 CollectiveSpec collective_spec(const json& call, const std::string& path, DType default_dtype) {

@@ -14,7 +14,6 @@ namespace {
 // The simulator's choice with rings by rank: no topology, so nothing else steers the algorithm.
 sim::AlgorithmChoice choice_of(collectives::Algorithm algorithm) {
   sim::AlgorithmChoice choice;
-  choice.topology_kind = "fully_connected";
   choice.ring_by_rank = true;
   choice.forced = algorithm;
   return choice;

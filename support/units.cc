@@ -1,4 +1,4 @@
-#include "sim/units.h"
+#include "support/units.h"
 
 #include <algorithm>
 #include <array>
@@ -12,7 +12,7 @@
 
 #include "reference/error.h"
 
-namespace spmd::sim {
+namespace spmd {
 namespace {
 
 // __extension__: -Wpedantic otherwise warns that __int128 is not ISO C++.
@@ -540,4 +540,4 @@ std::string exact_flops_text(double flops) {
   return digits + prefix + "FLOP/s";
 }
 
-}  // namespace spmd::sim
+}  // namespace spmd

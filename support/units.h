@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-namespace spmd::sim {
+namespace spmd {
 
 // "80GiB", "80 GiB", "16GB", "1kB", "123" (plain bytes), "1.5GiB". Result >= 0.
 std::int64_t parse_bytes(std::string_view text, std::string_view field);
@@ -41,4 +41,4 @@ std::string exact_bandwidth_text(std::int64_t bytes_per_s);
 std::string exact_duration_text(std::int64_t ps);
 std::string exact_flops_text(double flops);
 
-}  // namespace spmd::sim
+}  // namespace spmd
