@@ -12,8 +12,8 @@
 namespace spmd {
 namespace {
 
-// Section headers name the tutorial (its shared/seeds file) and what the section shows; tests
-// look for them.
+// Section headers name the tutorial (its number and section, docs/examples.md) and what the
+// section shows; tests look for them.
 void section(std::ostream& out, const std::string& seed, const std::string& title) {
   out << "\n=== [" << seed << "] " << title << " ===\n";
 }
@@ -164,7 +164,8 @@ void print_training(std::ostream& out, Backend& backend) {
 
 int run_examples_command(std::ostream& out) {
   ReferenceBackend backend;
-  out << "spmdsim examples: the JAX tutorials of shared/seeds on the reference backend\n";
+  out << "spmdsim examples: the worked examples of five JAX pmap / shard_map tutorials "
+         "(docs/examples.md) on the reference backend\n";
   print_scale(out, backend);
   const seeds::InOutAxesExample axes = seeds::pmap_in_out_axes(backend);
   print_in_out_axes(out, axes);

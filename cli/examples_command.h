@@ -1,6 +1,7 @@
 #pragma once
-// `spmdsim examples` (and `spmdsim` with no arguments, until the demo replaces it): the JAX
-// tutorial examples of shared/seeds run on the reference backend, printing their results.
+// `spmdsim examples` (and `spmdsim` with no arguments, until the demo replaces it): the worked
+// examples of the JAX tutorials listed in docs/examples.md run on the reference backend, printing
+// their results.
 
 #include <ostream>
 

@@ -1,13 +1,14 @@
 #pragma once
-// The worked examples of the JAX tutorials in shared/seeds, written against spmd::pmap /
+// The worked examples of the JAX tutorials of docs/examples.md, written against spmd::pmap /
 // shard_map / Context. Each returns what the tutorial prints, so `spmdsim examples` can print it
 // and tests/seed_examples_test.cc can check the printed numbers. Where a tutorial feeds random
 // data (np.random.rand, jax.random.normal) the example uses arange-like data instead, so the
 // results are exact and the same everywhere.
 //
-// Seeds: 000 "Day 015: Introduction to JAX's Parallelism with jax.pmap"; 001 "Aurora Chapter 1.2:
-// Single-Host Sharding with jax.pmap"; 002 "14_pmap_basics.ipynb"; 003 "Data Parallelism with
-// pmap" (Flax NNX); 004 "Distributed JAX and JAX Parallelism Documentation".
+// Tutorials, numbered as in docs/examples.md: 000 "Day 015: Introduction to JAX's Parallelism
+// with jax.pmap"; 001 "Aurora Chapter 1.2: Single-Host Sharding with jax.pmap"; 002
+// "14_pmap_basics.ipynb"; 003 "Data Parallelism with pmap" (Flax NNX); 004 "Distributed JAX and
+// JAX Parallelism Documentation".
 
 #include <string>
 
@@ -55,7 +56,7 @@ struct CollectivesExample {
 CollectivesExample pmap_collectives(Backend& backend, const Array& prepared);
 
 // x / psum(x) and pmean(x) over arange(4.) (the normalization example of jax.pmap's docstring,
-// a pattern the seeds' psum sections describe but do not print).
+// a pattern the tutorials' psum sections describe but do not print).
 struct NormalizeExample {
   Array x, normalized, mean;
 };

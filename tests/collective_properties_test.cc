@@ -39,9 +39,9 @@ T add_in(T a, T b) {
   }
 }
 
-// XLA:CPU all-reduce of float contributions given in group rank order (facts §6): acc = +0.0;
-// acc += x_r for r = 0..n-1 in the element type, bfloat16 carried in float32 and rounded once;
-// a group of one is a memcpy.
+// XLA:CPU all-reduce of float contributions given in group rank order
+// (docs/reduction-orders.md#xla-cpu): acc = +0.0; acc += x_r for r = 0..n-1 in the element type,
+// bfloat16 carried in float32 and rounded once; a group of one is a memcpy.
 Array xla_cpu_float_sum(const std::vector<Array>& in_rank_order) {
   if (in_rank_order.size() == 1) return in_rank_order.front();
   Array out(in_rank_order.front().dtype(), in_rank_order.front().shape());
@@ -103,7 +103,8 @@ void fold_elements(const FoldTree& tree, const std::vector<Array>& x, bool bf16_
   });
 }
 
-// Only XLA:CPU promotes bfloat16 sums to float32 (AllReducePromotion, facts §6).
+// Only XLA:CPU promotes bfloat16 sums to float32 (AllReducePromotion,
+// docs/reduction-orders.md#xla-cpu).
 bool bf16_in_f32(const ReductionOrder& order) {
   return order.algorithm == ReductionAlgorithm::xla_cpu;
 }
@@ -123,8 +124,8 @@ Array planned_float_sum(const std::vector<Array>& in_rank_order, const Reduction
   return out;
 }
 
-// std::max / std::min folds from the identity, in rank order (XLA:CPU, facts §6); a group of one
-// is a memcpy.
+// std::max / std::min folds from the identity, in rank order (XLA:CPU,
+// docs/reduction-orders.md#xla-cpu); a group of one is a memcpy.
 Array max_or_min_fold(const std::vector<Array>& in_rank_order, bool is_max) {
   if (in_rank_order.size() == 1) return in_rank_order.front();
   Array out(in_rank_order.front().dtype(), in_rank_order.front().shape());
@@ -238,7 +239,8 @@ RC_GTEST_PROP(CollectiveProperties, ppermute_then_inverse_permutation_is_identit
     inverse.emplace_back(dst, src);
     sources.insert(s);
   }
-  // ppermute over several axes indexes the group in mesh-axis order (facts §2.7, JAX 0.10.2).
+  // ppermute over several axes indexes the group in mesh-axis order (JAX 0.10.2,
+  // docs/jax-checklist.md#group-order).
   std::vector<std::string> mesh_order;
   for (const std::string& name : mesh.axis_names()) {
     if (std::find(axes.begin(), axes.end(), name) != axes.end()) mesh_order.push_back(name);
@@ -562,7 +564,8 @@ RC_GTEST_PROP(CollectiveProperties, psum_scatter_untiled_equals_take_of_psum_at_
   }
 }
 
-// axis_index_groups: rank k of a group is its k-th listed index (facts §2.0, conformance #6).
+// axis_index_groups: rank k of a group is its k-th listed index (docs/jax-checklist.md#group-order,
+// conformance table row 6).
 RC_GTEST_PROP(CollectiveProperties, all_gather_with_axis_index_groups_gathers_in_listed_order, ()) {
   const Mesh mesh = *test_gen::mesh();
   const auto axes = *test_gen::axis_subset(mesh);

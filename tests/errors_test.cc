@@ -1,6 +1,7 @@
 // One test per user error: the message names the field and the value, in JAX's words where JAX
-// has words for it (shared/facts/jax-semantics.md §1-§4). Deadlocks are reported, never hung:
-// each of those tests finishes in milliseconds.
+// has words for it (jax/_src/pmap.py, shard_map.py, lax/parallel.py, mesh.py; the errors are
+// listed in docs/jax-checklist.md). Deadlocks are reported, never hung: each of those tests
+// finishes in milliseconds.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -165,8 +166,9 @@ TEST(ShardMapErrors, OutSpecsCountMustMatchTheOutputs) {
               AllOf(HasSubstr("out_specs has 2 entries"), HasSubstr("returned 1 values")));
 }
 
-// Facts §5 #35: mesh (2,2), x (8,8) in P('x','y'), lambda x: 2*x, out P(None,'y') -> ValueError
-// 'statically inferred'; OK with check_vma=False, or with a psum(x,'x') body.
+// Conformance table row 35 (docs/jax-checklist.md#conformance-table): mesh (2,2), x (8,8) in
+// P('x','y'), lambda x: 2*x, out P(None,'y') -> ValueError 'statically inferred'; OK with
+// check_vma=False, or with a psum(x,'x') body.
 TEST(ShardMapErrors, ReplicationThatCannotBeStaticallyInferredIsRejected) {
   const Mesh mesh({2, 2}, {"x", "y"});
   const DeviceFunction twice = [](Context&, const Values& in) -> Values {

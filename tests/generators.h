@@ -1,20 +1,17 @@
 #pragma once
 // RapidCheck generators for spmdsim's property tests: meshes, axis subsets, dtypes, shapes, array
 // data, and a harness that runs one function per device through shard_map and hands back each
-// device's results. Array data comes from a generated 64-bit seed expanded by splitmix64, so a
-// case stays cheap to generate and is still fully determined by RapidCheck's reproduce string.
+// device's results. Array data comes from a generated 64-bit seed expanded by SplitMix64
+// (support/random_array.h), so a case stays cheap to generate and is still fully determined by
+// RapidCheck's reproduce string.
 
 #include <rapidcheck.h>
 
-#include <algorithm>
 #include <bit>
-#include <cmath>
 #include <cstdint>
 #include <functional>
-#include <limits>
 #include <ostream>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "collectives/algorithm.h"
@@ -24,6 +21,7 @@
 #include "reference/partition_spec.h"
 #include "reference/reduction_order.h"
 #include "reference/shard_map.h"
+#include "support/random_array.h"
 
 namespace spmd::collectives {
 inline void showValue(Algorithm algorithm, std::ostream& os) { os << algorithm_name(algorithm); }
@@ -156,93 +154,10 @@ inline Shape shape_with_multiple(int rank, int axis, std::int64_t multiple,
 
 // ---- Data
 
-// splitmix64 (Steele, Lea, Flood 2014): a tiny deterministic generator for array contents.
-class SplitMix64 {
- public:
-  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  std::int64_t in_range(std::int64_t lo, std::int64_t hi) {  // [lo, hi]
-    return lo + static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(hi - lo + 1));
-  }
-
- private:
-  std::uint64_t state_;
-};
-
-struct DataOptions {
-  int zero_in = 16;    // one element in zero_in is -0.0 (floats)
-  int special_in = 0;  // if > 0, one element in special_in is NaN, +inf or -inf (floats)
-};
-
-// Significand bits of each float dtype (the implicit bit included).
-inline int significand_bits(DType dtype) {
-  switch (dtype) {
-    case DType::float64: return 53;
-    case DType::float32: return 24;
-    case DType::float16: return 11;
-    case DType::bfloat16: return 8;
-    default: return 0;
-  }
-}
-
-// Floats are m * 2^(k - p) with an integer significand |m| < 2^p (p = the dtype's significand
-// bits) and k in [-12, 12], so every value is exact in its dtype and exponents spread; ints and
-// bool are uniform bit patterns (full range, so sums wrap).
-inline Array random_array(DType dtype, const Shape& shape, std::uint64_t seed,
-                          DataOptions options = {}) {
-  SplitMix64 rng(seed * 0x2545F4914F6CDD1Dull + 1);
-  Array a(dtype, shape);
-  visit_dtype(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    auto out = a.template mutable_values<T>();
-    for (auto& v : out) {
-      if constexpr (std::is_same_v<T, bool>) {
-        v = (rng.next() & 1) != 0;
-      } else if constexpr (std::is_integral_v<T>) {
-        v = static_cast<T>(rng.next());
-      } else {
-        const int p = significand_bits(dtype);
-        double value;
-        if (options.zero_in > 0 && rng.next() % static_cast<std::uint64_t>(options.zero_in) == 0) {
-          value = -0.0;
-        } else if (options.special_in > 0 &&
-                   rng.next() % static_cast<std::uint64_t>(options.special_in) == 0) {
-          const double specials[] = {std::numeric_limits<double>::quiet_NaN(),
-                                     std::numeric_limits<double>::infinity(),
-                                     -std::numeric_limits<double>::infinity()};
-          value = specials[rng.next() % 3];
-        } else {
-          const std::int64_t limit = (std::int64_t{1} << std::min(p, 62)) - 1;
-          const auto m = static_cast<double>(rng.in_range(-limit, limit));
-          const int k = static_cast<int>(rng.in_range(-12, 12));
-          value = std::ldexp(m, k - p);
-        }
-        if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
-          v = T::from_float(static_cast<float>(value));  // exact: the value fits the dtype
-        } else {
-          v = static_cast<T>(value);
-        }
-      }
-    }
-  });
-  return a;
-}
-
-// One array per device, each from its own seed.
-inline std::vector<Array> random_per_device(DType dtype, const Shape& shape, int devices,
-                                            std::uint64_t seed, DataOptions options = {}) {
-  std::vector<Array> arrays;
-  for (int d = 0; d < devices; ++d) {
-    arrays.push_back(
-        random_array(dtype, shape, seed + 0x9E37ull * static_cast<std::uint64_t>(d + 1), options));
-  }
-  return arrays;
-}
+// Array contents (support/random_array.h), under the names the property tests use.
+using DataOptions = RandomArrayOptions;
+using ::spmd::random_array;
+using ::spmd::random_per_device;
 
 inline rc::Gen<std::uint64_t> seed() { return rc::gen::arbitrary<std::uint64_t>(); }
 

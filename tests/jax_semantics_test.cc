@@ -1,5 +1,5 @@
-// The conformance table of shared/facts/jax-semantics.md §5 (rows #1-#34 that our API expresses)
-// and the numeric edge cases E1-E10, through pmap / shard_map and the real collectives on the
+// The conformance table of docs/jax-checklist.md (rows #1-#34 that our API expresses) and the
+// numeric edge cases E1-E10 there, through pmap / shard_map and the real collectives on the
 // reference backend. Each test quotes its row and the row's source. Float results are compared
 // bit for bit (std::bit_cast), so -0.0 and NaN are told apart.
 
@@ -593,7 +593,7 @@ TEST(ConformanceTable, Row34_ShardMapPsumScatterWithAxisIndexGroups) {
   }
 }
 
-// ---- Numeric edge cases E1-E10 (facts §5, all unverified against JAX)
+// ---- Numeric edge cases E1-E10 (docs/jax-checklist.md#numeric-edge-cases)
 
 // Runs `f` on a 1-D mesh of contributions.size() devices, device r holding contributions[r].
 template <class T>

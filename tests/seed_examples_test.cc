@@ -1,9 +1,9 @@
-// The worked examples of the JAX tutorials in shared/seeds, reproduced on the reference backend.
-// Suite names start with "seed" so that `ctest -R seed` runs exactly these.
-// Each test quotes the seed file and the lines it prints. Where a tutorial feeds random data
-// (np.random.rand, jax.random.normal), its printed numbers depend on that data and are not
-// checked; the tests use arange-like data instead and check what follows from it exactly, plus
-// the shapes and identities the tutorials print.
+// The worked examples of the JAX tutorials listed in docs/examples.md, reproduced on the
+// reference backend. Suite names start with "seed" so that `ctest -R seed` runs exactly these.
+// Each test names the tutorial (by its number there) and quotes the lines it prints. Where a
+// tutorial feeds random data (np.random.rand, jax.random.normal), its printed numbers depend on
+// that data and are not checked; the tests use arange-like data instead and check what follows
+// from it exactly, plus the shapes and identities the tutorials print.
 
 #include <gtest/gtest.h>
 
@@ -31,7 +31,7 @@ Array f32(Shape shape, const std::vector<float>& values) {
   return Array::from_values<float>(std::move(shape), values);
 }
 
-// ---- 001_763dfa6da899d728.txt (Aurora Chapter 1.2: Single-Host Sharding with jax.pmap) ----------
+// ---- 001 (Aurora Chapter 1.2: Single-Host Sharding with jax.pmap) -------------------------------
 
 // In [8]: jax.pmap(scale, in_axes=(0, 0), axis_name='i') prints
 //   Input sharded_x_data:            [[ 0.  1.  2.  3.] ... [12. 13. 14. 15.]]
@@ -81,8 +81,8 @@ TEST(seed001_aurora, InAxes0NoneReplicatesTheParameter) {
 //   Identical result (out_axes=None):
 //   42.0
 //   Shape: ()
-// (000_c59e2e7adb018d9a.txt says the same: "If a replica returns a scalar, pmap will return a 1D
-// array of scalars, one for each replica.")
+// (000 says the same: "If a replica returns a scalar, pmap will return a 1D array of scalars, one
+// for each replica.")
 TEST(seed001_aurora, OutAxesStacksScalarsAndNoneReturnsOneCopy) {
   ReferenceBackend backend;
   const seeds::InOutAxesExample e = seeds::pmap_in_out_axes(backend);
@@ -202,9 +202,9 @@ TEST(seed001_aurora, NumpyFormatterReproducesThePrintedArrays) {
   EXPECT_EQ(numpy_str(Array::scalar(42.0f)), "42.0");
 }
 
-// ---- x / psum(x) ------------------------------------------------------------------------------
+// ---- x / psum(x) --------------------------------------------------------------------------------
 
-// Not printed in the seeds (001 §7 describes psum/pmean without this example): jax.pmap's own
+// Not printed in the tutorials (001 §7 describes psum/pmean without this example): jax.pmap's own
 // docstring, `pmap(lambda x: x / jax.lax.psum(x, 'i'), axis_name='i')(jnp.arange(4.))`, prints
 // [0.         0.16666667 0.33333334 0.5       ]; the values follow from arange(4.) exactly
 // (float32 k / 6, rounded once).
@@ -216,7 +216,7 @@ TEST(seed_psum_normalization, XOverPsumXOfArange4) {
   EXPECT_EQ(numpy_str(e.mean), "[1.5 1.5 1.5 1.5]");
 }
 
-// ---- 002_211ef0c19c87edae.txt (14_pmap_basics.ipynb) -------------------------------------------
+// ---- 002 (14_pmap_basics.ipynb) -----------------------------------------------------------------
 
 // "Basic pmap Usage": pmapped_add(x, y) with x = jnp.arange(n_devices * 4).reshape(n_devices, 4)
 // (int32) and y = jnp.ones((n_devices, 4)) (float32); JAX promotes to float32. The notebook
@@ -268,7 +268,7 @@ TEST(seed002_pmap_basics, PsumOfLocalSumsAndCounts) {
   EXPECT_EQ(floats(e.global_mean), (std::vector<float>(4, 1999.5f)));
 }
 
-// ---- 003_8fc1e2dac0f3dcaf.txt (Data Parallelism with pmap, Flax NNX) --------------------------
+// ---- 003 (Data Parallelism with pmap, Flax NNX) -------------------------------------------------
 
 // "What Happens During pmean":
 //   # Device 0: grad = [1.0, 2.0, 3.0]
@@ -282,7 +282,7 @@ TEST(seed003_data_parallel, PmeanAveragesTheThreeGradients) {
   EXPECT_EQ(floats(averaged), (std::vector<float>{1, 2, 3, 1, 2, 3, 1, 2, 3}));
 }
 
-// ---- 004_fbbde4227d223c15.txt (Distributed JAX documentation) --------------------------------
+// ---- 004 (Distributed JAX documentation) --------------------------------------------------------
 
 // "pmap (Parallel Map)": `@jax.pmap def parallel_fn(x): return jax.lax.psum(x, axis_name='i')`.
 // pmap binds no axis named 'i' unless given axis_name='i' (000's "The default axis_name is `i`"
@@ -315,7 +315,7 @@ TEST(seed004_distributed_docs, ShardMapRowSumsNeedPsumOverY) {
   EXPECT_EQ(floats(e.unchecked), (std::vector<float>{1, 17, 33, 49}));
 }
 
-// ---- 000_c59e2e7adb018d9a.txt Part 3 / 003 Step 4: data-parallel training -------------------
+// ---- 000 Part 3 / 003 Step 4: data-parallel training --------------------------------------------
 
 // "Calls jax.lax.pmean on the gradients to average them across devices. Updates parameters ...
 // using the averaged gradients": the loss must fall and every replica must stay bit-identical

@@ -1,5 +1,6 @@
-// Which device holds which block (JAX named_sharding.py / the closed form of facts §4.3),
-// replica ids, host read-back, and the README's example compiling and computing what it says.
+// Which device holds which block (JAX named_sharding.py; the closed form of
+// docs/jax-checklist.md#block-assignment), replica ids, host read-back, and the README's example
+// compiling and computing what it says.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -79,7 +80,8 @@ TEST(SplitAndAssemble, BlockTransposeWithReorderedOutSpec) {
 
 TEST(CheckVma, AllGatherInvariantMayBeReturnedReplicated) {
   // all_gather's result varies along the axis (out_specs=P() is rejected); with
-  // to='invarying' it is typed invariant and P() is accepted (jax-semantics.md §2.4).
+  // to='invarying' it is typed invariant and P() is accepted (jax/_src/lax/parallel.py
+  // all_gather; docs/jax-checklist.md, 6. Collectives).
   const Mesh mesh({4}, {"i"});
   ReferenceBackend reference;
   ShardMapOptions options{.in_specs = {PartitionSpec({{"i"}})}, .out_specs = {PartitionSpec()}};

@@ -3,14 +3,13 @@
 #include <cstring>
 #include <sstream>
 
-#include "tests/generators.h"
+#include "support/random_array.h"
 
 namespace spmd::differential {
 
 Array contribution(DType dtype, std::int64_t count, std::uint64_t seed, int rank) {
-  // The seed of device `rank` in tests/generators.h random_per_device, so both agree.
-  return test_gen::random_array(dtype, {count},
-                                seed + 0x9E37ull * static_cast<std::uint64_t>(rank + 1));
+  // Device `rank`'s seed in random_per_device, so the property tests' data and these agree.
+  return random_array(dtype, {count}, device_seed(seed, rank));
 }
 
 std::vector<Array> contributions(DType dtype, std::int64_t count, std::uint64_t seed, int ranks) {

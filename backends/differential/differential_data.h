@@ -13,7 +13,8 @@ namespace spmd::differential {
 
 // Rank `rank`'s contribution: `count` random elements of `dtype`, the same in every process for
 // the same (seed, rank). Floats are m * 2^k with k spread over [-12, 12], so a different order of
-// additions gives different bits; ints cover their full range, so sums wrap (tests/generators.h).
+// additions gives different bits; ints cover their full range, so sums wrap
+// (support/random_array.h).
 Array contribution(DType dtype, std::int64_t count, std::uint64_t seed, int rank);
 std::vector<Array> contributions(DType dtype, std::int64_t count, std::uint64_t seed, int ranks);
 

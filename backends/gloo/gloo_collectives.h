@@ -15,7 +15,7 @@ namespace spmd::gloo_backend {
 
 using ContextPtr = std::shared_ptr<gloo::Context>;
 
-// The Gloo all-reduce algorithms with a known order (shared/facts/reduction-orders.md §3.4).
+// The Gloo all-reduce algorithms with a known order (docs/reduction-orders.md#all-reduce-orders).
 enum class AllReduceAlgorithm {
   ring,          // gloo::allreduce, AllreduceOptions::Algorithm::RING (the default)
   ring_chunked,  // gloo::AllreduceRingChunked<T>

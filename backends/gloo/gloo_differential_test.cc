@@ -1,7 +1,8 @@
 // Gloo (Debian libgloo-dev) against the reference, bit for bit: ranks are threads of this process
 // with a shared HashStore and a TCP device on loopback each (gloo_ranks.h). All-reduce results
-// must equal the reference folding in the Gloo algorithm's order (shared/facts/reduction-orders.md
-// §3.4); data movement and integer sums must equal the reference exactly.
+// must equal the reference folding in the Gloo algorithm's order
+// (docs/reduction-orders.md#all-reduce-orders); data movement and integer sums must equal the
+// reference exactly.
 
 #include <gtest/gtest.h>
 
@@ -119,7 +120,7 @@ INSTANTIATE_TEST_SUITE_P(gloo, GlooAllReduce, testing::ValuesIn(all_reduce_param
 
 class GlooCollectives : public testing::TestWithParam<int> {};
 
-// Gloo's ReduceScatterHalvingDoubling order is not in the facts, so its sums are checked on
+// Gloo's ReduceScatterHalvingDoubling order is not modelled, so its sums are checked on
 // int32, where every order gives the same bits. Only on a power of two ranks: on 3 and 5 ranks
 // Gloo 0.0~git20230519 (Debian 12) intermittently returns wrong values at the start of rank 0's
 // block (4 of 20 runs at 3 ranks, 7 of 24 at 5 ranks, under load) — a race inside Gloo, which

@@ -1,6 +1,7 @@
 #pragma once
-// Gloo ranks as threads of one process (shared/facts/reduction-orders.md §3.3, as Gloo's own
-// tests do it): one shared HashStore, one TCP device on loopback per rank, connectFullMesh.
+// Gloo ranks as threads of one process, as Gloo's own tests do it
+// (docs/reduction-orders.md#ranks-in-one-process): one shared HashStore, one TCP device on
+// loopback per rank, connectFullMesh.
 
 #include <gloo/context.h>
 

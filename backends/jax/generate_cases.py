@@ -4,9 +4,9 @@
 Each case is one collective, with random parameters, on a random mesh of up to 8 CPU devices
 (pmap: one axis; shard_map: 1-3 axes), over random data of one dtype (float32, float16, bfloat16,
 int32, int8, bool) with edge values (-0.0, NaN, +-inf, values whose sum overflows). JAX runs it as
-jax.jit(jax.shard_map(...)) or jax.pmap (itself jit(shard_map) since 0.10), as
-shared/facts/jax-semantics.md advises, and the case stores JAX's outputs, or its error when JAX
-rejects the program.
+jax.jit(jax.shard_map(...)) or jax.pmap (itself jit(shard_map) since 0.10, jax/_src/pmap.py;
+shard_map is jitted as JAX's own shard_map tests and docs run it), and the case stores JAX's
+outputs, or its error when JAX rejects the program.
 
 Usage: generate_cases.py --out DIR [--count N] [--seed S]
 Needs XLA_FLAGS=--xla_force_host_platform_device_count=8 (set here if absent) and JAX on CPU.
@@ -119,7 +119,9 @@ class Case:
         self.op = str(rng.choice(COLLECTIVES))
         self.dtype = str(rng.choice(DTYPES))
         if self.op == "psum_scatter" and self.dtype == "bool":
-            self.dtype = "int8"  # JAX does not convert bool for psum_scatter; the facts advise against it
+            # Unlike psum, psum_scatter does not turn bool into int32 first (lax/parallel.py),
+            # so a bool sum is not meaningful: use int8.
+            self.dtype = "int8"
         if self.op == "axis_index":
             self.dtype = "int32"  # added to the axis index, so its type decides the result's
         self.axis_name = (self.mesh_names[0] if self.kind == "pmap"

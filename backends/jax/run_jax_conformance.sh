@@ -9,7 +9,7 @@ build_dir=$1
 spmdsim=$2
 case_count=${3:-200}
 here=$(cd "$(dirname "$0")" && pwd)
-jax_version=0.10.2  # shared/facts/jax-semantics.md describes jax-v0.10.2
+jax_version=0.10.2  # the version docs/jax-checklist.md targets (tag jax-v0.10.2)
 venv=$build_dir/jax-venv
 cases=$build_dir/jax-cases
 

@@ -1,6 +1,6 @@
 #pragma once
 // Open MPI 4.1 coll/tuned algorithms that the differential tests pin with MCA parameters, and
-// the reference order each one folds a sum in (shared/facts/reduction-orders.md §4;
+// the reference order each one folds a sum in (docs/reduction-orders.md#open-mpi;
 // `ompi_info --param coll tuned --level 9` lists the ids).
 
 #include <string_view>

@@ -1,8 +1,9 @@
 #pragma once
 // A sum all-reduce by NCCL over the first `ranks` GPUs of this machine, one rank per GPU, all
 // communicators in this process (ncclCommInitAll) and the calls in one ncclGroupStart/End.
-// NCCL 2.28 refuses two ranks on one GPU ("Duplicate GPU detected"; several ranks per GPU need
-// NCCL >= 2.30 and NCCL_MULTI_RANK_GPU_ENABLE=1, shared/facts/reduction-orders.md).
+// NCCL 2.28 refuses two ranks on one GPU ("Duplicate GPU detected"); several ranks per GPU need
+// NCCL >= 2.30 and NCCL_MULTI_RANK_GPU_ENABLE=1
+// (docs/reduction-orders.md#several-ranks-on-one-gpu).
 
 #include <memory>
 #include <string>

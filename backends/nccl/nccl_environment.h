@@ -1,9 +1,9 @@
 #pragma once
-// The environment that pins NCCL to one reduction order (shared/facts/reduction-orders.md 1.4;
-// docs/reduction-orders.md): the Ring algorithm, the Simple protocol (2 MiB chunks from the
-// default 4 MiB buffer), one channel, no NVLink-SHARP or CollNet in-network reduction; plus the
-// INFO log that names the ring. NCCL reads these once, at its first initialization, so they must
-// be set before the process makes any NCCL call.
+// The environment that pins NCCL to one reduction order
+// (docs/reduction-orders.md#pinning-one-order): the Ring algorithm, the Simple protocol (2 MiB
+// chunks from the default 4 MiB buffer), one channel, no NVLink-SHARP or CollNet in-network
+// reduction; plus the INFO log that names the ring. NCCL reads these once, at its first
+// initialization, so they must be set before the process makes any NCCL call.
 
 #include <string>
 #include <utility>

@@ -1,0 +1,33 @@
+#pragma once
+// Random array contents that are the same on every platform and in every process for the same
+// seed: the property tests (tests/generators.h) and the differential tests of the real backends
+// (backends/differential) draw their data here, so a failing case can be rebuilt from its seed.
+
+#include <cstdint>
+#include <vector>
+
+#include "reference/array.h"
+
+namespace spmd {
+
+struct RandomArrayOptions {
+  int zero_in = 16;    // one element in zero_in is -0.0 (floats)
+  int special_in = 0;  // if > 0, one element in special_in is NaN, +inf or -inf (floats)
+};
+
+// Floats are m * 2^(k - p) with an integer significand |m| < 2^p (p = the dtype's significand
+// bits) and k in [-12, 12], so every value is exact in its dtype and exponents spread, and a
+// different order of additions gives different bits; ints and bool are uniform bit patterns (full
+// range, so sums wrap). The numbers come from SplitMix64 (support/split_mix64.h).
+Array random_array(DType dtype, const Shape& shape, std::uint64_t seed,
+                   RandomArrayOptions options = {});
+
+// The seed random_per_device gives device `device` (0-based) for a per-case `seed`, so that a
+// single device's data can be rebuilt without the others'.
+std::uint64_t device_seed(std::uint64_t seed, int device);
+
+// One array per device, device d's from device_seed(seed, d).
+std::vector<Array> random_per_device(DType dtype, const Shape& shape, int devices,
+                                     std::uint64_t seed, RandomArrayOptions options = {});
+
+}  // namespace spmd
