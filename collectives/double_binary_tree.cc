@@ -38,7 +38,8 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
 }  // namespace
 
 const AlgorithmParts& double_binary_tree_parts() {
-  static const AlgorithmParts parts{supports, build, order, time_ps};
+  static const AlgorithmParts parts{supports, build, order, time_ps,
+                                    ReductionAlgorithm::double_binary_tree};
   return parts;
 }
 
