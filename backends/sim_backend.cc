@@ -1,5 +1,11 @@
 #include "backends/sim_backend.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <string_view>
+#include <vector>
+
 #include "reference/error.h"
 #include "sim/machine.h"
 
@@ -8,38 +14,40 @@ namespace {
 
 using collectives::Algorithm;
 
+// "a, b or c".
+std::string one_of(const std::vector<std::string_view>& names) {
+  if (names.size() < 2) return fmt::format("{}", fmt::join(names, ""));
+  return fmt::format("{} or {}", fmt::join(names.begin(), names.end() - 1, ", "), names.back());
+}
+
 }  // namespace
 
 Algorithm algorithm_for_order(const ReductionOrder& order) {
-  switch (order.algorithm) {
-    case ReductionAlgorithm::xla_cpu: return Algorithm::direct;
-    case ReductionAlgorithm::nccl_ring: return Algorithm::ring;
-    case ReductionAlgorithm::binary_tree: return Algorithm::binary_tree;
-    case ReductionAlgorithm::halving_doubling: return Algorithm::halving_doubling;
-    case ReductionAlgorithm::bidirectional_ring: return Algorithm::bidirectional_ring;
-    case ReductionAlgorithm::double_binary_tree: return Algorithm::double_binary_tree;
-    default: break;
+  if (const auto algorithm = collectives::algorithm_folding_as(order.algorithm)) return *algorithm;
+  std::vector<std::string_view> simulated;
+  for (ReductionAlgorithm candidate : kAllReductionAlgorithms) {
+    if (collectives::algorithm_folding_as(candidate)) {
+      simulated.push_back(reduction_algorithm_name(candidate));
+    }
   }
-  throw Error("--order " + std::string(reduction_algorithm_name(order.algorithm)) +
-              " has no simulator algorithm, expected xla_cpu, nccl_ring, binary_tree, "
-              "halving_doubling, bidirectional_ring or double_binary_tree");
+  throw Error(fmt::format("--order {} has no simulator algorithm, expected {}",
+                          reduction_algorithm_name(order.algorithm), one_of(simulated)));
 }
 
 ReductionOrder order_for_algorithm(Algorithm algorithm) {
-  switch (algorithm) {
-    case Algorithm::direct: return {.algorithm = ReductionAlgorithm::xla_cpu};
-    case Algorithm::ring: return {.algorithm = ReductionAlgorithm::nccl_ring};
-    case Algorithm::binary_tree: return {.algorithm = ReductionAlgorithm::binary_tree};
-    case Algorithm::halving_doubling: return {.algorithm = ReductionAlgorithm::halving_doubling};
-    case Algorithm::bidirectional_ring:
-      return {.algorithm = ReductionAlgorithm::bidirectional_ring};
-    case Algorithm::double_binary_tree:
-      return {.algorithm = ReductionAlgorithm::double_binary_tree};
-    case Algorithm::torus: break;
+  if (const auto order = collectives::reduction_algorithm_of(algorithm)) {
+    return {.algorithm = *order};
   }
-  throw Error("--algorithm torus: the conformance runner cannot give the reference each group's "
-              "grid, expected direct, ring, bidirectional_ring, halving_doubling, binary_tree or "
-              "double_binary_tree");
+  std::vector<std::string_view> with_order;
+  for (Algorithm candidate : collectives::all_algorithms()) {
+    if (collectives::reduction_algorithm_of(candidate)) {
+      with_order.push_back(collectives::algorithm_name(candidate));
+    }
+  }
+  throw Error(
+      fmt::format("--algorithm {}: the conformance runner cannot give the reference each "
+                  "group's grid, expected {}",
+                  collectives::algorithm_name(algorithm), one_of(with_order)));
 }
 
 std::unique_ptr<Backend> make_sim_backend(const ReductionOrder& order, int device_count,

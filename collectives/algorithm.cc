@@ -49,6 +49,23 @@ Algorithm algorithm_from_name(std::string_view name) {
   throw Error("algorithm '" + std::string(name) + "' is unknown, expected one of: " + valid);
 }
 
+std::optional<ReductionAlgorithm> reduction_algorithm_of(Algorithm algorithm) {
+  return entry(algorithm).parts().reduction_algorithm;
+}
+
+std::optional<Algorithm> algorithm_folding_as(ReductionAlgorithm order) {
+  for (const Named& named : kAlgorithms) {
+    if (named.parts().reduction_algorithm == order) return named.algorithm;
+  }
+  return std::nullopt;
+}
+
+std::vector<Algorithm> all_algorithms() {
+  std::vector<Algorithm> algorithms;
+  for (const Named& named : kAlgorithms) algorithms.push_back(named.algorithm);
+  return algorithms;
+}
+
 std::string_view collective_kind_name(CollectiveKind kind) {
   switch (kind) {
     case CollectiveKind::all_reduce: return "all_reduce";

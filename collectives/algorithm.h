@@ -60,6 +60,16 @@ ReductionOrder reduction_order(Algorithm algorithm, const CollectiveShape& shape
 std::int64_t closed_form_time_ps(Algorithm algorithm, const CollectiveShape& shape,
                                  std::int64_t latency_ps, std::int64_t bandwidth_bytes_per_s);
 
+// The reference order an algorithm's reductions fold as when its rings follow group rank order
+// (ReductionOrder{.algorithm = *reduction_algorithm_of(a)}); none for torus, whose order needs
+// each group's grid.
+std::optional<ReductionAlgorithm> reduction_algorithm_of(Algorithm algorithm);
+// The inverse: the algorithm whose reductions fold as `order`; none for the orders only a real
+// library has (Gloo, Open MPI, NCCL's tree chain) and for torus.
+std::optional<Algorithm> algorithm_folding_as(ReductionAlgorithm order);
+// Every algorithm, in the order algorithm_from_name lists them.
+std::vector<Algorithm> all_algorithms();
+
 // Which algorithms can run `shape` (e.g. halving_doubling needs a power of two ranks, torus
 // needs torus_dims), and the automatic choice by message size and topology kind.
 bool supports(Algorithm algorithm, const CollectiveShape& shape);

@@ -4,6 +4,7 @@
 // and dispatched by algorithm.cc.
 
 #include <cstdint>
+#include <optional>
 
 #include "collectives/algorithm.h"
 
@@ -20,6 +21,9 @@ struct AlgorithmParts {
   // written from the algorithm's structure, not by walking the built schedule.
   std::int64_t (*time_ps)(const CollectiveShape& shape, std::int64_t latency_ps,
                           std::int64_t bandwidth_bytes_per_s);
+  // The algorithm of every order() it gives, when that order needs nothing from the shape but
+  // the ring; none for torus, whose order needs each group's grid.
+  std::optional<ReductionAlgorithm> reduction_algorithm;
 };
 
 const AlgorithmParts& direct_parts();

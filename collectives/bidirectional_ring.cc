@@ -8,22 +8,15 @@
 namespace spmd::collectives {
 namespace {
 
-std::vector<int> reversed(const CollectiveShape& shape) {
-  const RingOrder ring(shape.ring, shape.ranks);
-  std::vector<int> ranks;
-  for (int p = 0; p < shape.ranks; ++p) ranks.push_back(ring.rank_at(-p));
-  return ranks;
-}
-
 bool supports(const CollectiveShape& shape) { return shape.kind == CollectiveKind::all_reduce; }
 
 Schedule build(const CollectiveShape& shape) {
   const std::int64_t first = first_half_elements(shape.elements);
   ScheduleBuilder b("bidirectional_ring", shape, shape.elements, shape.elements,
                     WorkFill::identity);
-  add_ring_all_reduce(b, RingOrder(shape.ring, shape.ranks), 0, first, shape, 0);
-  add_ring_all_reduce(b, RingOrder(reversed(shape), shape.ranks), first, shape.elements - first,
-                      shape, 0);
+  const RingOrder ring(shape.ring, shape.ranks);
+  add_ring_all_reduce(b, ring, 0, first, shape, 0);
+  add_ring_all_reduce(b, ring.reversed(), first, shape.elements - first, shape, 0);
   return b.build();
 }
 
@@ -48,7 +41,8 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
 }  // namespace
 
 const AlgorithmParts& bidirectional_ring_parts() {
-  static const AlgorithmParts parts{supports, build, order, time_ps};
+  static const AlgorithmParts parts{supports, build, order, time_ps,
+                                    ReductionAlgorithm::bidirectional_ring};
   return parts;
 }
 

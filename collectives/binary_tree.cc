@@ -115,7 +115,8 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
 }  // namespace
 
 const AlgorithmParts& binary_tree_parts() {
-  static const AlgorithmParts parts{supports, build, order, time_ps};
+  static const AlgorithmParts parts{supports, build, order, time_ps,
+                                    ReductionAlgorithm::binary_tree};
   return parts;
 }
 

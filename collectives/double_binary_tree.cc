@@ -8,22 +8,15 @@
 namespace spmd::collectives {
 namespace {
 
-std::vector<int> mirrored(const CollectiveShape& shape) {
-  const RingOrder ring(shape.ring, shape.ranks);
-  std::vector<int> ranks;
-  for (int p = 0; p < shape.ranks; ++p) ranks.push_back(ring.rank_at(shape.ranks - 1 - p));
-  return ranks;
-}
-
 bool supports(const CollectiveShape& shape) { return shape.kind == CollectiveKind::all_reduce; }
 
 Schedule build(const CollectiveShape& shape) {
   const std::int64_t first = first_half_elements(shape.elements);
   ScheduleBuilder b("double_binary_tree", shape, shape.elements, shape.elements,
                     WorkFill::identity);
-  add_tree(b, RingOrder(shape.ring, shape.ranks), 0, first, shape, false);
-  add_tree(b, RingOrder(mirrored(shape), shape.ranks), first, shape.elements - first, shape,
-           false, first);
+  const RingOrder ring(shape.ring, shape.ranks);
+  add_tree(b, ring, 0, first, shape, false);
+  add_tree(b, ring.mirrored(), first, shape.elements - first, shape, false, first);
   return b.build();
 }
 
@@ -45,7 +38,8 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
 }  // namespace
 
 const AlgorithmParts& double_binary_tree_parts() {
-  static const AlgorithmParts parts{supports, build, order, time_ps};
+  static const AlgorithmParts parts{supports, build, order, time_ps,
+                                    ReductionAlgorithm::double_binary_tree};
   return parts;
 }
 

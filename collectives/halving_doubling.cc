@@ -120,7 +120,8 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
 }  // namespace
 
 const AlgorithmParts& halving_doubling_parts() {
-  static const AlgorithmParts parts{supports, build, order, time_ps};
+  static const AlgorithmParts parts{supports, build, order, time_ps,
+                                    ReductionAlgorithm::halving_doubling};
   return parts;
 }
 

@@ -8,35 +8,14 @@
 
 namespace spmd::collectives {
 
-std::vector<std::vector<ElementRange>> ring_loops(std::int64_t count, int n,
-                                                  std::int64_t element_bytes,
-                                                  std::int64_t chunk_bytes) {
-  const std::int64_t full_chunk = std::max<std::int64_t>(1, chunk_bytes / element_bytes);
-  const std::int64_t loop_count = n * full_chunk;
-  const std::int64_t align = std::max<std::int64_t>(1, 16 / element_bytes);
-  std::vector<std::vector<ElementRange>> loops;
-  for (std::int64_t loop_begin = 0; loop_begin < count; loop_begin += loop_count) {
-    const std::int64_t remaining = count - loop_begin;
-    std::int64_t chunk = full_chunk;
-    if (remaining < loop_count) chunk = ((remaining + n - 1) / n + align - 1) / align * align;
-    std::vector<ElementRange> chunks;
-    for (int c = 0; c < n; ++c) {
-      const std::int64_t begin = std::min(count, loop_begin + c * chunk);
-      const std::int64_t end = std::min(count, loop_begin + (c + 1) * chunk);
-      chunks.emplace_back(begin, end);
-    }
-    loops.push_back(std::move(chunks));
-  }
-  return loops;
-}
-
 std::size_t add_ring_all_reduce(ScheduleBuilder& builder, const RingOrder& ring,
                                 std::int64_t base, std::int64_t count,
                                 const CollectiveShape& shape, std::size_t first_step) {
   const int n = ring.size();
   if (n == 1) return 0;
   std::size_t step = first_step;
-  for (const auto& chunks : ring_loops(count, n, shape.element_bytes, shape.pipeline_chunk_bytes)) {
+  for (const auto& chunks :
+       nccl_ring_loops(count, n, shape.element_bytes, shape.pipeline_chunk_bytes)) {
     for (int s = 0; s < 2 * (n - 1); ++s, ++step) {
       const bool reducing = s < n - 1;
       const int hop = reducing ? s : s - (n - 1);
@@ -57,7 +36,8 @@ std::vector<std::int64_t> ring_all_reduce_step_bytes(std::int64_t count, int n,
                                                      const CollectiveShape& shape) {
   std::vector<std::int64_t> bytes;
   if (n == 1) return bytes;
-  for (const auto& chunks : ring_loops(count, n, shape.element_bytes, shape.pipeline_chunk_bytes)) {
+  for (const auto& chunks :
+       nccl_ring_loops(count, n, shape.element_bytes, shape.pipeline_chunk_bytes)) {
     std::int64_t largest = 0;
     for (auto [begin, end] : chunks) largest = std::max(largest, end - begin);
     bytes.insert(bytes.end(), static_cast<std::size_t>(2 * (n - 1)), largest * shape.element_bytes);
@@ -222,7 +202,7 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
 }  // namespace
 
 const AlgorithmParts& ring_parts() {
-  static const AlgorithmParts parts{supports, build, order, time_ps};
+  static const AlgorithmParts parts{supports, build, order, time_ps, ReductionAlgorithm::nccl_ring};
   return parts;
 }
 

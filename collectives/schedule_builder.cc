@@ -1,7 +1,5 @@
 #include "collectives/schedule_builder.h"
 
-#include "reference/error.h"
-
 namespace spmd::collectives {
 
 ScheduleBuilder::ScheduleBuilder(std::string algorithm, const CollectiveShape& shape,
@@ -33,27 +31,6 @@ Schedule ScheduleBuilder::build() {
   std::erase_if(schedule_.steps, [](const Step& s) { return s.transfers.empty(); });
   schedule_.validate();
   return std::move(schedule_);
-}
-
-RingOrder::RingOrder(const std::vector<int>& ring, int n) : ranks_(ring) {
-  if (ranks_.empty()) {
-    for (int r = 0; r < n; ++r) ranks_.push_back(r);
-  }
-  positions_.assign(static_cast<std::size_t>(n), -1);
-  for (std::size_t p = 0; p < ranks_.size(); ++p) {
-    const int r = ranks_[p];
-    if (r < 0 || r >= n || positions_[static_cast<std::size_t>(r)] >= 0 ||
-        static_cast<int>(ranks_.size()) != n) {
-      throw Error("collective shape ring of " + std::to_string(ranks_.size()) +
-                  " entries, expected a permutation of 0.." + std::to_string(n - 1));
-    }
-    positions_[static_cast<std::size_t>(r)] = static_cast<int>(p);
-  }
-}
-
-int RingOrder::rank_at(std::int64_t position) const {
-  const auto n = static_cast<std::int64_t>(ranks_.size());
-  return ranks_[static_cast<std::size_t>(((position % n) + n) % n)];
 }
 
 std::int64_t steps_time_ps(const std::vector<std::int64_t>& largest_bytes_per_step,

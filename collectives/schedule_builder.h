@@ -1,6 +1,7 @@
 #pragma once
 // Helpers for writing schedules: a builder that collects transfers by step (leaving out empty
-// ones), rings given as position -> rank, and the uniform-link time of one step.
+// ones) and the uniform-link time of one step. Rings (position -> rank) are RingOrder, shared
+// with the reference's orders (reference/ring_order.h).
 
 #include <algorithm>
 #include <cstdint>
@@ -8,6 +9,7 @@
 
 #include "collectives/algorithm.h"
 #include "collectives/schedule.h"
+#include "reference/ring_order.h"
 #include "topology/link_time.h"
 
 namespace spmd::collectives {
@@ -28,18 +30,6 @@ class ScheduleBuilder {
  private:
   std::int64_t& input_offset(int rank) { return schedule_.input_offset[static_cast<std::size_t>(rank)]; }
   Schedule schedule_;
-};
-
-// Ring position -> rank, from shape.ring (empty: 0..n-1); positions are taken mod n.
-class RingOrder {
- public:
-  RingOrder(const std::vector<int>& ring, int n);
-  int rank_at(std::int64_t position) const;
-  int position_of(int rank) const { return positions_[static_cast<std::size_t>(rank)]; }
-  int size() const { return static_cast<int>(ranks_.size()); }
-
- private:
-  std::vector<int> ranks_, positions_;
 };
 
 // One step on uniform links: latency plus the largest message's serialization (0 if none).

@@ -124,7 +124,7 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
 }  // namespace
 
 const AlgorithmParts& torus_parts() {
-  static const AlgorithmParts parts{supports, build, order, time_ps};
+  static const AlgorithmParts parts{supports, build, order, time_ps, std::nullopt};
   return parts;
 }
 

@@ -5,6 +5,7 @@
 #include "reference/collective_groups.h"
 #include "reference/elementwise.h"
 #include "reference/fold_reduce.h"
+#include "reference/reduction_dtype.h"
 
 namespace spmd {
 namespace {
@@ -92,10 +93,11 @@ std::vector<Array> members_inputs(const std::vector<Array>& inputs, const std::v
   return contributions;
 }
 
-// psum's result for one group; bool is summed as int32 (JAX converts before the reduction).
+// psum's result for one group, in reduction_dtype (bool is summed as int32).
 Array group_sum(std::vector<Array> contributions, const ReductionOrder& order) {
-  if (contributions.front().dtype() == DType::bool_) {
-    for (Array& c : contributions) c = convert(c, DType::int32);
+  const DType dtype = reduction_dtype(CollectiveOp::psum, contributions.front().dtype());
+  if (contributions.front().dtype() != dtype) {
+    for (Array& c : contributions) c = convert(c, dtype);
   }
   return all_reduce(contributions, ReduceOp::sum, order);
 }
@@ -111,8 +113,7 @@ std::vector<Array> group_psum_scatter(const CollectiveCall& call,
   for (int r = 0; r < n; ++r) {
     std::vector<Array> blocks;
     for (const Array& c : contributions) blocks.push_back(slice(c, d, r * block, (r + 1) * block));
-    // JAX does not convert bool here; XLA's add on PRED is OR, which max is on bool.
-    const ReduceOp op = blocks.front().dtype() == DType::bool_ ? ReduceOp::max : ReduceOp::sum;
+    const ReduceOp op = reduction_op(CollectiveOp::psum_scatter, blocks.front().dtype());
     Array reduced = reduce_with_tree(blocks, op, order.reduce_scatter_fold(n, r), order);
     results.push_back(call.tiled ? reduced : squeeze(reduced, d));
   }

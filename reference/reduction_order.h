@@ -4,9 +4,9 @@
 // docs/design.md). The reference folds in this order directly, with no messages; the simulator and
 // the real backends must produce the same bits.
 //
-// The orders, with their sources, are in docs/reduction-orders.md (from
-// shared/facts/reduction-orders.md). Ranks here are positions in the collective group (0..n-1),
-// not device ids.
+// The orders, with their sources, are in docs/reduction-orders.md; each library's are written in
+// its own file under reference/reduction_orders/. Ranks here are positions in the collective
+// group (0..n-1), not device ids.
 
 #include <cstdint>
 #include <string>
@@ -14,43 +14,9 @@
 #include <vector>
 
 #include "reference/dtype.h"
+#include "reference/fold_tree.h"
 
 namespace spmd {
-
-// A binary expression over group ranks. A leaf is a rank, or the identity element (+0 for sums)
-// when rank == kIdentityLeaf; an inner node computes op(value(lhs), value(rhs)) with lhs / rhs
-// indices of earlier nodes. The last node is the root.
-struct FoldNode {
-  static constexpr int kIdentityLeaf = -2;
-  static constexpr int kNotLeaf = -1;
-  int rank = kNotLeaf;
-  int lhs = -1;
-  int rhs = -1;
-  friend bool operator==(const FoldNode&, const FoldNode&) = default;
-};
-
-struct FoldTree {
-  std::vector<FoldNode> nodes;
-
-  int add_leaf(int rank);
-  int add_identity();
-  int add_op(int lhs, int rhs);
-  // The ranks in the order their leaves appear (left to right), for tests and messages. An
-  // identity leaf appears as kIdentityLeaf.
-  std::vector<int> leaf_ranks() const;
-  // e.g. "((0 + 1) + 2)" with "id" for the identity; for tests and docs. "+" stands for the
-  // reduction operator, whichever it is.
-  std::string to_string() const;
-  friend bool operator==(const FoldTree&, const FoldTree&) = default;
-};
-
-// Common shapes of fold.
-// acc = identity; acc = acc + x[r] for r in ranks (XLA:CPU).
-FoldTree fold_from_identity(const std::vector<int>& ranks);
-// acc = x[ranks[0]]; acc = x[ranks[k]] + acc for k = 1.. (NCCL / Gloo / Open MPI rings).
-FoldTree fold_new_plus_acc(const std::vector<int>& ranks);
-// x[r0] + (x[r1] + (... + (x[r_{n-2}] + x[r_{n-1}]))) (Open MPI basic linear).
-FoldTree fold_right_nested(const std::vector<int>& ranks);
 
 // One contiguous range of elements [begin, end) and the fold that reduces it.
 struct ChunkFold {
@@ -82,7 +48,7 @@ enum class ReductionAlgorithm {
   double_binary_tree,  // first half as binary_tree on `ring`, the rest on the mirrored ring
                        // (position p holds ring[n - 1 - p])
   torus,               // per dimension of torus_dims (last first): a ring reduce-scatter along
-                       // each, then all-gathers back; see TorusFold in reduction_order.cc
+                       // each, then all-gathers back; see reduction_orders/simulator.cc
 };
 
 inline constexpr ReductionAlgorithm kAllReductionAlgorithms[] = {
@@ -136,7 +102,7 @@ struct ReductionOrder {
   // (nccl_ring, gloo_ring, gloo_ring_chunked, mpi_ring) use the fold of their chunk that ends at
   // `destination`; the simulator's trees, two-way ring and torus use nccl_ring's; the other
   // algorithms use their all-reduce fold for every block (a model choice for most of them, see
-  // reduction_order.cc).
+  // docs/reduction-orders.md).
   FoldTree reduce_scatter_fold(int group_size, int destination) const;
 
   std::string describe() const;  // "nccl_ring(ring=0,2,1,3)"

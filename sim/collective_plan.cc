@@ -6,6 +6,7 @@
 #include "reference/collective_semantics.h"
 #include "reference/elementwise.h"
 #include "reference/error.h"
+#include "reference/reduction_dtype.h"
 #include "sim/collective_layout.h"
 
 namespace spmd::sim {
@@ -38,24 +39,22 @@ std::vector<int> group_torus_dims(const std::vector<int>& torus_dims,
 
 ReduceOp reduce_op(const CollectiveCall& call, DType dtype) {
   switch (call.op) {
-    case CollectiveOp::pmax: return ReduceOp::max;
-    case CollectiveOp::pmin: return ReduceOp::min;
-    case CollectiveOp::psum_scatter:
-      return dtype == DType::bool_ ? ReduceOp::max : ReduceOp::sum;  // XLA's add on PRED is OR
     case CollectiveOp::psum:
-    case CollectiveOp::pmean: return ReduceOp::sum;
+    case CollectiveOp::pmean:
+    case CollectiveOp::pmax:
+    case CollectiveOp::pmin:
+    case CollectiveOp::psum_scatter: return reduction_op(call.op, dtype);
     default: return ReduceOp::max;  // data movement only; max accepts every dtype
   }
 }
 
+// `op` is reduce_op's: sum only for psum, pmean and psum_scatter, and not for bool.
 DType work_dtype(const CollectiveCall& call, DType dtype, ReduceOp op, Algorithm algorithm) {
-  const bool sums = (call.op == CollectiveOp::psum || call.op == CollectiveOp::pmean ||
-                     call.op == CollectiveOp::psum_scatter) &&
-                    op == ReduceOp::sum;
-  if (sums && dtype == DType::bool_) return DType::int32;
+  const DType reduced = reduction_dtype(call.op, dtype);
   // XLA:CPU's AllReducePromotion: the direct algorithm folds in its order.
-  if (sums && dtype == DType::bfloat16 && algorithm == Algorithm::direct) return DType::float32;
-  return dtype;
+  const bool sums = op == ReduceOp::sum;
+  if (sums && reduced == DType::bfloat16 && algorithm == Algorithm::direct) return DType::float32;
+  return reduced;
 }
 
 Algorithm pick_algorithm(const collectives::CollectiveShape& shape, const AlgorithmChoice& choice,
@@ -139,8 +138,7 @@ std::pair<DType, Shape> result_type(const CollectiveCall& call, DType dtype, con
                                     int n) {
   Shape out = shape;
   switch (call.op) {
-    case CollectiveOp::psum:
-      return {dtype == DType::bool_ ? DType::int32 : dtype, out};
+    case CollectiveOp::psum: return {reduction_dtype(call.op, dtype), out};
     case CollectiveOp::pmean:
       return {is_floating(dtype) ? dtype : DType::float32, out};
     case CollectiveOp::all_gather: {

@@ -166,6 +166,27 @@ TEST(CollectiveSchedules, NamesRoundTripAndUnknownNamesAreListed) {
   }
 }
 
+// The order each algorithm's parts name is the one its order() gives, and the inverse lookup
+// finds the algorithm back; torus has none (its order needs the grid).
+TEST(CollectiveSchedules, ReductionAlgorithmsMatchTheOrdersAndInvert) {
+  CollectiveShape shape;
+  shape.ranks = 4;
+  for (Algorithm algorithm : collectives::all_algorithms()) {
+    SCOPED_TRACE(std::string(collectives::algorithm_name(algorithm)));
+    const std::optional<ReductionAlgorithm> order = collectives::reduction_algorithm_of(algorithm);
+    if (algorithm == Algorithm::torus) {
+      EXPECT_FALSE(order.has_value());
+      continue;
+    }
+    ASSERT_TRUE(order.has_value());
+    EXPECT_EQ(collectives::reduction_order(algorithm, shape).algorithm, *order);
+    EXPECT_EQ(collectives::algorithm_folding_as(*order), algorithm);
+  }
+  EXPECT_EQ(collectives::algorithm_folding_as(ReductionAlgorithm::torus), std::nullopt);
+  EXPECT_EQ(collectives::algorithm_folding_as(ReductionAlgorithm::gloo_ring), std::nullopt);
+  EXPECT_EQ(std::size(kAlgorithms), collectives::all_algorithms().size());
+}
+
 TEST(CollectiveSchedules, AutomaticChoiceFollowsSizeAndTopology) {
   CollectiveShape shape{.kind = CollectiveKind::all_reduce, .ranks = 8, .elements = 16};
   EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{}), Algorithm::halving_doubling);

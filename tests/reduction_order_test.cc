@@ -1,6 +1,6 @@
 // Reduction orders (reference/reduction_order.h) and their evaluation (reference/fold_reduce.h).
-// Concrete cases come from shared/facts/reduction-orders.md; the numeric edge cases E1..E8 from
-// shared/facts/jax-semantics.md §5 "Numeric edge cases".
+// Concrete cases follow docs/reduction-orders.md; the numeric edge cases E1..E8 are listed there
+// under "Worth knowing" (and in docs/jax-checklist.md §7).
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
@@ -19,6 +19,7 @@
 #include "reference/array.h"
 #include "reference/error.h"
 #include "reference/fold_reduce.h"
+#include "reference/nccl_ring_loops.h"
 #include "reference/reduction_order.h"
 #include "reference/scalar_arithmetic.h"
 
@@ -104,12 +105,36 @@ TEST(ReductionOrder, EmptyCountGivesNoChunks) {
   EXPECT_TRUE(order_of(Algorithm::xla_cpu).all_reduce_plan(4, 0, DType::float32).empty());
 }
 
-// Facts §1.2: chunkCount = alignUp(ceil(10/4), 16/4) = 4; chunk c starts at ring index c+1.
+// NCCL ring (docs/reduction-orders.md): chunkCount = alignUp(ceil(10/4), 16/4) = 4; chunk c
+// starts at ring index c+1.
 TEST(ReductionOrder, NcclRingPartialLoop) {
   const auto plan = order_of(Algorithm::nccl_ring).all_reduce_plan(4, 10, DType::float32);
   expect_plan(plan, {{0, 4, fold_new_plus_acc({1, 2, 3, 0})},
                      {4, 8, fold_new_plus_acc({2, 3, 0, 1})},
                      {8, 10, fold_new_plus_acc({3, 0, 1, 2})}});
+}
+
+// The order and the ring schedule share nccl_ring_loops. Its copies had drifted: the order's
+// divided by zero for elements over 16 bytes and looped forever on chunks under one element
+// (reachable through the fallbacks to nccl_ring, which do not check nccl_chunk_bytes). NCCL's
+// chunks always hold whole elements, so the shared split counts a smaller chunk as one element
+// and aligns the last loop to at least one element.
+TEST(ReductionOrder, NcclRingLoopsHoldAtLeastOneElement) {
+  using Loops = std::vector<std::vector<ElementRange>>;
+  // 32-byte elements: no 16-byte alignment, chunks of ceil(5 / 2) = 3.
+  EXPECT_EQ(nccl_ring_loops(5, 2, 32, 1024), (Loops{{{0, 3}, {3, 5}}}));
+  // 2-byte chunks of 4-byte elements: full loops of one element per chunk, then the last loop's
+  // alignUp(ceil(1 / 3), 4) = 4.
+  EXPECT_EQ(nccl_ring_loops(10, 3, 4, 2), (Loops{{{0, 1}, {1, 2}, {2, 3}},
+                                                 {{3, 4}, {4, 5}, {5, 6}},
+                                                 {{6, 7}, {7, 8}, {8, 9}},
+                                                 {{9, 10}, {10, 10}, {10, 10}}}));
+  ReductionOrder halving_doubling = order_of(Algorithm::halving_doubling);
+  halving_doubling.nccl_chunk_bytes = 2;
+  ReductionOrder one_element_chunks = order_of(Algorithm::nccl_ring);
+  one_element_chunks.nccl_chunk_bytes = 4;
+  expect_plan(halving_doubling.all_reduce_plan(3, 10, DType::float32),
+              one_element_chunks.all_reduce_plan(3, 10, DType::float32));
 }
 
 TEST(ReductionOrder, NcclRingFollowsTheRingOrder) {
@@ -157,7 +182,8 @@ TEST(ReductionOrder, NcclTreeChainFoldsFromTheLastMember) {
             "(2 + (0 + 1))");
 }
 
-// Facts §3.4: bytes 40, numSeg = roundUp(max(1, 8), 4) = 8, spr = 2, segBytes = roundUp(5, 4) = 8.
+// Gloo ring (docs/reduction-orders.md): bytes 40, numSeg = roundUp(max(1, 8), 4) = 8, spr = 2,
+// segBytes = roundUp(5, 4) = 8.
 TEST(ReductionOrder, GlooRingSmallMessage) {
   const auto plan = order_of(Algorithm::gloo_ring).all_reduce_plan(4, 10, DType::float32);
   expect_plan(plan, {{0, 4, fold_new_plus_acc({3, 2, 1, 0})},
@@ -233,7 +259,8 @@ TEST(ReductionOrder, GlooBcubeRejectsUnmodelledSizes) {
   }
 }
 
-// Facts §4.2: the first 10 % 4 = 2 blocks have 3 elements, the others 2.
+// Open MPI ring (docs/reduction-orders.md): the first 10 % 4 = 2 blocks have 3 elements, the
+// others 2.
 TEST(ReductionOrder, MpiRingBlocks) {
   expect_plan(order_of(Algorithm::mpi_ring).all_reduce_plan(4, 10, DType::float32),
               {{0, 3, fold_new_plus_acc({0, 1, 2, 3})},
@@ -680,7 +707,7 @@ TEST(FoldReduce, RejectsBadInputs) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Numeric edge cases (jax-semantics.md §5)
+// Numeric edge cases (docs/reduction-orders.md, "Worth knowing")
 
 template <class T>
 std::vector<Array> scalars(std::vector<T> values) {

@@ -102,7 +102,7 @@ std::vector<AllReduceParam> all_reduce_params() {
     params.push_back({AllReduceAlgorithm::ring, ranks});
     params.push_back({AllReduceAlgorithm::ring_chunked, ranks});
   }
-  // bcube's order is modelled for powers of two and 3 only (reference/reduction_order.cc).
+  // bcube's order is modelled for powers of two and 3 only (reference/reduction_orders/gloo.cc).
   for (int ranks : {2, 3, 4, 8}) params.push_back({AllReduceAlgorithm::bcube, ranks});
   return params;
 }

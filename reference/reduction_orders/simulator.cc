@@ -1,0 +1,211 @@
+// The simulator's own algorithms (collectives/): no library behind them, so their orders are
+// definitions, which the schedules in collectives/ must reproduce. Where the simulator runs a
+// ring instead (halving_doubling over a group that is not a power of two, torus dims that do not
+// cover the group, every reduce-scatter but halving_doubling's), they fold as nccl_ring.
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cstddef>
+#include <utility>
+
+#include "reference/error.h"
+#include "reference/reduction_orders/chunk_plans.h"
+#include "reference/reduction_orders/order_parts.h"
+
+namespace spmd::reduction_orders {
+namespace {
+
+std::vector<ChunkFold> ring_plan(const ReductionOrder& order, const RingOrder& ring,
+                                 std::int64_t count, std::int64_t element_bytes) {
+  return nccl_ring_plan(ring, count, element_bytes, order.nccl_chunk_bytes);
+}
+
+// A tree or a two-way ring has no per-block fold: the simulator reduce-scatters on the ring.
+FoldTree ring_reduce_scatter_fold(const ReductionOrder&, const RingOrder& ring, int destination) {
+  return nccl_ring_chunk_fold(ring, ring.position_of(destination));
+}
+
+// ---- Heap-ordered binary tree over ring positions: value(i) = (x_i + value(2i+1)) + value(2i+2).
+
+int add_heap_subtree(FoldTree& tree, const RingOrder& ring, int position) {
+  int value = tree.add_leaf(ring.rank_at(position));
+  for (int child : {2 * position + 1, 2 * position + 2}) {
+    if (child >= ring.size()) break;
+    const int subtree = add_heap_subtree(tree, ring, child);
+    value = tree.add_op(value, subtree);
+  }
+  return value;
+}
+
+FoldTree binary_tree_fold(const RingOrder& ring) {
+  FoldTree tree;
+  add_heap_subtree(tree, ring, 0);
+  return tree;
+}
+
+std::vector<ChunkFold> binary_tree_plan(const ReductionOrder&, const RingOrder& ring,
+                                        std::int64_t count, std::int64_t) {
+  return single_chunk(count, binary_tree_fold(ring));
+}
+
+// ---- Recursive halving pairs ranks at distance n/2 first, then n/4, ..., 1, the lower rank's
+// partial on the left: w_r = x_r + x_{r+n/2}, then w_r + w_{r+n/4}, ... That is the butterfly
+// over the ranks in bit-reversed order.
+
+bool is_power_of_two(int n) { return std::has_single_bit(static_cast<unsigned>(n)); }
+
+FoldTree halving_doubling_fold(int n) {
+  if (!is_power_of_two(n)) {
+    throw Error(
+        fmt::format("halving_doubling order for group size {}, expected a power of two", n));
+  }
+  const int bits = std::countr_zero(static_cast<unsigned>(n));
+  FoldTree tree;
+  std::vector<int> leaves;
+  for (int i = 0; i < n; ++i) {
+    int reversed = 0;
+    for (int b = 0; b < bits; ++b) reversed |= ((i >> b) & 1) << (bits - 1 - b);
+    leaves.push_back(tree.add_leaf(reversed));
+  }
+  add_butterfly(tree, leaves);
+  return tree;
+}
+
+std::vector<ChunkFold> halving_doubling_plan(const ReductionOrder& order, const RingOrder& ring,
+                                             std::int64_t count, std::int64_t element_bytes) {
+  if (!is_power_of_two(ring.size())) return ring_plan(order, ring, count, element_bytes);
+  return single_chunk(count, halving_doubling_fold(ring.size()));
+}
+
+FoldTree halving_doubling_reduce_scatter_fold(const ReductionOrder& order, const RingOrder& ring,
+                                              int destination) {
+  if (!is_power_of_two(ring.size())) return ring_reduce_scatter_fold(order, ring, destination);
+  return halving_doubling_fold(ring.size());
+}
+
+// ---- Two halves: the first first_half_elements(count) on one ring or tree, the rest on its
+// reversed ring or mirrored tree.
+
+std::vector<ChunkFold> bidirectional_ring_plan(const ReductionOrder& order, const RingOrder& ring,
+                                               std::int64_t count, std::int64_t element_bytes) {
+  const std::int64_t first = first_half_elements(count);
+  std::vector<ChunkFold> plan = ring_plan(order, ring, first, element_bytes);
+  append_shifted(plan, ring_plan(order, ring.reversed(), count - first, element_bytes), first);
+  return plan;
+}
+
+std::vector<ChunkFold> double_binary_tree_plan(const ReductionOrder&, const RingOrder& ring,
+                                               std::int64_t count, std::int64_t) {
+  const std::int64_t first = first_half_elements(count);
+  std::vector<ChunkFold> plan;
+  add_chunk(plan, 0, first, count, binary_tree_fold(ring));
+  add_chunk(plan, first, count, count, binary_tree_fold(ring.mirrored()));
+  return plan;
+}
+
+// ---- Torus: the group is a row-major grid over `dims`. Dimensions are reduce-scattered last
+// first: along dimension j the current range is split evenly into dims[j] blocks
+// (even_split_begin) and block b is reduced as on an NCCL ring along the line, starting at
+// coordinate b + 1 and ending at b. An element in blocks (b_0, ..., b_{k-1}) therefore folds as
+//   T(prefix) = new_plus_acc over c_j in (b_j + 1, b_j + 2, ..., b_j) of T(prefix + c_j),
+// outermost dimension 0, with a leaf at a full coordinate.
+class TorusFold {
+ public:
+  explicit TorusFold(std::vector<int> dims) : dims_(std::move(dims)) {}
+
+  FoldTree fold(const std::vector<int>& blocks) {
+    FoldTree tree;
+    std::vector<int> coordinates;
+    add(tree, blocks, coordinates);
+    return tree;
+  }
+
+ private:
+  int add(FoldTree& tree, const std::vector<int>& blocks, std::vector<int>& coordinates) {
+    const std::size_t j = coordinates.size();
+    if (j == dims_.size()) {
+      int rank = 0;
+      for (std::size_t i = 0; i < dims_.size(); ++i) rank = rank * dims_[i] + coordinates[i];
+      return tree.add_leaf(rank);
+    }
+    const int size = dims_[j];
+    int acc = -1;
+    for (int k = 1; k <= size; ++k) {
+      coordinates.push_back((blocks[j] + k) % size);
+      const int partial = add(tree, blocks, coordinates);
+      coordinates.pop_back();
+      acc = acc < 0 ? partial : tree.add_op(partial, acc);
+    }
+    return acc;
+  }
+
+  std::vector<int> dims_;
+};
+
+// The torus order applies when its dims cover the group exactly; otherwise the simulator runs
+// the all-reduce as a ring, and so does this order.
+bool torus_dims_fit(const std::vector<int>& dims, int n) {
+  std::int64_t product = 1;
+  for (int d : dims) {
+    if (d < 1) return false;
+    product *= d;
+  }
+  return !dims.empty() && product == n;
+}
+
+// Splits [begin, end) level by level (last dimension first) and adds each final block's fold.
+void add_torus_chunks(std::vector<ChunkFold>& plan, TorusFold& folds, const std::vector<int>& dims,
+                      std::vector<int>& blocks, int level, std::int64_t begin, std::int64_t end) {
+  if (level < 0) {
+    if (begin < end) plan.push_back(ChunkFold{begin, end, folds.fold(blocks)});
+    return;
+  }
+  const int parts = dims[static_cast<std::size_t>(level)];
+  for (int b = 0; b < parts; ++b) {
+    blocks[static_cast<std::size_t>(level)] = b;
+    add_torus_chunks(plan, folds, dims, blocks, level - 1,
+                     begin + even_split_begin(end - begin, parts, b),
+                     begin + even_split_begin(end - begin, parts, b + 1));
+  }
+}
+
+std::vector<ChunkFold> torus_plan(const ReductionOrder& order, const RingOrder& ring,
+                                  std::int64_t count, std::int64_t element_bytes) {
+  const std::vector<int>& dims = order.torus_dims;
+  if (!torus_dims_fit(dims, ring.size())) return ring_plan(order, ring, count, element_bytes);
+  TorusFold folds(dims);
+  std::vector<int> blocks(dims.size(), 0);
+  std::vector<ChunkFold> plan;
+  add_torus_chunks(plan, folds, dims, blocks, static_cast<int>(dims.size()) - 1, 0, count);
+  return plan;
+}
+
+}  // namespace
+
+const OrderParts& binary_tree_parts() {
+  static const OrderParts parts{binary_tree_plan, ring_reduce_scatter_fold};
+  return parts;
+}
+
+const OrderParts& halving_doubling_parts() {
+  static const OrderParts parts{halving_doubling_plan, halving_doubling_reduce_scatter_fold};
+  return parts;
+}
+
+const OrderParts& bidirectional_ring_parts() {
+  static const OrderParts parts{bidirectional_ring_plan, ring_reduce_scatter_fold};
+  return parts;
+}
+
+const OrderParts& double_binary_tree_parts() {
+  static const OrderParts parts{double_binary_tree_plan, ring_reduce_scatter_fold};
+  return parts;
+}
+
+const OrderParts& torus_parts() {
+  static const OrderParts parts{torus_plan, ring_reduce_scatter_fold};
+  return parts;
+}
+
+}  // namespace spmd::reduction_orders

@@ -1,0 +1,45 @@
+#include "reference/ring_order.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstddef>
+
+#include "reference/error.h"
+
+namespace spmd {
+
+RingOrder::RingOrder(const std::vector<int>& ring, int group_size) : ranks_(ring) {
+  if (ranks_.empty()) {
+    for (int r = 0; r < group_size; ++r) ranks_.push_back(r);
+  }
+  bool permutation = static_cast<int>(ranks_.size()) == group_size;
+  positions_.assign(static_cast<std::size_t>(std::max(group_size, 0)), -1);
+  for (std::size_t p = 0; permutation && p < ranks_.size(); ++p) {
+    const int r = ranks_[p];
+    permutation = r >= 0 && r < group_size && positions_[static_cast<std::size_t>(r)] < 0;
+    if (permutation) positions_[static_cast<std::size_t>(r)] = static_cast<int>(p);
+  }
+  if (!permutation) {
+    throw Error(fmt::format("ring {} for group size {}, expected a permutation of 0..{}",
+                            fmt::join(ring, ","), group_size, group_size - 1));
+  }
+}
+
+int RingOrder::rank_at(std::int64_t position) const {
+  const auto n = static_cast<std::int64_t>(ranks_.size());
+  return ranks_[static_cast<std::size_t>(((position % n) + n) % n)];
+}
+
+std::vector<int> RingOrder::walk(std::int64_t first, int step) const {
+  std::vector<int> ranks;
+  for (int k = 0; k < size(); ++k) ranks.push_back(rank_at(first + std::int64_t{k} * step));
+  return ranks;
+}
+
+RingOrder RingOrder::reversed() const { return RingOrder(walk(0, -1), size()); }
+
+RingOrder RingOrder::mirrored() const { return RingOrder(walk(size() - 1, -1), size()); }
+
+}  // namespace spmd
