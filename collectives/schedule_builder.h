@@ -1,6 +1,7 @@
 #pragma once
 // Helpers for writing schedules: a builder that collects transfers by step (leaving out empty
-// ones), rings given as position -> rank, and the uniform-link time of one step.
+// ones), and rings given as position -> rank. The step times the closed forms use are in
+// cost_model/step_time.h.
 
 #include <algorithm>
 #include <cstdint>
@@ -8,7 +9,6 @@
 
 #include "collectives/algorithm.h"
 #include "collectives/schedule.h"
-#include "topology/link_time.h"
 
 namespace spmd::collectives {
 
@@ -41,18 +41,6 @@ class RingOrder {
  private:
   std::vector<int> ranks_, positions_;
 };
-
-// One step on uniform links: latency plus the largest message's serialization (0 if none).
-inline std::int64_t step_time_ps(std::int64_t largest_bytes, std::int64_t latency_ps,
-                                 std::int64_t bandwidth_bytes_per_s) {
-  return largest_bytes > 0
-             ? topology::transfer_time_ps(largest_bytes, latency_ps, bandwidth_bytes_per_s)
-             : 0;
-}
-
-// Sum of step_time_ps over steps given by their largest message in bytes.
-std::int64_t steps_time_ps(const std::vector<std::int64_t>& largest_bytes_per_step,
-                           std::int64_t latency_ps, std::int64_t bandwidth_bytes_per_s);
 
 // Elements per pipeline piece: pipeline_chunk_bytes in whole elements, at least one.
 std::int64_t piece_elements(const CollectiveShape& shape);
