@@ -353,7 +353,7 @@ MachineSpec machine_from_json(const json& root) {
   if (const json* compute = optional_field(root, "compute")) {
     require_object_of(*compute, "compute", {"peak_flops", "memory_bandwidth"});
     if (const json* flops = optional_field(*compute, "peak_flops")) {
-      machine.peak_flops = flops_value(*flops, "compute.peak_flops");
+      machine.peak_flops_per_s = flops_value(*flops, "compute.peak_flops_per_s");
     }
     if (const json* bandwidth = optional_field(*compute, "memory_bandwidth")) {
       machine.memory_bandwidth_bytes_per_s =
@@ -401,7 +401,7 @@ json machine_to_json(const MachineSpec& machine) {
       {"devices", machine.devices},
       {"memory", exact_bytes_text(machine.memory_bytes)},
       {"compute",
-       {{"peak_flops", exact_flops_text(machine.peak_flops)},
+       {{"peak_flops", exact_flops_text(machine.peak_flops_per_s)},
         {"memory_bandwidth", exact_bandwidth_text(machine.memory_bandwidth_bytes_per_s)}}},
       {"topology", topology_to_json(machine.topology)},
       {"algorithms", algorithms},

@@ -77,7 +77,7 @@ sim::MachineSpec machine_with_devices(const MachineFlags& flags, int devices) {
   spec.topology.inter_node_link = base.topology.inter_node_link;
   spec.name = base.name + ", scaled to " + std::to_string(devices) + " devices";
   spec.memory_bytes = base.memory_bytes;
-  spec.peak_flops = base.peak_flops;
+  spec.peak_flops_per_s = base.peak_flops_per_s;
   spec.memory_bandwidth_bytes_per_s = base.memory_bandwidth_bytes_per_s;
   spec.algorithms = base.algorithms;
   spec.pipeline_chunk_bytes = base.pipeline_chunk_bytes;
