@@ -147,7 +147,13 @@ void register_benchmarks() {
 // chooses it itself only when no reporter is passed, and this one wraps it.
 std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(std::string_view format) {
   if (format == "json") return std::make_unique<benchmark::JSONReporter>();
-  if (format == "csv") return std::make_unique<benchmark::CSVReporter>();
+  if (format == "csv") {
+    // Deprecated upstream but still what --benchmark_format=csv gives without a custom reporter.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    return std::make_unique<benchmark::CSVReporter>();
+#pragma GCC diagnostic pop
+  }
   const bool color = isatty(fileno(stdout)) != 0;
   return std::make_unique<benchmark::ConsoleReporter>(
       color ? benchmark::ConsoleReporter::OO_ColorTabular : benchmark::ConsoleReporter::OO_Tabular);
