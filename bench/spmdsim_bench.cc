@@ -1,5 +1,6 @@
-// Speed of the simulator, measured (never asserted): Google Benchmark cases, and at the end each
-// figure as a ratio to its baseline from the same run.
+// Speed of the simulator, measured (never asserted): Google Benchmark cases, and at the end, on
+// stderr, each figure against its target (the real-data all-reduce as a ratio to its baseline
+// from the same run). The standard flags work: --benchmark_format=json, --benchmark_out=FILE.
 //   BM_SimAllReduceRealData/8/64MiB   ring topology, ring algorithm, float32, data moved
 //   BM_BareSum/8/64MiB                the baseline: one loop summing the same 8 arrays once
 //   BM_SimAllReduceCostOnly/1024      no data; counter: simulated link transfers per second
@@ -7,10 +8,16 @@
 //                                     peak RSS
 
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <string>
+#include <string_view>
 
 #include "reference/array.h"
 #include "sim/machine.h"
@@ -128,42 +135,96 @@ void register_benchmarks() {
   benchmark::RegisterBenchmark("BM_SimAllReduceCostOnly/1024", BM_SimAllReduceCostOnly, 1024)
       ->Unit(benchmark::kMillisecond);
   for (const int devices : {4096, 65536}) {
-    benchmark::RegisterBenchmark(("BM_FiberDevices/" + std::to_string(devices)).c_str(), BM_FiberDevices,
-                                 devices)
+    benchmark::RegisterBenchmark(fmt::format("BM_FiberDevices/{}", devices).c_str(),
+                                 BM_FiberDevices, devices)
         ->Iterations(1)
         ->Unit(benchmark::kMillisecond);
   }
 }
 
-// Keeps each run's time so the ratios can be printed after the table.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) times_[run.run_name.function_name] = run.GetAdjustedRealTime();
-    ConsoleReporter::ReportRuns(runs);
+// The display reporter --benchmark_format asks for (console, json or csv). Google Benchmark
+// chooses it itself only when no reporter is passed, and this one wraps it.
+std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(std::string_view format) {
+  if (format == "json") return std::make_unique<benchmark::JSONReporter>();
+  if (format == "csv") {
+    // Deprecated upstream but still what --benchmark_format=csv gives without a custom reporter.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    return std::make_unique<benchmark::CSVReporter>();
+#pragma GCC diagnostic pop
   }
-  void Finalize() override {
-    ConsoleReporter::Finalize();
+  const bool color = isatty(fileno(stdout)) != 0;
+  return std::make_unique<benchmark::ConsoleReporter>(
+      color ? benchmark::ConsoleReporter::OO_ColorTabular : benchmark::ConsoleReporter::OO_Tabular);
+}
+
+// The last --benchmark_format=... on the command line ("console" without one), read before
+// benchmark::Initialize takes its flags out of argv; Initialize rejects unknown formats.
+std::string format_flag(int argc, char** argv) {
+  constexpr std::string_view kFlag = "--benchmark_format=";
+  std::string format = "console";
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with(kFlag)) format = arg.substr(kFlag.size());
+  }
+  return format;
+}
+
+// Passes everything to the display reporter and keeps each run's time and counters, so that the
+// figures against their targets can be printed after the results.
+class RatioReporter : public benchmark::BenchmarkReporter {
+ public:
+  explicit RatioReporter(std::unique_ptr<benchmark::BenchmarkReporter> display)
+      : display_(std::move(display)) {}
+
+  bool ReportContext(const Context& context) override { return display_->ReportContext(context); }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
+      times_[run.run_name.function_name] = run.GetAdjustedRealTime();
+      for (const auto& [name, counter] : run.counters) {
+        counters_[run.run_name.function_name + " " + name] = counter.value;
+      }
+    }
+    display_->ReportRuns(runs);
+  }
+  void Finalize() override { display_->Finalize(); }
+
+  // On stderr, so that JSON or CSV on stdout stays valid.
+  void print_ratios(std::ostream& out) const {
     const auto sim = times_.find("BM_SimAllReduceRealData/8/64MiB");
     const auto bare = times_.find("BM_BareSum/8/64MiB");
     if (sim != times_.end() && bare != times_.end()) {
-      std::cout << "ratio BM_SimAllReduceRealData/8/64MiB : BM_BareSum/8/64MiB = "
-                << sim->second / bare->second << " (target <= 1.5)\n";
+      out << fmt::format(
+          "ratio BM_SimAllReduceRealData/8/64MiB : BM_BareSum/8/64MiB = {:g} "
+          "(target <= 1.5)\n",
+          sim->second / bare->second);
+    }
+    const auto transfers = counters_.find("BM_SimAllReduceCostOnly/1024 link_transfers_per_s");
+    if (transfers != counters_.end()) {
+      out << fmt::format(
+          "BM_SimAllReduceCostOnly/1024: {:.1f} M link transfers/s (target >= 10 M/s)\n",
+          transfers->second / 1e6);
     }
   }
 
  private:
+  std::unique_ptr<benchmark::BenchmarkReporter> display_;
   std::map<std::string, double> times_;
+  std::map<std::string, double> counters_;  // "benchmark counter" -> value
 };
 
 }  // namespace
 }  // namespace spmd
 
 int main(int argc, char** argv) {
+  const std::string format = spmd::format_flag(argc, argv);
   benchmark::Initialize(&argc, argv);
   spmd::register_benchmarks();
-  spmd::RatioReporter reporter;
+  // --benchmark_out=FILE writes a second report in --benchmark_out_format, made by the library.
+  spmd::RatioReporter reporter(spmd::display_reporter(format));
   benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.print_ratios(std::cerr);
   benchmark::Shutdown();
   return 0;
 }

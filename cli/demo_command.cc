@@ -22,7 +22,7 @@ sim::MachineSpec demo_machine() {
   spec.name = "demo-ring: 8 devices on a bidirectional ring, 100 GB/s and 1 us per link";
   spec.devices = 8;
   spec.memory_bytes = std::int64_t{16} << 30;
-  spec.peak_flops = 100e12;
+  spec.peak_flops_per_s = 100e12;
   spec.memory_bandwidth_bytes_per_s = 1'000'000'000'000;
   spec.topology = topology::RingSpec{
       .devices = 8,
@@ -93,7 +93,7 @@ int run_demo_command(const DemoOptions& options, std::ostream& out) {
       << "-" << config.outputs << " MLP, pmap over " << config.devices
       << " devices, parameters replicated, batch sharded, gradients and loss pmean'd\n"
       << "machine: " << spec.name << "; " << format_bytes(spec.memory_bytes) << ", "
-      << fixed(spec.peak_flops / 1e12, 0) << " TFLOP/s per device\n\n";
+      << fixed(spec.peak_flops_per_s / 1e12, 0) << " TFLOP/s per device\n\n";
 
   sim::CostLog log;
   const TrainingRun simulated =

@@ -1,9 +1,11 @@
 // spmdsim: the command-line entry point. Exit codes: 0 success, 1 a check failed (a conformance
-// case), 2 bad input (a flag, a file, a field), with one line saying which and what was expected.
+// case), 2 bad input (a flag, a file, a field), with one line saying which and what was expected,
+// 3 an internal error (a bug in spmdsim: a broken invariant, reference/check.h).
 
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "reference/check.h"
 #include "reference/error.h"
 #include "cli/conform_command.h"
 #include "cli/demo_command.h"
@@ -71,5 +73,8 @@ int main(int argc, char** argv) {
   } catch (const spmd::Error& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;
+  } catch (const spmd::InternalError& e) {
+    std::cerr << "spmdsim: internal error: " << e.what() << "\n";
+    return 3;
   }
 }

@@ -1,8 +1,11 @@
 #include "collectives/algorithm.h"
 
+#include <fmt/format.h>
+
 #include <bit>
 
 #include "collectives/algorithm_parts.h"
+#include "reference/check.h"
 #include "reference/error.h"
 
 namespace spmd::collectives {
@@ -28,8 +31,8 @@ const Named& entry(Algorithm algorithm) {
   for (const Named& named : kAlgorithms) {
     if (named.algorithm == algorithm) return named;
   }
-  throw Error("collective algorithm " + std::to_string(static_cast<int>(algorithm)) +
-              " is unknown, expected an Algorithm value");
+  SPMD_UNREACHABLE(fmt::format("collective algorithm {} is unknown, expected an Algorithm value",
+                               static_cast<int>(algorithm)));
 }
 
 constexpr std::int64_t kSmallMessageBytes = 256 * 1024;

@@ -18,7 +18,8 @@ struct AlgorithmParts {
   // The order the reference folds in to give the schedule's bits (all_reduce, reduce_scatter).
   ReductionOrder (*order)(const CollectiveShape& shape);
   // The closed-form uncontended time: a formula over the algorithm's steps and message sizes,
-  // written from the algorithm's structure, not by walking the built schedule.
+  // written from the algorithm's structure, not by walking the built schedule, with the step
+  // times of cost_model/step_time.h.
   std::int64_t (*time_ps)(const CollectiveShape& shape, std::int64_t latency_ps,
                           std::int64_t bandwidth_bytes_per_s);
   // The algorithm of every order() it gives, when that order needs nothing from the shape but

@@ -3,6 +3,7 @@
 
 #include "collectives/algorithm_parts.h"
 #include "collectives/tree_parts.h"
+#include "cost_model/step_time.h"
 
 namespace spmd::collectives {
 
@@ -106,10 +107,10 @@ ReductionOrder order(const CollectiveShape& shape) {
 }
 
 std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
-                     std::int64_t bandwidth) {
-  return steps_time_ps(tree_step_bytes(shape.ranks, shape.elements, shape,
-                                       shape.kind == CollectiveKind::broadcast),
-                       latency_ps, bandwidth);
+                     std::int64_t bandwidth_bytes_per_s) {
+  return cost_model::steps_time_ps(
+      tree_step_bytes(shape.ranks, shape.elements, shape, shape.kind == CollectiveKind::broadcast),
+      latency_ps, bandwidth_bytes_per_s);
 }
 
 }  // namespace

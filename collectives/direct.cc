@@ -3,6 +3,7 @@
 
 #include "collectives/algorithm_parts.h"
 #include "collectives/schedule_builder.h"
+#include "cost_model/step_time.h"
 
 namespace spmd::collectives {
 namespace {
@@ -101,7 +102,7 @@ ReductionOrder order(const CollectiveShape&) { return {.algorithm = ReductionAlg
 // One step whose largest message between two different ranks is one rank's input (all-reduce,
 // all-gather, permute, broadcast) or one block (reduce-scatter, all-to-all).
 std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
-                     std::int64_t bandwidth) {
+                     std::int64_t bandwidth_bytes_per_s) {
   const int n = shape.ranks;
   const bool blocks =
       shape.kind == CollectiveKind::reduce_scatter || shape.kind == CollectiveKind::all_to_all;
@@ -112,7 +113,8 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
     for (auto [source, destination] : shape.permutation) crosses = crosses || source != destination;
   }
   if (!crosses) elements = 0;
-  return step_time_ps(elements * shape.element_bytes, latency_ps, bandwidth);
+  return cost_model::step_time_ps(elements * shape.element_bytes, latency_ps,
+                                  bandwidth_bytes_per_s);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "collectives/algorithm_parts.h"
 #include "collectives/tree_parts.h"
+#include "cost_model/step_time.h"
 
 namespace spmd::collectives {
 namespace {
@@ -25,14 +26,14 @@ ReductionOrder order(const CollectiveShape& shape) {
 }
 
 std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
-                     std::int64_t bandwidth) {
+                     std::int64_t bandwidth_bytes_per_s) {
   const std::int64_t first = first_half_elements(shape.elements);
   std::vector<std::int64_t> bytes = tree_step_bytes(shape.ranks, first, shape, false);
   const std::vector<std::int64_t> other =
       tree_step_bytes(shape.ranks, shape.elements - first, shape, false, first);
   if (other.size() > bytes.size()) bytes.resize(other.size(), 0);
   for (std::size_t i = 0; i < other.size(); ++i) bytes[i] = std::max(bytes[i], other[i]);
-  return steps_time_ps(bytes, latency_ps, bandwidth);
+  return cost_model::steps_time_ps(bytes, latency_ps, bandwidth_bytes_per_s);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "collectives/algorithm_parts.h"
 #include "collectives/schedule_builder.h"
+#include "cost_model/step_time.h"
 
 namespace spmd::collectives {
 namespace {
@@ -101,7 +102,7 @@ ReductionOrder order(const CollectiveShape&) {
 // Halving level k sends half of each range: the larger half of the largest range at that level.
 // Doubling sends the ranges back, level by level.
 std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
-                     std::int64_t bandwidth) {
+                     std::int64_t bandwidth_bytes_per_s) {
   const int n = shape.ranks;
   const bool gather = shape.kind == CollectiveKind::all_gather;
   std::int64_t largest = gather ? n * shape.elements : shape.elements;
@@ -114,7 +115,7 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
   std::vector<std::int64_t> bytes;
   if (!gather) bytes = halving;
   if (shape.kind != CollectiveKind::reduce_scatter) bytes.insert(bytes.end(), halving.rbegin(), halving.rend());
-  return steps_time_ps(bytes, latency_ps, bandwidth);
+  return cost_model::steps_time_ps(bytes, latency_ps, bandwidth_bytes_per_s);
 }
 
 }  // namespace

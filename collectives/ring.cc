@@ -5,6 +5,7 @@
 
 #include "collectives/algorithm_parts.h"
 #include "collectives/ring_parts.h"
+#include "cost_model/step_time.h"
 
 namespace spmd::collectives {
 
@@ -163,7 +164,7 @@ ReductionOrder order(const CollectiveShape& shape) {
 }
 
 std::int64_t broadcast_time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
-                               std::int64_t bandwidth) {
+                               std::int64_t bandwidth_bytes_per_s) {
   const int n = shape.ranks;
   const std::int64_t piece = piece_elements(shape);
   const std::int64_t pieces = (shape.elements + piece - 1) / piece;
@@ -176,24 +177,25 @@ std::int64_t broadcast_time_ps(const CollectiveShape& shape, std::int64_t latenc
     }
     bytes.push_back(largest * shape.element_bytes);
   }
-  return steps_time_ps(bytes, latency_ps, bandwidth);
+  return cost_model::steps_time_ps(bytes, latency_ps, bandwidth_bytes_per_s);
 }
 
 std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
-                     std::int64_t bandwidth) {
+                     std::int64_t bandwidth_bytes_per_s) {
   const int n = shape.ranks;
   const std::int64_t block_bytes =
       (shape.kind == CollectiveKind::all_gather ? shape.elements : shape.elements / n) *
       shape.element_bytes;
   switch (shape.kind) {
     case CollectiveKind::all_reduce:
-      return steps_time_ps(ring_all_reduce_step_bytes(shape.elements, n, shape), latency_ps,
-                           bandwidth);
+      return cost_model::steps_time_ps(ring_all_reduce_step_bytes(shape.elements, n, shape),
+                                       latency_ps, bandwidth_bytes_per_s);
     case CollectiveKind::reduce_scatter:
     case CollectiveKind::all_gather:
     case CollectiveKind::all_to_all:
-      return (n - 1) * step_time_ps(block_bytes, latency_ps, bandwidth);
-    case CollectiveKind::broadcast: return broadcast_time_ps(shape, latency_ps, bandwidth);
+      return (n - 1) * cost_model::step_time_ps(block_bytes, latency_ps, bandwidth_bytes_per_s);
+    case CollectiveKind::broadcast:
+      return broadcast_time_ps(shape, latency_ps, bandwidth_bytes_per_s);
     case CollectiveKind::permute: break;
   }
   return 0;

@@ -1,59 +1,53 @@
 #include "collectives/schedule.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
-#include "reference/error.h"
+#include "reference/check.h"
 
 namespace spmd::collectives {
 namespace {
 
-// Messages are built only on failure: validation runs on every schedule, and a large schedule
-// has millions of transfers.
-std::string where(std::size_t step, std::size_t index) {
-  return "schedule step " + std::to_string(step) + " transfer " + std::to_string(index);
-}
-
+// Messages are built only on failure (SPMD_CHECK): validation runs on every schedule, and a large
+// schedule has millions of transfers.
 void validate_transfer(const Schedule& s, const Transfer& t, std::size_t step,
                        std::size_t index) {
   const auto in_ranks = [&](int r) { return r >= 0 && r < s.ranks; };
-  if (!in_ranks(t.source) || !in_ranks(t.destination)) {
-    throw Error(where(step, index) + ": source " + std::to_string(t.source) + " / destination " +
-                std::to_string(t.destination) + ", expected ranks in 0.." +
-                std::to_string(s.ranks - 1));
-  }
+  SPMD_CHECK(in_ranks(t.source) && in_ranks(t.destination),
+             fmt::format("schedule step {} transfer {}: source {} / destination {}, expected "
+                         "ranks in 0..{}",
+                         step, index, t.source, t.destination, s.ranks - 1));
   const std::int64_t from_size =
       t.from == SourceBuffer::input ? s.input_elements : s.work_elements;
-  if (t.begin < 0 || t.begin > t.end || t.end > from_size) {
-    throw Error(where(step, index) + ": range [" + std::to_string(t.begin) + ", " +
-                std::to_string(t.end) + "), expected inside a source buffer of " +
-                std::to_string(from_size));
-  }
-  if (t.dest_begin < 0 || t.dest_begin + t.elements() > s.work_elements) {
-    throw Error(where(step, index) + ": destination start " + std::to_string(t.dest_begin) +
-                " for " + std::to_string(t.elements()) +
-                " elements, expected inside a work buffer of " + std::to_string(s.work_elements));
-  }
+  SPMD_CHECK(t.begin >= 0 && t.begin <= t.end && t.end <= from_size,
+             fmt::format("schedule step {} transfer {}: range [{}, {}), expected inside a source "
+                         "buffer of {}",
+                         step, index, t.begin, t.end, from_size));
+  SPMD_CHECK(t.dest_begin >= 0 && t.dest_begin + t.elements() <= s.work_elements,
+             fmt::format("schedule step {} transfer {}: destination start {} for {} elements, "
+                         "expected inside a work buffer of {}",
+                         step, index, t.dest_begin, t.elements(), s.work_elements));
 }
 
 }  // namespace
 
+// An algorithm's schedule is checked before it is used; one that breaks the data model is a bug
+// in the algorithm (spmd::InternalError), not bad input.
 void Schedule::validate() const {
   const auto n = static_cast<std::size_t>(ranks);
-  if (ranks < 1) throw Error("schedule ranks " + std::to_string(ranks) + ", expected >= 1");
-  if (input_offset.size() != n || result_begin.size() != n || result_end.size() != n) {
-    throw Error("schedule per-rank vectors have sizes " + std::to_string(input_offset.size()) +
-                "/" + std::to_string(result_begin.size()) + "/" +
-                std::to_string(result_end.size()) + ", expected " + std::to_string(n) + " each");
-  }
+  SPMD_CHECK(ranks >= 1, fmt::format("schedule ranks {}, expected >= 1", ranks));
+  SPMD_CHECK(input_offset.size() == n && result_begin.size() == n && result_end.size() == n,
+             fmt::format("schedule per-rank vectors have sizes {}/{}/{}, expected {} each",
+                         input_offset.size(), result_begin.size(), result_end.size(), n));
   for (std::size_t r = 0; r < n; ++r) {
-    const auto what = [r] { return "schedule rank " + std::to_string(r); };
-    if (input_offset[r] >= 0 && input_offset[r] + input_elements > work_elements) {
-      throw Error(what() + ": input offset " + std::to_string(input_offset[r]) +
-                  ", expected the input to fit in the work buffer");
-    }
-    if (result_begin[r] < 0 || result_begin[r] > result_end[r] || result_end[r] > work_elements) {
-      throw Error(what() + ": result range outside the work buffer");
-    }
+    SPMD_CHECK(input_offset[r] < 0 || input_offset[r] + input_elements <= work_elements,
+               fmt::format("schedule rank {}: input offset {}, expected the input to fit in the "
+                           "work buffer",
+                           r, input_offset[r]));
+    SPMD_CHECK(
+        result_begin[r] >= 0 && result_begin[r] <= result_end[r] && result_end[r] <= work_elements,
+        fmt::format("schedule rank {}: result range outside the work buffer", r));
   }
   for (std::size_t s = 0; s < steps.size(); ++s) {
     for (std::size_t i = 0; i < steps[s].transfers.size(); ++i) {

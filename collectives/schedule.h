@@ -21,7 +21,7 @@
 // After the last step, rank r's result is work[result_begin[r], result_end[r]).
 //
 // Timing: a step starts when the previous one has been applied; its transfers leave at once and
-// queue on the links of their routes (topology/link_time.h); the step ends at its last arrival.
+// queue on the links of their routes (cost_model/contention.h); the step ends at its last arrival.
 
 #include <cstdint>
 #include <string>
@@ -61,7 +61,8 @@ struct Schedule {
   std::vector<Step> steps;
 
   // Checks the invariants above (sizes per rank, ranges inside buffers, ranks in range); throws
-  // spmd::Error naming the first broken one.
+  // spmd::InternalError (reference/check.h) naming the first broken one: schedules are built by
+  // the algorithms, so a broken one is a bug.
   void validate() const;
   std::size_t transfer_count() const;
   // The most elements any one rank receives in one step: the receive buffer it needs.

@@ -33,13 +33,6 @@ Schedule ScheduleBuilder::build() {
   return std::move(schedule_);
 }
 
-std::int64_t steps_time_ps(const std::vector<std::int64_t>& largest_bytes_per_step,
-                           std::int64_t latency_ps, std::int64_t bandwidth_bytes_per_s) {
-  std::int64_t total = 0;
-  for (std::int64_t bytes : largest_bytes_per_step) {
-    total += step_time_ps(bytes, latency_ps, bandwidth_bytes_per_s);
-  }
-  return total;
 }
 
 std::int64_t piece_elements(const CollectiveShape& shape) {

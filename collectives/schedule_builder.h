@@ -1,7 +1,7 @@
 #pragma once
 // Helpers for writing schedules: a builder that collects transfers by step (leaving out empty
-// ones) and the uniform-link time of one step. Rings (position -> rank) are RingOrder, shared
-// with the reference's orders (reference/ring_order.h).
+// ones). Rings (position -> rank) are RingOrder, shared with the reference's orders
+// (reference/ring_order.h); the step times the closed forms use are in cost_model/step_time.h.
 
 #include <algorithm>
 #include <cstdint>
@@ -10,7 +10,6 @@
 #include "collectives/algorithm.h"
 #include "collectives/schedule.h"
 #include "reference/ring_order.h"
-#include "topology/link_time.h"
 
 namespace spmd::collectives {
 
@@ -32,17 +31,6 @@ class ScheduleBuilder {
   Schedule schedule_;
 };
 
-// One step on uniform links: latency plus the largest message's serialization (0 if none).
-inline std::int64_t step_time_ps(std::int64_t largest_bytes, std::int64_t latency_ps,
-                                 std::int64_t bandwidth_bytes_per_s) {
-  return largest_bytes > 0
-             ? topology::transfer_time_ps(largest_bytes, latency_ps, bandwidth_bytes_per_s)
-             : 0;
-}
-
-// Sum of step_time_ps over steps given by their largest message in bytes.
-std::int64_t steps_time_ps(const std::vector<std::int64_t>& largest_bytes_per_step,
-                           std::int64_t latency_ps, std::int64_t bandwidth_bytes_per_s);
 
 // Elements per pipeline piece: pipeline_chunk_bytes in whole elements, at least one.
 std::int64_t piece_elements(const CollectiveShape& shape);

@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
-#include <memory>
 #include <type_traits>
 
+#include "reference/check.h"
 #include "reference/error.h"
 #include "reference/scalar_arithmetic.h"
 
@@ -338,7 +339,7 @@ std::vector<Array> run_schedule_data(const Schedule& schedule, std::span<const A
                                 [](T a, T b) { return arith::min(a, b); },
                                 zero_fill ? T{} : arith::min_identity<T>());
     }
-    throw Error("run_schedule_data: unknown reduce op");
+    SPMD_UNREACHABLE("run_schedule_data: a ReduceOp outside the enum");
   });
 }
 

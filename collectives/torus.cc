@@ -6,6 +6,7 @@
 
 #include "collectives/algorithm_parts.h"
 #include "collectives/schedule_builder.h"
+#include "cost_model/step_time.h"
 
 namespace spmd::collectives {
 namespace {
@@ -108,14 +109,16 @@ ReductionOrder order(const CollectiveShape& shape) {
 // Dimension j's steps each carry the largest block of that level, both ways (reduce-scatter and
 // all-gather): ceil(L / dims[j]) of the level's largest range L.
 std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
-                     std::int64_t bandwidth) {
+                     std::int64_t bandwidth_bytes_per_s) {
   if (!dims_fit(shape)) return 0;
   std::int64_t largest = shape.elements;
   std::int64_t total = 0;
   for (std::size_t level = 0; level < shape.torus_dims.size(); ++level) {
     const int size = shape.torus_dims[shape.torus_dims.size() - 1 - level];
     const std::int64_t block = (largest + size - 1) / size;
-    total += 2 * (size - 1) * step_time_ps(block * shape.element_bytes, latency_ps, bandwidth);
+    total +=
+        2 * (size - 1) *
+        cost_model::step_time_ps(block * shape.element_bytes, latency_ps, bandwidth_bytes_per_s);
     largest = block;
   }
   return total;

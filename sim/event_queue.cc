@@ -1,21 +1,21 @@
 #include "sim/event_queue.h"
 
-#include <cassert>
+#include <fmt/format.h>
 
-#include "reference/error.h"
+#include "reference/check.h"
 
 namespace spmd::sim {
 
 void EventQueue::schedule(std::int64_t time_ps, Action action) {
-  if (time_ps < now_ps_) {
-    throw Error("EventQueue: event at " + std::to_string(time_ps) + " ps is before now (" +
-                std::to_string(now_ps_) + " ps): virtual time cannot go back");
-  }
+  SPMD_CHECK(time_ps >= now_ps_,
+             fmt::format("EventQueue: event at {} ps is before now ({} ps): virtual time cannot "
+                         "go back",
+                         time_ps, now_ps_));
   heap_.push(Event{time_ps, next_sequence_++, std::move(action)});
 }
 
 void EventQueue::run_next() {
-  assert(!heap_.empty());
+  SPMD_CHECK(!heap_.empty(), "EventQueue: run_next on an empty queue");
   Event event = heap_.top();
   heap_.pop();
   now_ps_ = event.time_ps;

@@ -1,8 +1,11 @@
 #include "sim/link_state.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
-#include "topology/link_time.h"
+#include "cost_model/contention.h"
+#include "reference/check.h"
 
 namespace spmd::sim {
 
@@ -17,14 +20,13 @@ const RouteTiming& LinkState::route(int from, int to) {
   if (it != routes_.end()) return it->second;
   RouteTiming timing;
   timing.links = topology_.route(from, to);
+  cost_model::RouteCost cost;
   for (int link : timing.links) {
     const topology::LinkSpec& spec = topology_.links()[static_cast<std::size_t>(link)].spec;
-    timing.latency_ps += spec.latency_ps;
-    if (timing.bandwidth_bytes_per_s == 0 ||
-        spec.bandwidth_bytes_per_s < timing.bandwidth_bytes_per_s) {
-      timing.bandwidth_bytes_per_s = spec.bandwidth_bytes_per_s;
-    }
+    cost = cost_model::with_link(cost, spec.latency_ps, spec.bandwidth_bytes_per_s);
   }
+  timing.latency_ps = cost.latency_ps;
+  timing.bandwidth_bytes_per_s = cost.bandwidth_bytes_per_s;
   // Bounded: routes on a long ring are long, and a run may ask for millions of pairs.
   if (cached_links_ + timing.links.size() > kMaxCachedLinks) {
     routes_.clear();
@@ -37,15 +39,21 @@ const RouteTiming& LinkState::route(int from, int to) {
 std::int64_t LinkState::send(int from, int to, std::int64_t bytes, std::int64_t ready_ps) {
   if (from == to) return ready_ps;
   const RouteTiming& timing = route(from, to);
-  std::int64_t start_ps = ready_ps;
+  std::int64_t route_free_ps = 0;
   for (int link : timing.links) {
-    start_ps = std::max(start_ps, free_at_ps_[static_cast<std::size_t>(link)]);
+    route_free_ps = std::max(route_free_ps, free_at_ps_[static_cast<std::size_t>(link)]);
   }
-  const std::int64_t serialization =
-      topology::serialization_ps(bytes, timing.bandwidth_bytes_per_s);
-  for (int link : timing.links) free_at_ps_[static_cast<std::size_t>(link)] = start_ps + serialization;
+  const cost_model::ContendedTransfer transfer = cost_model::contended_transfer(
+      ready_ps, route_free_ps, bytes, {timing.latency_ps, timing.bandwidth_bytes_per_s});
+  for (int link : timing.links) {
+    std::int64_t& free_at_ps = free_at_ps_[static_cast<std::size_t>(link)];
+    SPMD_CHECK(transfer.links_free_ps >= free_at_ps,
+               fmt::format("link {} free at {} ps would go back to {} ps ({} bytes from {} to {})",
+                           link, free_at_ps, transfer.links_free_ps, bytes, from, to));
+    free_at_ps = transfer.links_free_ps;
+  }
   ++transfers_;
-  return start_ps + timing.latency_ps + serialization;
+  return transfer.arrival_ps;
 }
 
 }  // namespace spmd::sim

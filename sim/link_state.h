@@ -25,8 +25,8 @@ class LinkState {
   const RouteTiming& route(int from, int to);
 
   // Sends `bytes` from `from` to `to` no earlier than `ready_ps`: waits until every link of the
-  // route is free, holds them all for the serialization time (cut-through; topology/link_time.h)
-  // and returns the arrival time.
+  // route is free, holds them all for the serialization time and returns the arrival time
+  // (the rule: cost_model/contention.h). A link's free time never decreases.
   std::int64_t send(int from, int to, std::int64_t bytes, std::int64_t ready_ps);
 
   std::uint64_t transfers() const { return transfers_; }

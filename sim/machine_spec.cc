@@ -43,7 +43,7 @@ double flops_value(const JsonValue& value) {
 
 void read_compute(const JsonValue& compute, MachineSpec& machine) {
   compute.require_object({"peak_flops", "memory_bandwidth"});
-  if (auto flops = compute.optional("peak_flops")) machine.peak_flops = flops_value(*flops);
+  if (auto flops = compute.optional("peak_flops")) machine.peak_flops_per_s = flops_value(*flops);
   if (auto bandwidth = compute.optional("memory_bandwidth")) {
     machine.memory_bandwidth_bytes_per_s = bandwidth_value(*bandwidth);
   }
@@ -122,7 +122,7 @@ json machine_to_json(const MachineSpec& machine) {
       {"devices", machine.devices},
       {"memory", exact_bytes_text(machine.memory_bytes)},
       {"compute",
-       {{"peak_flops", exact_flops_text(machine.peak_flops)},
+       {{"peak_flops", exact_flops_text(machine.peak_flops_per_s)},
         {"memory_bandwidth", exact_bandwidth_text(machine.memory_bandwidth_bytes_per_s)}}},
       {"topology", topology::topology_to_json(machine.topology)},
       {"algorithms", algorithms},

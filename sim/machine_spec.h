@@ -20,7 +20,7 @@ struct MachineSpec {
   std::string name = "machine";
   int devices = 0;
   std::int64_t memory_bytes = std::int64_t{80} << 30;             // 80 GiB per device
-  double peak_flops = 1e15;                                       // FLOP/s per device
+  double peak_flops_per_s = 1e15;                                 // FLOP/s per device
   std::int64_t memory_bandwidth_bytes_per_s = 3'000'000'000'000;  // 3 TB/s per device
   topology::TopologySpec topology;
   // By op ("all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast"); an op that

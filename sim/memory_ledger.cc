@@ -1,8 +1,8 @@
 #include "sim/memory_ledger.h"
 
-#include <cassert>
+#include <fmt/format.h>
 
-#include "reference/error.h"
+#include "reference/check.h"
 #include "sim/sim_errors.h"
 
 namespace spmd::sim {
@@ -16,6 +16,8 @@ MemoryLedger::MemoryLedger(int devices, std::int64_t capacity_bytes)
 void MemoryLedger::allocate(int device, std::int64_t bytes, std::int64_t time_ps,
                             const std::string& what) {
   const auto d = static_cast<std::size_t>(device);
+  SPMD_CHECK(bytes >= 0,
+             fmt::format("memory ledger: device {} allocates {} bytes in {}", device, bytes, what));
   if (in_use_[d] + bytes > capacity_bytes_) {
     throw OutOfMemoryError("out of memory on device " + std::to_string(device) + " at t=" +
                            std::to_string(time_ps) + " ps in " + what + ": requested " +
@@ -30,7 +32,11 @@ void MemoryLedger::allocate(int device, std::int64_t bytes, std::int64_t time_ps
 
 void MemoryLedger::release(int device, std::int64_t bytes, std::int64_t time_ps) {
   const auto d = static_cast<std::size_t>(device);
-  assert(bytes <= in_use_[d]);
+  // Never negative: a release matches an allocation (the program's own releases are checked as
+  // input by SimRun::release_memory first).
+  SPMD_CHECK(bytes >= 0 && bytes <= in_use_[d],
+             fmt::format("memory ledger: device {} releases {} bytes with {} bytes in use", device,
+                         bytes, in_use_[d]));
   in_use_[d] -= bytes;
   record(device, time_ps);
 }

@@ -22,6 +22,7 @@ class MemoryLedger {
   // Adds `bytes` to the device's use at `time_ps`; throws spmd::OutOfMemoryError if that passes
   // the capacity. `what` names the operation ("psum('i') work buffer").
   void allocate(int device, std::int64_t bytes, std::int64_t time_ps, const std::string& what);
+  // Releasing more than the device holds is a bug (spmd::InternalError): use never goes negative.
   void release(int device, std::int64_t bytes, std::int64_t time_ps);
 
   std::int64_t capacity_bytes() const { return capacity_bytes_; }

@@ -1,14 +1,16 @@
 #include "sim/sim_run.h"
 
-#include <algorithm>
-#include <cmath>
+#include <fmt/format.h>
 
+#include <algorithm>
+
+#include "cost_model/roofline.h"
+#include "reference/check.h"
 #include "reference/collective_groups.h"
 #include "reference/collective_semantics.h"
 #include "reference/device_report.h"
 #include "sim/collective_layout.h"
 #include "sim/schedule_run.h"
-#include "topology/link_time.h"
 
 namespace spmd::sim {
 
@@ -99,6 +101,7 @@ std::vector<Values> SimRun::run(const std::vector<Values>& inputs, const DeviceF
   }
   engine();
   for (auto& fiber : fibers) fiber.join();
+  if (engine_error_) std::rethrow_exception(engine_error_);
   // The lowest-numbered device that failed on its own; a deadlock report only if none did.
   for (std::size_t d = 0; d < n; ++d) {
     if (errors[d] && !released[d]) std::rethrow_exception(errors[d]);
@@ -143,10 +146,23 @@ void SimRun::engine() {
       continue;
     }
     if (!events_.empty()) {
-      events_.run_next();
+      run_event();
       continue;
     }
     abort_message_ = "deadlock: no device can proceed: " + stuck_report();
+  }
+}
+
+// Events run here, outside every fiber, so an error one throws (a broken invariant) cannot reach
+// a device's handler; left to unwind, it would destroy fibers that are still joinable, which
+// terminates. Instead the run stops: waiting devices are released with a DeadlockError, and
+// run() rethrows this error once every fiber is joined.
+void SimRun::run_event() {
+  try {
+    events_.run_next();
+  } catch (...) {
+    engine_error_ = std::current_exception();
+    abort("stopped by an error in the simulator");
   }
 }
 
@@ -300,6 +316,10 @@ void SimRun::finish_group(int index, int group, std::vector<Array> results,
   const std::vector<int>& members = slot.groups[static_cast<std::size_t>(group)];
   for (std::size_t r = 0; r < members.size(); ++r) {
     Device& member = *devices_[static_cast<std::size_t>(members[r])];
+    SPMD_CHECK(events_.now_ps() >= member.clock_ps,
+               fmt::format("device {} clock at {} ps would go back to {} ps when collective #{} "
+                           "ends",
+                           members[r], member.clock_ps, events_.now_ps(), index));
     member.clock_ps = events_.now_ps();
     member.delivered = true;
     member.error = error;
@@ -337,20 +357,23 @@ void SimRun::abort(std::string message) {
 
 void SimRun::charge_compute(int device, double flops, std::int64_t bytes_moved) {
   if (!(flops >= 0) || bytes_moved < 0) {
-    throw Error("charge_compute: flops " + std::to_string(flops) + " and bytes " +
-                std::to_string(bytes_moved) + ", expected both >= 0");
+    // {:f}: the digits std::to_string gave this message before.
+    throw Error(fmt::format("charge_compute: flops {:f} and bytes {}, expected both >= 0", flops,
+                            bytes_moved));
   }
   Device& self = *devices_[static_cast<std::size_t>(device)];
   const MachineSpec& spec = machine_.spec();
-  const auto compute_ps = static_cast<std::int64_t>(std::ceil(flops / spec.peak_flops * 1e12));
-  const std::int64_t memory_ps =
-      topology::serialization_ps(bytes_moved, spec.memory_bandwidth_bytes_per_s);
-  const std::int64_t time_ps = std::max(compute_ps, memory_ps);
+  const std::int64_t time_ps = cost_model::compute_time_ps(
+      flops, bytes_moved, spec.peak_flops_per_s, spec.memory_bandwidth_bytes_per_s);
   log_.compute_spans.push_back({device, self.clock_ps, self.clock_ps + time_ps, flops, bytes_moved});
   self.clock_ps += time_ps;
 }
 
 void SimRun::hold_memory(int device, std::int64_t bytes, const std::string& what) {
+  if (bytes < 0) {
+    throw Error(fmt::format("hold_memory: {} bytes for {} on device {}, expected >= 0", bytes, what,
+                            device));
+  }
   memory_.allocate(device, bytes, devices_[static_cast<std::size_t>(device)]->clock_ps, what);
 }
 

@@ -75,6 +75,7 @@ class SimRun {
   void run_device(int device, const Values& inputs, const DeviceFunction& function,
                   Values& outputs, std::exception_ptr& error, bool& released);
   void engine();
+  void run_event();
   Array arrive(int device, Arrival arrival);
   void wait(int device);
   void wake(int device);
@@ -102,6 +103,7 @@ class SimRun {
   int ready_ = 0;
   int done_ = 0;
   std::optional<std::string> abort_message_;
+  std::exception_ptr engine_error_;  // thrown by an event: rethrown once every fiber is joined
   boost::fibers::mutex mutex_;  // one thread: held only to satisfy the condition variables
 };
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cassert>
 #include <charconv>
 #include <cstdio>
 #include <limits>
@@ -10,17 +9,15 @@
 #include <system_error>
 #include <utility>
 
+#include "reference/check.h"
 #include "reference/error.h"
+#include "support/wide_int.h"
 
 namespace spmd {
 namespace {
 
-// __extension__: -Wpedantic otherwise warns that __int128 is not ISO C++.
-__extension__ typedef __int128 Int128;
-__extension__ typedef unsigned __int128 UInt128;
-
 constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
-// Digits beyond this many would not fit the __int128 that holds them; no real value needs them.
+// Digits beyond this many would not fit the WideInt that holds them; no real value needs them.
 constexpr std::size_t kMaxSignificantDigits = 36;
 
 // ---------------------------------------------------------------------------------------------
@@ -175,8 +172,8 @@ std::optional<Quantity> split_quantity(std::string_view text) {
   return Quantity{normalized(negative, std::move(digits), exponent), unit};
 }
 
-Int128 to_int128(const std::string& digits) {
-  Int128 value = 0;
+WideInt to_wide_int(const std::string& digits) {
+  WideInt value = 0;
   for (char c : digits) value = value * 10 + (c - '0');
   return value;
 }
@@ -193,8 +190,8 @@ struct Scaled {
 
 // Divides the factors `prime` (2 or 5) out of a and then b, `count` of them in all; returns how
 // many could not be removed.
-std::int64_t cancel_prime(Int128& a, Int128& b, int prime, std::int64_t count) {
-  for (Int128* n : {&a, &b}) {
+std::int64_t cancel_prime(WideInt& a, WideInt& b, int prime, std::int64_t count) {
+  for (WideInt* n : {&a, &b}) {
     while (count > 0 && *n % prime == 0) {
       *n /= prime;
       --count;
@@ -204,9 +201,9 @@ std::int64_t cancel_prime(Int128& a, Int128& b, int prime, std::int64_t count) {
 }
 
 // Removes the common factors of `divisor` from a and then b; returns what is left of divisor.
-Int128 cancel_divisor(Int128& a, Int128& b, Int128 divisor) {
-  for (Int128* n : {&a, &b}) {
-    Int128 x = *n, y = divisor;
+WideInt cancel_divisor(WideInt& a, WideInt& b, WideInt divisor) {
+  for (WideInt* n : {&a, &b}) {
+    WideInt x = *n, y = divisor;
     while (y != 0) x = std::exchange(y, x % y);  // x = gcd(*n, divisor)
     *n /= x;
     divisor /= x;
@@ -217,11 +214,12 @@ Int128 cancel_divisor(Int128& a, Int128& b, Int128 divisor) {
 // number * multiplier / divisor as a whole int64. A power of ten below one, 10^-k = 1/(2^k 5^k),
 // is cancelled prime by prime rather than formed, so long fractions cannot overflow.
 Scaled scale_exactly(const Decimal& number, std::int64_t multiplier, std::int64_t divisor) {
-  assert(!number.negative && multiplier > 0 && divisor > 0);
+  SPMD_CHECK(!number.negative && multiplier > 0 && divisor > 0,
+             "scale_exactly takes a number >= 0 and a positive unit");
   if (number.digits.empty()) return {};
   if (number.digits.size() > kMaxSignificantDigits) return {Scaling::too_many_digits};
-  Int128 digits = to_int128(number.digits);
-  Int128 scale = multiplier;
+  WideInt digits = to_wide_int(number.digits);
+  WideInt scale = multiplier;
   if (number.exponent < 0) {
     const std::int64_t k = -number.exponent;
     if (cancel_prime(digits, scale, 2, k) > 0 || cancel_prime(digits, scale, 5, k) > 0) {
@@ -229,7 +227,7 @@ Scaled scale_exactly(const Decimal& number, std::int64_t multiplier, std::int64_
     }
   }
   if (cancel_divisor(digits, scale, divisor) != 1) return {Scaling::fraction};
-  Int128 value = 0;
+  WideInt value = 0;
   if (__builtin_mul_overflow(digits, scale, &value) || value > kInt64Max) {
     return {Scaling::too_large};
   }
@@ -372,8 +370,8 @@ std::string rounded_text(std::uint64_t magnitude, const std::array<DisplayUnit, 
   std::size_t u = 0;
   while (u + 1 < N && magnitude >= units[u + 1].size) ++u;
   auto thousandths = [&](std::size_t k) {
-    return static_cast<std::uint64_t>((static_cast<UInt128>(magnitude) * 1000 + units[k].size / 2) /
-                                      units[k].size);
+    return static_cast<std::uint64_t>(
+        (static_cast<UnsignedWideInt>(magnitude) * 1000 + units[k].size / 2) / units[k].size);
   };
   if (u + 1 < N && thousandths(u) >= step * 1000) ++u;
   return thousandths_text(thousandths(u)) + " " + std::string(units[u].name);
@@ -517,7 +515,7 @@ std::string exact_flops_text(double flops) {
   char buffer[64];
   const auto [end, error] =
       std::to_chars(buffer, buffer + sizeof buffer, flops, std::chars_format::scientific);
-  assert(error == std::errc());
+  SPMD_CHECK(error == std::errc(), "to_chars: 64 characters hold any double");
   const std::string_view scientific(buffer, static_cast<std::size_t>(end - buffer));
   const std::size_t e = scientific.find('e');
   int exponent = 0;  // of the first digit

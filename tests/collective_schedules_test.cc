@@ -8,9 +8,9 @@
 
 #include "collectives/algorithm.h"
 #include "collectives/schedule_data.h"
+#include "cost_model/link_time.h"
 #include "reference/elementwise.h"
 #include "tests/generators.h"
-#include "topology/link_time.h"
 
 namespace spmd {
 namespace {
@@ -70,8 +70,8 @@ std::int64_t uniform_walk_ps(const collectives::Schedule& schedule, std::int64_t
     std::int64_t longest = 0;
     for (const collectives::Transfer& t : step.transfers) {
       if (t.source == t.destination) continue;
-      longest = std::max(longest, topology::transfer_time_ps(t.elements() * element_bytes,
-                                                             latency_ps, bandwidth));
+      longest = std::max(longest, cost_model::transfer_time_ps(t.elements() * element_bytes,
+                                                               latency_ps, bandwidth));
     }
     total += longest;
   }

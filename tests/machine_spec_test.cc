@@ -64,7 +64,7 @@ void expect_same_machine(const MachineSpec& a, const MachineSpec& b) {
   EXPECT_EQ(a.name, b.name);
   EXPECT_EQ(a.devices, b.devices);
   EXPECT_EQ(a.memory_bytes, b.memory_bytes);
-  EXPECT_EQ(a.peak_flops, b.peak_flops);
+  EXPECT_EQ(a.peak_flops_per_s, b.peak_flops_per_s);
   EXPECT_EQ(a.memory_bandwidth_bytes_per_s, b.memory_bandwidth_bytes_per_s);
   EXPECT_EQ(a.algorithms, b.algorithms);
   EXPECT_EQ(a.pipeline_chunk_bytes, b.pipeline_chunk_bytes);
@@ -81,7 +81,7 @@ TEST(MachineFromJson, ReadsTheDocumentedExample) {
   EXPECT_EQ(machine.name, "8x H100 box");
   EXPECT_EQ(machine.devices, 8);
   EXPECT_EQ(machine.memory_bytes, 80 * kGiB);
-  EXPECT_EQ(machine.peak_flops, 989e12);
+  EXPECT_EQ(machine.peak_flops_per_s, 989e12);
   EXPECT_EQ(machine.memory_bandwidth_bytes_per_s, 3'350'000'000'000);
   const auto& star = std::get<topology::SwitchSpec>(machine.topology);
   EXPECT_EQ(star.devices, 8);
@@ -97,7 +97,7 @@ TEST(MachineFromJson, OmittedFieldsTakeTheDocumentedDefaults) {
       machine_from_json(machine_with(4, {{"kind", "fully_connected"}, {"link", kLink}}));
   EXPECT_EQ(machine.name, "machine");
   EXPECT_EQ(machine.memory_bytes, 80 * kGiB);
-  EXPECT_EQ(machine.peak_flops, 1e15);
+  EXPECT_EQ(machine.peak_flops_per_s, 1e15);
   EXPECT_EQ(machine.memory_bandwidth_bytes_per_s, 3'000'000'000'000);
   EXPECT_TRUE(machine.algorithms.empty());
   EXPECT_EQ(machine.pipeline_chunk_bytes, 2 * kMiB);
@@ -113,7 +113,7 @@ TEST(MachineFromJson, SizesAndBandwidthsMayBePlainJsonNumbers) {
   const MachineSpec spec = machine_from_json(machine);
   EXPECT_EQ(spec.memory_bytes, kGiB);
   EXPECT_EQ(spec.pipeline_chunk_bytes, kMiB);
-  EXPECT_EQ(spec.peak_flops, 1.5e15);
+  EXPECT_EQ(spec.peak_flops_per_s, 1.5e15);
   EXPECT_EQ(spec.memory_bandwidth_bytes_per_s, 3'350'000'000'000);
   EXPECT_EQ(std::get<topology::SwitchSpec>(spec.topology).link.bandwidth_bytes_per_s,
             25'000'000'000);
@@ -145,7 +145,7 @@ TEST(MachineFiles, RingOf8) {
   const MachineSpec machine = load_machine_file(machines_dir() + "ring8.json");
   EXPECT_EQ(machine.devices, 8);
   EXPECT_EQ(machine.memory_bytes, 16 * kGiB);
-  EXPECT_EQ(machine.peak_flops, 100e12);
+  EXPECT_EQ(machine.peak_flops_per_s, 100e12);
   EXPECT_EQ(machine.memory_bandwidth_bytes_per_s, 900'000'000'000);
   const auto& ring = std::get<topology::RingSpec>(machine.topology);
   EXPECT_FALSE(ring.bidirectional);
@@ -195,7 +195,7 @@ TEST(MachineToJson, ReadsBackAsTheSameMachine) {
            {"dims", {3, 4}},
            {"links", {link_json("12345678B/s", "1234567ps"), link_json("1.1GB/s", "0.7us")}}}));
   odd.memory_bytes = 1'000'000'007;
-  odd.peak_flops = 1.0 / 3.0;
+  odd.peak_flops_per_s = 1.0 / 3.0;
   odd.memory_bandwidth_bytes_per_s = 3;
   machines.push_back(odd);
   for (const MachineSpec& machine : machines) {
@@ -275,7 +275,7 @@ TEST_F(MachineErrors, BadValuesAreNamed) {
   EXPECT_EQ(error_of(with(ring_, "/memory", "0GiB")),
             R"(memory: "0GiB", expected a size > 0 like "80GiB")");
   EXPECT_EQ(error_of(with(ring_, "/compute/peak_flops", -1)),
-            R"(compute.peak_flops: -1, expected a compute rate > 0 like "989TFLOP/s")");
+            R"(compute.peak_flops_per_s: -1, expected a compute rate > 0 like "989TFLOP/s")");
   EXPECT_EQ(error_of(with(torus_, "/topology/dims", {16})),
             "topology.dims: [16], expected 2 or 3 sizes like [4, 4] or [4, 4, 4]");
 }

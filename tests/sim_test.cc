@@ -7,13 +7,13 @@
 #include <rapidcheck/gtest.h>
 
 #include "collectives/algorithm.h"
+#include "cost_model/link_time.h"
 #include "reference/reference_backend.h"
 #include "sim/machine.h"
 #include "sim/sim_errors.h"
+#include "tests/error_of.h"
 #include "tests/generators.h"
 #include "backends/sim_backend.h"
-#include "topology/link_time.h"
-#include "tests/error_of.h"
 
 namespace spmd {
 namespace {
@@ -229,7 +229,7 @@ TEST(Simulator, TransfersSharingALinkWaitForEachOther) {
   machine.run(mesh, inputs, [](Context& ctx, const Values& xs) {
     return Values{ctx.ppermute(xs[0], AxisNames("i"), {{0, 2}, {1, 3}, {2, 0}, {3, 1}})};
   }, false);
-  const std::int64_t serialization = topology::serialization_ps(1000, 1'000'000'000);
+  const std::int64_t serialization = cost_model::serialization_ps(1000, 1'000'000'000);
   const sim::CollectiveRecord& record = machine.cost_log().collectives.at(0);
   EXPECT_EQ(record.end_ps - record.start_ps, 4 * serialization + 2 * 1'000'000);
   EXPECT_EQ(machine.cost_log().link_transfers, 4u);
@@ -237,7 +237,7 @@ TEST(Simulator, TransfersSharingALinkWaitForEachOther) {
 
 TEST(Simulator, ComputeIsChargedAsARoofline) {
   sim::MachineSpec spec = machine_for("ring", 2);
-  spec.peak_flops = 1e12;                         // 1 FLOP per ps
+  spec.peak_flops_per_s = 1e12;                           // 1 FLOP per ps
   spec.memory_bandwidth_bytes_per_s = 1'000'000'000'000;  // 1 byte per ps
   sim::Machine machine(spec);
   const Mesh mesh({2}, {"i"});
@@ -256,7 +256,7 @@ TEST(Simulator, ComputeIsChargedAsARoofline) {
 TEST(Simulator, ACollectiveStartsWhenItsLastMemberArrives) {
   sim::MachineSpec spec = machine_for(
       "fully_connected", 2, {.bandwidth_bytes_per_s = 1'000'000'000'000, .latency_ps = 0});
-  spec.peak_flops = 1e12;
+  spec.peak_flops_per_s = 1e12;
   sim::Machine machine(spec, {.algorithm = Algorithm::direct});
   const Mesh mesh({2}, {"i"});
   machine.run(mesh, {{Array(DType::float32, {1})}, {Array(DType::float32, {1})}},

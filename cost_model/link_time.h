@@ -8,10 +8,11 @@
 
 #include <cstdint>
 
-namespace spmd::topology {
+#include "support/wide_int.h"
 
-__extension__ typedef __int128 WideInt;  // __extension__: GNU's 128-bit integer under -Wpedantic
+namespace spmd::cost_model {
 
+// ceil(bytes * 1e12 / bandwidth): exact, in 128 bits, since bytes * 1e12 passes 2^63 above 9 MB.
 inline std::int64_t serialization_ps(std::int64_t bytes, std::int64_t bandwidth_bytes_per_s) {
   const WideInt numerator = static_cast<WideInt>(bytes) * 1'000'000'000'000;
   return static_cast<std::int64_t>((numerator + bandwidth_bytes_per_s - 1) / bandwidth_bytes_per_s);
@@ -22,4 +23,20 @@ inline std::int64_t transfer_time_ps(std::int64_t bytes, std::int64_t latency_ps
   return latency_ps + serialization_ps(bytes, bandwidth_bytes_per_s);
 }
 
-}  // namespace spmd::topology
+// A route's links in series, as one: their latencies add up, the slowest sets the bandwidth.
+struct RouteCost {
+  std::int64_t latency_ps = 0;
+  std::int64_t bandwidth_bytes_per_s = 0;  // 0 until the first link
+};
+
+inline RouteCost with_link(RouteCost route, std::int64_t link_latency_ps,
+                           std::int64_t link_bandwidth_bytes_per_s) {
+  route.latency_ps += link_latency_ps;
+  if (route.bandwidth_bytes_per_s == 0 ||
+      link_bandwidth_bytes_per_s < route.bandwidth_bytes_per_s) {
+    route.bandwidth_bytes_per_s = link_bandwidth_bytes_per_s;
+  }
+  return route;
+}
+
+}  // namespace spmd::cost_model

@@ -1,0 +1,28 @@
+#pragma once
+// Contention: each directed link is a FIFO, served in request order. A message ready at
+// `ready_ps` on a route whose links are all free again at `route_free_ps` (the latest of their
+// free times) starts when both hold, holds every link of the route for its serialization time
+// (cut-through, cost_model/link_time.h), and arrives after the route's latency on top. The
+// links' free times themselves are state of a run: sim/link_state.*.
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cost_model/link_time.h"
+
+namespace spmd::cost_model {
+
+struct ContendedTransfer {
+  std::int64_t start_ps = 0;       // the first byte enters the route
+  std::int64_t links_free_ps = 0;  // every link of the route is free again
+  std::int64_t arrival_ps = 0;     // the last byte has arrived
+};
+
+inline ContendedTransfer contended_transfer(std::int64_t ready_ps, std::int64_t route_free_ps,
+                                            std::int64_t bytes, const RouteCost& route) {
+  const std::int64_t start_ps = std::max(ready_ps, route_free_ps);
+  const std::int64_t serialization = serialization_ps(bytes, route.bandwidth_bytes_per_s);
+  return {start_ps, start_ps + serialization, start_ps + route.latency_ps + serialization};
+}
+
+}  // namespace spmd::cost_model
