@@ -33,8 +33,6 @@ Schedule ScheduleBuilder::build() {
   return std::move(schedule_);
 }
 
-}
-
 std::int64_t piece_elements(const CollectiveShape& shape) {
   return std::max<std::int64_t>(1, shape.pipeline_chunk_bytes / shape.element_bytes);
 }

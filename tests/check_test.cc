@@ -108,8 +108,7 @@ TEST(Invariants, AScheduleAnAlgorithmBuiltIsValid) {
 TEST(Invariants, InternalErrorsLeaveASimulatedRun) {
   sim::MachineSpec spec;
   spec.devices = 4;
-  spec.topology.kind = "ring";
-  spec.topology.devices = 4;
+  spec.topology = topology::RingSpec{.devices = 4};
   sim::Machine machine(spec);
   const Mesh mesh({4}, {"i"});
   const std::vector<Values> inputs(4);

@@ -275,7 +275,7 @@ TEST_F(MachineErrors, BadValuesAreNamed) {
   EXPECT_EQ(error_of(with(ring_, "/memory", "0GiB")),
             R"(memory: "0GiB", expected a size > 0 like "80GiB")");
   EXPECT_EQ(error_of(with(ring_, "/compute/peak_flops", -1)),
-            R"(compute.peak_flops_per_s: -1, expected a compute rate > 0 like "989TFLOP/s")");
+            R"(compute.peak_flops: -1, expected a compute rate > 0 like "989TFLOP/s")");
   EXPECT_EQ(error_of(with(torus_, "/topology/dims", {16})),
             "topology.dims: [16], expected 2 or 3 sizes like [4, 4] or [4, 4, 4]");
 }
