@@ -328,6 +328,31 @@ TEST(CliErrors, WorkloadFieldsAreRangeCheckedAndUnknownOnesRejected) {
   }
 }
 
+// ---- examples
+
+TEST(ExamplesCommand, ListsEachExampleAndRunsOneByName) {
+  const CommandResult list = run_binary("examples --list");
+  EXPECT_EQ(list.exit_code, 0) << list.output;
+  EXPECT_EQ(list.output.rfind("pmap_scale ", 0), 0u) << list.output;
+  EXPECT_NE(list.output.find("\nmlp_training "), std::string::npos) << list.output;
+
+  const CommandResult one = run_binary("examples pmap_normalize");
+  EXPECT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_EQ(one.output.rfind("=== [jax.pmap docs / 001 §7]", 0), 0u) << one.output;
+  EXPECT_EQ(one.output.find("=== [", 1), std::string::npos) << "only one example\n" << one.output;
+}
+
+TEST(ExamplesCommand, UnknownNameExitsWithTwoListingTheNames) {
+  const CommandResult result = run_binary("examples pmap_scael");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.output.rfind("error: examples pmap_scael: no such example, expected one of "
+                                "pmap_scale, pmap_in_out_axes, ",
+                                0),
+            0u)
+      << result.output;
+  EXPECT_EQ(lines_of(result.output).size(), 1u) << result.output;
+}
+
 TEST(CliHelp, EveryCommandHasHelp) {
   for (const std::string command : {"demo", "run", "perf", "scale", "conform", "examples"}) {
     const CommandResult result = run_binary(command + " --help");
