@@ -1,11 +1,13 @@
 #include "cli/conform_command.h"
 
+#include <fmt/format.h>
+
 #include <iostream>
 
-#include "reference/error.h"
 #include "backends/backend_registry.h"
-#include "conformance/conformance_runner.h"
 #include "backends/sim_backend.h"
+#include "conformance/conformance_runner.h"
+#include "reference/error.h"
 
 namespace spmd {
 
@@ -40,13 +42,14 @@ int run_conform_command(const ConformOptions& options, std::ostream& out) {
       return make_sim_backend(order, device_count, topology);
     });
   } else if (!options.algorithm.empty() || options.topology != "ring") {
-    throw Error("--algorithm / --topology with --backend " + options.backend +
-                ", expected them only with --backend sim");
+    throw Error(fmt::format(
+        "--algorithm / --topology with --backend {}, expected them only with --backend sim",
+        options.backend));
   }
   if (!options.algorithm.empty()) {
     if (!options.order.empty()) {
-      throw Error("--algorithm " + options.algorithm + " with --order " + options.order +
-                  ", expected one of the two");
+      throw Error(fmt::format("--algorithm {} with --order {}, expected one of the two",
+                              options.algorithm, options.order));
     }
     run_options.order = order_for_algorithm(collectives::algorithm_from_name(options.algorithm));
   }
@@ -56,7 +59,8 @@ int run_conform_command(const ConformOptions& options, std::ostream& out) {
       try {
         order.ring.push_back(std::stoi(position));
       } catch (const std::exception&) {
-        throw Error("--ring " + position + ": expected comma-separated integers such as 0,2,1,3");
+        throw Error(
+            fmt::format("--ring {}: expected comma-separated integers such as 0,2,1,3", position));
       }
     }
     run_options.order = order;

@@ -1,13 +1,13 @@
 #include "cli/demo_command.h"
 
-#include <cstdio>
+#include <fmt/format.h>
 
+#include "backends/sim_backend.h"
+#include "cli/run_outputs.h"
+#include "examples/mlp.h"
 #include "reference/reference_backend.h"
 #include "sim/machine.h"
 #include "support/units.h"
-#include "examples/mlp.h"
-#include "cli/run_outputs.h"
-#include "backends/sim_backend.h"
 #include "traces/run_report.h"
 
 namespace spmd {
@@ -38,16 +38,10 @@ bool bit_identical(const Values& a, const Values& b) {
   return true;
 }
 
-std::string fixed(double value, int decimals) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
-
 void print_losses(const TrainingRun& run, std::ostream& out) {
   out << "step  loss (pmean over devices)\n";
   for (const TrainingStep& step : run.steps) {
-    out << (step.step < 10 ? "   " : "  ") << step.step << "  " << fixed(step.loss, 6) << '\n';
+    out << fmt::format("  {:2}  {:.6f}\n", step.step, static_cast<double>(step.loss));
   }
 }
 
@@ -69,16 +63,16 @@ void print_costs(const sim::CostLog& log, int steps, std::ostream& out) {
   if (largest != nullptr) out << " (" << largest->algorithm << ")";
   out << ", " << format_duration_ps(per_step(all_reduce_ps)) << " per step";
   if (largest != nullptr) {
-    out << "; largest " << largest->call << " of " << largest->bytes << " B: "
-        << format_duration_ps(largest->end_ps - largest->start_ps) << ", busbw "
-        << fixed(largest->busbw_bytes_per_s / 1e9, 3) << " GB/s";
+    out << "; largest " << largest->call << " of " << largest->bytes
+        << " B: " << format_duration_ps(largest->end_ps - largest->start_ps) << ", busbw "
+        << fmt::format("{:.3f} GB/s", largest->busbw_bytes_per_s / 1e9);
   }
   out << '\n';
   const traces::RunTotals totals = traces::run_totals(log);
   out << "step time: " << format_duration_ps(per_step(totals.total_ps)) << " = compute "
       << format_duration_ps(per_step(totals.compute_ps)) << " + communication "
       << format_duration_ps(per_step(totals.communication_ps)) << " ("
-      << fixed(100 * totals.communication_share, 1) << "% communication)\n";
+      << fmt::format("{:.1f}% communication)\n", 100 * totals.communication_share);
 }
 
 }  // namespace
@@ -93,7 +87,7 @@ int run_demo_command(const DemoOptions& options, std::ostream& out) {
       << "-" << config.outputs << " MLP, pmap over " << config.devices
       << " devices, parameters replicated, batch sharded, gradients and loss pmean'd\n"
       << "machine: " << spec.name << "; " << format_bytes(spec.memory_bytes) << ", "
-      << fixed(spec.peak_flops_per_s / 1e12, 0) << " TFLOP/s per device\n\n";
+      << fmt::format("{:.0f} TFLOP/s per device\n\n", spec.peak_flops / 1e12);
 
   sim::CostLog log;
   const TrainingRun simulated =

@@ -1,21 +1,26 @@
 #include "cli/examples_command.h"
 
-#include <iomanip>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <string>
 
-#include "reference/reference_backend.h"
 #include "examples/example_ops.h"
 #include "examples/mlp.h"
 #include "examples/numpy_str.h"
 #include "examples/seed_examples.h"
+#include "reference/error.h"
+#include "reference/reference_backend.h"
 
 namespace spmd {
 namespace {
 
 // Section headers name the tutorial (its number and section, docs/examples.md) and what the
 // section shows; tests look for them.
+// An example's output starts with its first header; `spmdsim examples` puts a blank line
+// before each example, and an example with two sections one between them.
 void section(std::ostream& out, const std::string& seed, const std::string& title) {
-  out << "\n=== [" << seed << "] " << title << " ===\n";
+  out << fmt::format("=== [{}] {} ===\n", seed, title);
 }
 
 // Prints `label:` and the array on the next line(s), as the tutorials print arrays.
@@ -38,7 +43,8 @@ void print_scale(std::ostream& out, Backend& backend) {
   show_shape(out, "Result shape", e.result);
 }
 
-void print_in_out_axes(std::ostream& out, const seeds::InOutAxesExample& e) {
+void print_in_out_axes(std::ostream& out, Backend& backend) {
+  const seeds::InOutAxesExample e = seeds::pmap_in_out_axes(backend);
   section(out, "001 Aurora 1.2 §2-3", "reshape to a device axis; in_axes=(0, None) replicates "
                                       "a parameter (arange data instead of np.random.rand)");
   show_shape(out, "Global data shape", e.global_data);
@@ -47,6 +53,7 @@ void print_in_out_axes(std::ostream& out, const seeds::InOutAxesExample& e) {
   show(out, "Result from pmap, sum(data_shard * param, axis=0)", e.per_device_sums);
   show_shape(out, "Result shape", e.per_device_sums);
 
+  out << '\n';
   section(out, "001 Aurora 1.2 §4", "out_axes=0 stacks per-device results, out_axes=None "
                                     "returns one copy");
   show(out, "Scalar results from each device (stacked by default out_axes=0)", e.scalar_sums);
@@ -55,23 +62,27 @@ void print_in_out_axes(std::ostream& out, const seeds::InOutAxesExample& e) {
   show_shape(out, "Shape", e.identical);
 }
 
-void print_devices_subset(std::ostream& out, const seeds::InOutAxesExample& e) {
+void print_devices_subset(std::ostream& out, Backend& backend) {
+  const seeds::InOutAxesExample e = seeds::pmap_in_out_axes(backend);
   section(out, "001 Aurora 1.2 §6", "pmap with devices=[0, 1]: the first two rows of §3");
   show(out, "Result from pmap on subset of devices", e.subset_result);
   show_shape(out, "Result shape", e.subset_result);
 }
 
-void print_static_argument(std::ostream& out, Backend& backend, const Array& prepared) {
+// §5 and §7 run on §2's prepared (4, 8, 3) data.
+Array prepared_data(Backend& backend) { return seeds::pmap_in_out_axes(backend).prepared; }
+
+void print_static_argument(std::ostream& out, Backend& backend) {
   section(out, "001 Aurora 1.2 §5", "static_broadcasted_argnums=(1,) picks the branch per call");
-  const seeds::StaticArgExample e = seeds::pmap_static_argument(backend, prepared);
+  const seeds::StaticArgExample e = seeds::pmap_static_argument(backend, prepared_data(backend));
   show(out, "Result with static_val=7 (first element from each device)", e.with_7);
   show(out, "Result with static_val=3 (first element from each device)", e.with_3);
 }
 
-void print_collectives(std::ostream& out, Backend& backend, const Array& prepared) {
+void print_collectives(std::ostream& out, Backend& backend) {
   section(out, "001 Aurora 1.2 §7", "psum, pmean and all_gather inside pmap (data sharded, "
                                     "weights replicated)");
-  const seeds::CollectivesExample e = seeds::pmap_collectives(backend, prepared);
+  const seeds::CollectivesExample e = seeds::pmap_collectives(backend, prepared_data(backend));
   show(out, "Model weights (replicated)", e.weights);
   show_shape(out, "Shape of 'summed_res' (outer device dim from pmap)", e.summed);
   out << "summed_res replicas are identical: " << yes_no(replicas_bit_identical(e.summed)) << "\n";
@@ -142,43 +153,91 @@ void print_shard_map(std::ostream& out, Backend& backend) {
 
 void print_training(std::ostream& out, Backend& backend) {
   const MlpConfig config;
-  section(out, "000 Day 015 / 003 Data Parallelism", "data-parallel MLP training with pmap on " +
-                                                         std::to_string(config.devices) +
-                                                         " devices, grads and loss pmean'd");
-  out << "MLP " << config.inputs << " -> " << config.hidden << " (relu) -> " << config.outputs
-      << ", batch " << config.devices * config.samples_per_device << " sharded as ("
-      << config.devices << ", " << config.samples_per_device << ", " << config.inputs
-      << "), learning rate " << numpy_scalar_str(config.learning_rate) << "\n";
+  section(out, "000 Day 015 / 003 Data Parallelism",
+          fmt::format("data-parallel MLP training with pmap on {} devices, grads and loss pmean'd",
+                      config.devices));
+  out << fmt::format(
+      "MLP {} -> {} (relu) -> {}, batch {} sharded as ({}, {}, {}), learning rate {}\n",
+      config.inputs, config.hidden, config.outputs, config.devices * config.samples_per_device,
+      config.devices, config.samples_per_device, config.inputs,
+      numpy_scalar_str(config.learning_rate));
   const TrainingRun run = train_data_parallel(backend, config);
   bool all_identical = true;
   for (const TrainingStep& step : run.steps) {
-    out << "step " << std::setw(2) << step.step << "  loss " << numpy_scalar_str(step.loss)
-        << "\n";
+    out << fmt::format("step {:2}  loss {}\n", step.step, numpy_scalar_str(step.loss));
     all_identical = all_identical && step.replicas_identical;
   }
   out << "All " << config.devices << " replicas' parameters bit-identical after every step: "
       << yes_no(all_identical) << "\n";
 }
 
+struct Example {
+  std::string_view name;
+  std::string_view shows;  // for --list
+  void (*print)(std::ostream& out, Backend& backend);
+};
+
+// In the order of the tutorials' sections; names follow the C++ functions of seed_examples.h.
+constexpr Example kExamples[] = {
+    {"pmap_scale", "001 §1: pmap(scale, in_axes=(0, 0)) on 4 devices", print_scale},
+    {"pmap_in_out_axes", "001 §2-4: in_axes=(0, None) replicates a parameter; out_axes=0 / None",
+     print_in_out_axes},
+    {"pmap_static_argument", "001 §5: static_broadcasted_argnums picks the branch",
+     print_static_argument},
+    {"pmap_devices_subset", "001 §6: pmap with devices=[0, 1]", print_devices_subset},
+    {"pmap_collectives", "001 §7: psum, pmean and all_gather inside pmap", print_collectives},
+    {"pmap_normalize", "jax.pmap docs: x / psum(x, 'i') and pmean", print_normalize},
+    {"pmap_axis_index", "002 Pattern 1: lax.axis_index, device-specific computation",
+     print_axis_index},
+    {"pmap_sum_and_mean", "002: psum of local sums and counts; conditional per device",
+     print_reductions},
+    {"pmap_pmean_gradients", "003: pmean of three devices' gradients", print_pmean_gradients},
+    {"pmap_psum_axis_name", "004: psum needs pmap's axis_name; ppermute swap",
+     print_distributed_docs},
+    {"shard_map_row_sums", "004: shard_map row sums on a 2x4 mesh, check_vma", print_shard_map},
+    {"mlp_training", "000 / 003: data-parallel MLP training, grads and loss pmean'd",
+     print_training},
+};
+
+const Example& find_example(const std::string& name) {
+  for (const Example& example : kExamples) {
+    if (example.name == name) return example;
+  }
+  throw Error(fmt::format("examples {}: no such example, expected one of {} (see --list)", name,
+                          fmt::join(example_names(), ", ")));
+}
+
 }  // namespace
 
-int run_examples_command(std::ostream& out) {
+std::vector<std::string_view> example_names() {
+  std::vector<std::string_view> names;
+  for (const Example& example : kExamples) names.push_back(example.name);
+  return names;
+}
+
+void add_examples_flags(CLI::App& command, ExamplesOptions& options) {
+  command.add_option("NAME", options.name, "Run only this example (see --list)");
+  command.add_flag("--list", options.list, "Print the examples' names and what each shows");
+}
+
+int run_examples_command(std::ostream& out, const ExamplesOptions& options) {
+  if (options.list) {
+    for (const Example& example : kExamples) {
+      out << fmt::format("{:<22}{}\n", example.name, example.shows);
+    }
+    return 0;
+  }
   ReferenceBackend backend;
+  if (!options.name.empty()) {
+    find_example(options.name).print(out, backend);
+    return 0;
+  }
   out << "spmdsim examples: the worked examples of five JAX pmap / shard_map tutorials "
          "(docs/examples.md) on the reference backend\n";
-  print_scale(out, backend);
-  const seeds::InOutAxesExample axes = seeds::pmap_in_out_axes(backend);
-  print_in_out_axes(out, axes);
-  print_static_argument(out, backend, axes.prepared);
-  print_devices_subset(out, axes);
-  print_collectives(out, backend, axes.prepared);
-  print_normalize(out, backend);
-  print_axis_index(out, backend);
-  print_reductions(out, backend);
-  print_pmean_gradients(out, backend);
-  print_distributed_docs(out, backend);
-  print_shard_map(out, backend);
-  print_training(out, backend);
+  for (const Example& example : kExamples) {
+    out << '\n';
+    example.print(out, backend);
+  }
   return 0;
 }
 

@@ -1,13 +1,14 @@
 #include "cli/perf_command.h"
 
-#include <cstdio>
+#include <fmt/format.h>
+
 #include <set>
 
+#include "cli/progress.h"
 #include "reference/error.h"
 #include "sim/broadcast_cost.h"
 #include "sim/machine.h"
 #include "support/units.h"
-#include "cli/progress.h"
 #include "workloads/workload.h"
 
 namespace spmd {
@@ -39,13 +40,15 @@ std::int64_t parse_size(const std::string& text, const std::string& flag) {
 std::vector<std::int64_t> sizes(const PerfOptions& options) {
   const std::int64_t low = parse_size(options.min_bytes, "-b");
   const std::int64_t high = parse_size(options.max_bytes, "-e");
-  if (low < 1) throw Error("-b " + options.min_bytes + ": expected a size of at least 1 byte");
+  if (low < 1) {
+    throw Error(fmt::format("-b {}: expected a size of at least 1 byte", options.min_bytes));
+  }
   if (high < low) {
-    throw Error("-e " + options.max_bytes + ": expected a size at least -b (" +
-                options.min_bytes + ")");
+    throw Error(fmt::format("-e {}: expected a size at least -b ({})", options.max_bytes,
+                            options.min_bytes));
   }
   if (options.step_factor < 2) {
-    throw Error("-f " + std::to_string(options.step_factor) + ": expected a factor of at least 2");
+    throw Error(fmt::format("-f {}: expected a factor of at least 2", options.step_factor));
   }
   std::vector<std::int64_t> result;
   for (std::int64_t size = low; size <= high; size *= options.step_factor) {
@@ -79,13 +82,11 @@ sim::CollectiveRecord measure(sim::Machine& machine, const CollectiveSpec& spec,
 std::string row(const sim::CollectiveRecord& r, std::int64_t count, const std::string& type,
                 const std::string& op) {
   const bool reduces = op == "all_reduce" || op == "reduce_scatter";
-  char text[256];
-  std::snprintf(text, sizeof text, "%12lld  %12lld  %8s  %6s  %6d  %10.2f  %8.2f  %8.2f  %s",
-                static_cast<long long>(r.bytes), static_cast<long long>(count), type.c_str(),
-                reduces ? "sum" : "none", op == "broadcast" ? 0 : -1,
-                static_cast<double>(r.end_ps - r.start_ps) / 1e6, r.algbw_bytes_per_s / 1e9,
-                r.busbw_bytes_per_s / 1e9, r.algorithm.c_str());
-  return text;
+  // nccl-tests' columns: size, count, type, redop, root, time (us), algbw, busbw (GB/s).
+  return fmt::format("{:12}  {:12}  {:>8}  {:>6}  {:6}  {:10.2f}  {:8.2f}  {:8.2f}  {}", r.bytes,
+                     count, type, reduces ? "sum" : "none", op == "broadcast" ? 0 : -1,
+                     static_cast<double>(r.end_ps - r.start_ps) / 1e6, r.algbw_bytes_per_s / 1e9,
+                     r.busbw_bytes_per_s / 1e9, r.algorithm);
 }
 
 }  // namespace
@@ -111,8 +112,10 @@ int run_perf_command(const PerfOptions& options, std::ostream& out) {
   static const std::set<std::string> ops = {"all_reduce", "all_gather", "reduce_scatter",
                                             "all_to_all", "ppermute",   "broadcast"};
   if (!ops.contains(options.op)) {
-    throw Error("--op " + options.op + ": expected all_reduce, all_gather, reduce_scatter, "
-                "all_to_all, ppermute or broadcast");
+    throw Error(
+        fmt::format("--op {}: expected all_reduce, all_gather, reduce_scatter, "
+                    "all_to_all, ppermute or broadcast",
+                    options.op));
   }
   const DType dtype = dtype_from_name(options.dtype);
   const std::vector<std::int64_t> byte_sizes = sizes(options);

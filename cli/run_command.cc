@@ -1,28 +1,16 @@
 #include "cli/run_command.h"
 
-#include <cstdio>
+#include <fmt/format.h>
 
-#include "sim/machine.h"
-#include "support/units.h"
-#include "sim/machine_presets.h"
 #include "cli/run_outputs.h"
-#include "workloads/workload.h"
+#include "sim/machine.h"
+#include "sim/machine_presets.h"
+#include "support/units.h"
 #include "traces/run_report.h"
+#include "workloads/workload.h"
 
 namespace spmd {
 namespace {
-
-std::string percent(double share) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f%%", 100 * share);
-  return text;
-}
-
-std::string gigabytes_per_s(double bytes_per_s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f GB/s", bytes_per_s / 1e9);
-  return text;
-}
 
 void print_collectives(const sim::CostLog& log, std::ostream& out) {
   out << "collectives: " << log.collectives.size() << "\n";
@@ -33,9 +21,9 @@ void print_collectives(const sim::CostLog& log, std::ostream& out) {
       break;
     }
     out << "  " << r.call << " " << r.dtype << r.shape << " " << format_bytes(r.bytes) << " "
-        << r.algorithm << ": " << format_duration_ps(r.end_ps - r.start_ps) << ", algbw "
-        << gigabytes_per_s(r.algbw_bytes_per_s) << ", busbw " << gigabytes_per_s(r.busbw_bytes_per_s)
-        << "\n";
+        << r.algorithm << ": " << format_duration_ps(r.end_ps - r.start_ps)
+        << fmt::format(", algbw {:.2f} GB/s, busbw {:.2f} GB/s\n", r.algbw_bytes_per_s / 1e9,
+                       r.busbw_bytes_per_s / 1e9);
   }
 }
 
@@ -70,7 +58,7 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
   out << "time: " << format_duration_ps(totals.total_ps) << " = compute "
       << format_duration_ps(totals.compute_ps) << " + communication "
       << format_duration_ps(totals.communication_ps) << " ("
-      << percent(totals.communication_share) << " communication)\n"
+      << fmt::format("{:.1f}% communication)\n", 100 * totals.communication_share)
       << "memory: peak " << format_bytes(totals.peak_memory_bytes) << " on device "
       << totals.peak_memory_device << " of " << format_bytes(spec.memory_bytes)
       << " per device\n";

@@ -1,5 +1,7 @@
 #include "cli/run_outputs.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -12,7 +14,7 @@ namespace {
 
 std::ofstream open_for_writing(const std::filesystem::path& path) {
   std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(path.string() + ": cannot write this file");
+  if (!out) throw Error(fmt::format("{}: cannot write this file", path.string()));
   return out;
 }
 
@@ -23,7 +25,9 @@ RunOutputs write_run_outputs(const std::string& folder, const sim::CostLog& log,
   const std::filesystem::path dir(folder);
   std::error_code error;
   std::filesystem::create_directories(dir, error);
-  if (error) throw Error("--out " + folder + ": cannot create the folder (" + error.message() + ")");
+  if (error) {
+    throw Error(fmt::format("--out {}: cannot create the folder ({})", folder, error.message()));
+  }
   RunOutputs outputs{folder, (dir / "trace.json").string(), (dir / "report.json").string()};
   open_for_writing(outputs.trace_path)
       << traces::chrome_trace_text(log, {.machine_name = machine_name, .devices = devices});

@@ -1,15 +1,16 @@
 #include "cli/scale_command.h"
 
-#include <cstdio>
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
+#include "cli/progress.h"
 #include "reference/error.h"
 #include "sim/machine.h"
-#include "cli/progress.h"
-#include "workloads/workload.h"
 #include "traces/run_report.h"
+#include "workloads/workload.h"
 
 namespace spmd {
 namespace {
@@ -49,10 +50,8 @@ ScalePoint measure(const ScaleOptions& options, const Workload& workload, int de
 }
 
 std::string table_row(const ScalePoint& p) {
-  char text[160];
-  std::snprintf(text, sizeof text, "%8d  %14.4f  %14.1f  %16.2f  %16.4f", p.devices, p.step_ms,
-                p.communication_percent, p.all_reduce_busbw_gbps, p.memory_gib);
-  return text;
+  return fmt::format("{:8}  {:14.4f}  {:14.1f}  {:16.2f}  {:16.4f}", p.devices, p.step_ms,
+                     p.communication_percent, p.all_reduce_busbw_gbps, p.memory_gib);
 }
 
 // A 2x2 panel plot of the four columns against the device count (log scale).
@@ -60,37 +59,41 @@ std::string gnuplot_script(const std::string& data_path, const std::string& png_
                            const std::string& title) {
   std::string quoted_title;
   for (char c : title) quoted_title += c == '"' ? '\'' : c;
-  return "set terminal pngcairo size 1200,900 font 'sans,10'\n"
-         "set output '" + png_path + "'\n"
-         "set multiplot layout 2,2 title \"" + quoted_title + "\"\n"
-         "set logscale x 2\nset xlabel 'devices'\nset grid\nunset key\nset yrange [0:*]\n"
-         "set title 'step time (ms)'\nplot '" + data_path + "' using 1:2 with linespoints pt 7\n"
-         "set title 'communication share (%)'\nset yrange [0:100]\n"
-         "plot '" + data_path + "' using 1:3 with linespoints pt 7\nset yrange [0:*]\n"
-         "set title 'all-reduce busbw (GB/s)'\n"
-         "plot '" + data_path + "' using 1:4 with linespoints pt 7\n"
-         "set title 'memory per device (GiB)'\n"
-         "plot '" + data_path + "' using 1:5 with linespoints pt 7\n"
-         "unset multiplot\n";
+  return fmt::format(
+      "set terminal pngcairo size 1200,900 font 'sans,10'\n"
+      "set output '{png}'\n"
+      "set multiplot layout 2,2 title \"{title}\"\n"
+      "set logscale x 2\nset xlabel 'devices'\nset grid\nunset key\nset yrange [0:*]\n"
+      "set title 'step time (ms)'\nplot '{data}' using 1:2 with linespoints pt 7\n"
+      "set title 'communication share (%)'\nset yrange [0:100]\n"
+      "plot '{data}' using 1:3 with linespoints pt 7\nset yrange [0:*]\n"
+      "set title 'all-reduce busbw (GB/s)'\n"
+      "plot '{data}' using 1:4 with linespoints pt 7\n"
+      "set title 'memory per device (GiB)'\n"
+      "plot '{data}' using 1:5 with linespoints pt 7\n"
+      "unset multiplot\n",
+      fmt::arg("png", png_path), fmt::arg("title", quoted_title), fmt::arg("data", data_path));
 }
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
-  if (!out || !(out << text)) throw Error(path.string() + ": cannot write this file");
+  if (!out || !(out << text)) throw Error(fmt::format("{}: cannot write this file", path.string()));
 }
 
 std::string plot(const ScaleOptions& options, const std::string& table, const std::string& title) {
   const std::filesystem::path dir(options.out_folder);
   std::error_code error;
   std::filesystem::create_directories(dir, error);
-  if (error) throw Error("--out " + options.out_folder + ": cannot create the folder");
+  if (error) throw Error(fmt::format("--out {}: cannot create the folder", options.out_folder));
   const std::string data = (dir / "scale.dat").string(), png = (dir / "scale.png").string();
   write_file(data, table);
   write_file(dir / "scale.gp", gnuplot_script(data, png, title));
-  const std::string command = "gnuplot '" + (dir / "scale.gp").string() + "'";
+  const std::string command = fmt::format("gnuplot '{}'", (dir / "scale.gp").string());
   if (std::system(command.c_str()) != 0) {
-    throw Error("plot: `" + command + "` failed, expected gnuplot (Debian gnuplot-nox) on PATH; "
-                "--no-plot skips the plot");
+    throw Error(
+        fmt::format("plot: `{}` failed, expected gnuplot (Debian gnuplot-nox) on PATH; "
+                    "--no-plot skips the plot",
+                    command));
   }
   return png;
 }
@@ -115,9 +118,9 @@ int run_scale_command(const ScaleOptions& options, std::ostream& out) {
   std::string table =
       "# devices  step_time_ms  communication_%  allreduce_busbw_GBps  memory_per_device_GiB\n";
   out << "spmdsim scale: " << workload.name << " on "
-      << (options.machine.machine.empty() ? options.machine.topology + ", links " +
-                                                options.machine.link
-                                          : options.machine.machine)
+      << (options.machine.machine.empty()
+              ? fmt::format("{}, links {}", options.machine.topology, options.machine.link)
+              : options.machine.machine)
       << "\n devices  step time (ms)  communication %  allreduce busbw (GB/s)  memory (GiB)\n";
   Progress progress("scale", static_cast<int>(options.devices.size()));
   for (std::size_t i = 0; i < options.devices.size(); ++i) {
@@ -127,7 +130,7 @@ int run_scale_command(const ScaleOptions& options, std::ostream& out) {
     progress.done(static_cast<int>(i + 1));
   }
   if (options.plot) {
-    const std::string title = "spmdsim scale: " + workload.name;
+    const std::string title = fmt::format("spmdsim scale: {}", workload.name);
     out << "plot: " << plot(options, table, title) << '\n';
   }
   return 0;

@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
   CLI::App* examples = app.add_subcommand(
       "examples", "Run the JAX tutorial examples (pmap, in_axes, psum, data-parallel training) "
                   "on the reference backend and print their results");
+  spmd::ExamplesOptions examples_options;
+  spmd::add_examples_flags(*examples, examples_options);
 
   try {
     app.parse(argc, argv);
@@ -68,7 +70,7 @@ int main(int argc, char** argv) {
     if (run->parsed()) return spmd::run_run_command(run_options, std::cout);
     if (scale->parsed()) return spmd::run_scale_command(scale_options, std::cout);
     if (perf->parsed()) return spmd::run_perf_command(perf_options, std::cout);
-    if (examples->parsed()) return spmd::run_examples_command(std::cout);
+    if (examples->parsed()) return spmd::run_examples_command(std::cout, examples_options);
     return spmd::run_demo_command(demo_options, std::cout);
   } catch (const spmd::Error& e) {
     std::cerr << "error: " << e.what() << "\n";

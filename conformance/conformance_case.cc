@@ -1,204 +1,211 @@
 #include "conformance/conformance_case.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
+#include <limits>
 
 #include "reference/elementwise.h"
 #include "reference/npy.h"
+#include "support/json_reader.h"
 
 namespace spmd::conformance {
 namespace {
 
-using nlohmann::json;
+constexpr std::string_view kInt32 = "a 32-bit integer";
+constexpr std::string_view kAxisNames = "an axis name or a list of axis names";
 
-// Field access with errors that name the file and the field path.
-class Reader {
- public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
+// Any int (axes may be negative); beyond int's range the error names the field.
+int int32_value(const JsonValue& value, std::string_view expected = kInt32) {
+  return value.int32(std::numeric_limits<int>::min(), std::numeric_limits<int>::max(), expected);
+}
 
-  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-    throw Error(file_ + ": " + path + ": " + what);
+// "i" or ["x", "y"].
+AxisNames axis_names(const JsonValue& value) {
+  if (value.is_string()) return AxisNames(value.string());
+  std::vector<std::string> names;
+  for (const JsonValue& name : value.elements(kAxisNames)) names.push_back(name.string(kAxisNames));
+  return AxisNames(std::move(names));
+}
+
+// A PartitionSpec: each entry null, an axis name or a list of axis names.
+PartitionSpec partition_spec(const JsonValue& value) {
+  std::vector<SpecEntry> entries;
+  for (const JsonValue& entry :
+       value.elements("a PartitionSpec: a list of null, axis names or lists of axis names")) {
+    if (entry.is_null()) entries.push_back({});
+    else entries.push_back(axis_names(entry).names);
   }
+  return PartitionSpec(std::move(entries));
+}
 
-  const json& field(const json& object, const std::string& path, const char* key) const {
-    if (!object.is_object()) fail(path, "expected an object, got " + object.dump());
-    auto it = object.find(key);
-    if (it == object.end()) fail(path + "." + key, "missing, expected a value");
-    return *it;
+std::vector<int> int32_list(const JsonValue& value, std::string_view expected) {
+  std::vector<int> list;
+  for (const JsonValue& element : value.elements(expected)) {
+    list.push_back(int32_value(element));
   }
+  return list;
+}
 
-  int integer(const json& value, const std::string& path) const {
-    if (!value.is_number_integer()) fail(path, "expected an integer, got " + value.dump());
-    return value.get<int>();
+std::vector<std::vector<int>> int32_lists(const JsonValue& value, std::string_view expected) {
+  std::vector<std::vector<int>> lists;
+  for (const JsonValue& list : value.elements(expected)) {
+    lists.push_back(int32_list(list, "a list of integers"));
   }
+  return lists;
+}
 
-  std::string string(const json& value, const std::string& path) const {
-    if (!value.is_string()) fail(path, "expected a string, got " + value.dump());
-    return value.get<std::string>();
-  }
+int int32_field(const JsonValue& step, std::string_view key, int fallback) {
+  const std::optional<JsonValue> value = step.optional(key);
+  if (!value) return fallback;
+  return int32_value(*value);
+}
 
-  const json& array(const json& value, const std::string& path) const {
-    if (!value.is_array()) fail(path, "expected a list, got " + value.dump());
-    return value;
-  }
-
-  bool boolean(const json& value, const std::string& path) const {
-    if (!value.is_boolean()) fail(path, "expected true or false, got " + value.dump());
-    return value.get<bool>();
-  }
-
-  std::optional<int> integer_or_null(const json& value, const std::string& path) const {
-    if (value.is_null()) return std::nullopt;
-    if (!value.is_number_integer()) fail(path, "expected an integer or null, got " + value.dump());
-    return value.get<int>();
-  }
-
-  // "i" or ["x", "y"].
-  AxisNames axis_names(const json& value, const std::string& path) const {
-    if (value.is_string()) return AxisNames(value.get<std::string>());
-    std::vector<std::string> names;
-    for (std::size_t k = 0; k < array(value, path).size(); ++k) {
-      names.push_back(string(value[k], path + "[" + std::to_string(k) + "]"));
-    }
-    return AxisNames(std::move(names));
-  }
-
-  PartitionSpec spec(const json& value, const std::string& path) const {
-    std::vector<SpecEntry> entries;
-    for (std::size_t d = 0; d < array(value, path).size(); ++d) {
-      const json& e = value[d];
-      const std::string entry_path = path + "[" + std::to_string(d) + "]";
-      if (e.is_null()) entries.push_back({});
-      else if (e.is_string()) entries.push_back({e.get<std::string>()});
-      else entries.push_back(axis_names(e, entry_path).names);
-    }
-    return PartitionSpec(std::move(entries));
-  }
-
-  std::vector<std::vector<int>> int_lists(const json& value, const std::string& path) const {
-    std::vector<std::vector<int>> lists;
-    for (std::size_t g = 0; g < array(value, path).size(); ++g) {
-      const std::string inner_path = path + "[" + std::to_string(g) + "]";
-      std::vector<int> list;
-      for (std::size_t i = 0; i < array(value[g], inner_path).size(); ++i) {
-        list.push_back(integer(value[g][i], inner_path + "[" + std::to_string(i) + "]"));
-      }
-      lists.push_back(std::move(list));
-    }
-    return lists;
-  }
-
- private:
-  std::string file_;
-};
-
-ValueRef parse_ref(const Reader& r, const json& value, const std::string& path, int inputs,
-                   int steps_before) {
-  const std::string text = r.string(value, path);
-  const bool is_input = text.rfind("in", 0) == 0;
-  const bool is_step = text.rfind("s", 0) == 0;
+// "inN" (input N) or "sK" (the result of step K), which must exist already.
+ValueRef parse_ref(const JsonValue& value, int inputs, int steps_before) {
+  constexpr std::string_view kExpected = "a reference inN or sK";
+  const std::string text = value.string(kExpected);
+  const bool is_input = text.starts_with("in");
+  const bool is_step = text.starts_with("s");
   const std::string digits = text.substr(is_input ? 2 : 1);
-  const bool numeric = !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
+  const bool numeric =
+      !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
   if ((!is_input && !is_step) || !numeric || digits.size() > 6) {
-    r.fail(path, "\"" + text + "\" is not a reference, expected inN or sK");
+    value.fail(fmt::format("\"{}\" is not a reference, expected inN or sK", text));
   }
   const int index = std::stoi(digits);
   const int limit = is_input ? inputs : steps_before;
   if (index >= limit) {
-    r.fail(path, "\"" + text + "\" refers to a value that does not exist (there are " +
-                     std::to_string(limit) + (is_input ? " inputs" : " earlier steps") + ")");
+    value.fail(fmt::format("\"{}\" refers to a value that does not exist (there are {} {})", text,
+                           limit, is_input ? "inputs" : "earlier steps"));
   }
   return {is_input ? ValueRef::Kind::input : ValueRef::Kind::step, index};
 }
 
-CollectiveCall parse_collective(const Reader& r, const json& step, const std::string& path,
-                                CollectiveOp op) {
+// Each collective's fields: JAX's parameter names for it (docs/conformance-format.md).
+void require_collective_fields(const JsonValue& step, CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::psum:
+    case CollectiveOp::pmean:
+    case CollectiveOp::pmax:
+    case CollectiveOp::pmin:
+      step.require_object({"op", "args", "axis_name", "axis_index_groups"});
+      return;
+    case CollectiveOp::all_gather:
+      step.require_object({"op", "args", "axis_name", "axis", "tiled", "axis_index_groups", "to"});
+      return;
+    case CollectiveOp::psum_scatter:
+      step.require_object(
+          {"op", "args", "axis_name", "scatter_dimension", "tiled", "axis_index_groups"});
+      return;
+    case CollectiveOp::all_to_all:
+      step.require_object(
+          {"op", "args", "axis_name", "split_axis", "concat_axis", "tiled", "axis_index_groups"});
+      return;
+    case CollectiveOp::ppermute:
+    case CollectiveOp::pshuffle: step.require_object({"op", "args", "axis_name", "perm"}); return;
+    case CollectiveOp::axis_index: step.require_object({"op", "args", "axis_name"}); return;
+  }
+}
+
+CollectiveCall parse_collective(const JsonValue& step, CollectiveOp op) {
+  require_collective_fields(step, op);
   CollectiveCall call;
   call.op = op;
-  call.axes = r.axis_names(r.field(step, path, "axis_name"), path + ".axis_name");
-  if (step.contains("axis_index_groups") && !step["axis_index_groups"].is_null()) {
-    call.axis_index_groups = r.int_lists(step["axis_index_groups"], path + ".axis_index_groups");
+  call.axes = axis_names(step.required("axis_name", kAxisNames));
+  const std::optional<JsonValue> groups = step.optional("axis_index_groups");
+  if (groups && !groups->is_null()) {
+    call.axis_index_groups = int32_lists(*groups, "a list of lists of axis indices, or null");
   }
-  auto optional_int = [&](const char* key, int fallback) {
-    return step.contains(key) ? r.integer(step[key], path + "." + key) : fallback;
-  };
-  if (step.contains("tiled")) call.tiled = r.boolean(step["tiled"], path + ".tiled");
+  if (const std::optional<JsonValue> tiled = step.optional("tiled")) call.tiled = tiled->boolean();
   switch (op) {
     case CollectiveOp::all_gather:
-      call.axis = optional_int("axis", 0);
-      if (step.contains("to")) {
-        const std::string to = r.string(step["to"], path + ".to");
-        if (to != "varying" && to != "invarying") {
-          r.fail(path + ".to", "\"" + to + "\", expected \"varying\" or \"invarying\"");
-        }
-        call.to_invariant = to == "invarying";
+      call.axis = int32_field(step, "axis", 0);
+      if (const std::optional<JsonValue> to = step.optional("to")) {
+        constexpr std::string_view kExpected = "\"varying\" or \"invarying\"";
+        const std::string text = to->string(kExpected);
+        if (text != "varying" && text != "invarying") to->fail_value(kExpected);
+        call.to_invariant = text == "invarying";
       }
       break;
-    case CollectiveOp::psum_scatter: call.axis = optional_int("scatter_dimension", 0); break;
+    case CollectiveOp::psum_scatter: call.axis = int32_field(step, "scatter_dimension", 0); break;
     case CollectiveOp::all_to_all:
-      call.split_axis = r.integer(r.field(step, path, "split_axis"), path + ".split_axis");
-      call.concat_axis = r.integer(r.field(step, path, "concat_axis"), path + ".concat_axis");
+      call.split_axis = int32_value(step.required("split_axis", kInt32));
+      call.concat_axis = int32_value(step.required("concat_axis", kInt32));
       break;
-    case CollectiveOp::ppermute:
-      for (const auto& pair : r.int_lists(r.field(step, path, "perm"), path + ".perm")) {
-        if (pair.size() != 2) r.fail(path + ".perm", "expected [source, destination] pairs");
+    case CollectiveOp::ppermute: {
+      constexpr std::string_view kPairs = "a list of [source, destination] pairs";
+      const JsonValue perm = step.required("perm", kPairs);
+      for (const auto& pair : int32_lists(perm, kPairs)) {
+        if (pair.size() != 2) perm.fail(fmt::format("expected {}", kPairs));
         call.perm.emplace_back(pair[0], pair[1]);
       }
       break;
-    case CollectiveOp::pshuffle: {
-      const json& perm = r.array(r.field(step, path, "perm"), path + ".perm");
-      for (std::size_t i = 0; i < perm.size(); ++i) {
-        call.shuffle.push_back(r.integer(perm[i], path + ".perm[" + std::to_string(i) + "]"));
-      }
-      break;
     }
+    case CollectiveOp::pshuffle:
+      call.shuffle =
+          int32_list(step.required("perm", "a list of axis indices"), "a list of axis indices");
+      break;
     default: break;
   }
   return call;
 }
 
-Step parse_step(const Reader& r, const json& value, const std::string& path, int inputs,
-                int index) {
+struct ElementwiseName {
+  std::string_view name;
+  ElementwiseOp op;
+  std::size_t args;
+};
+
+constexpr ElementwiseName kElementwise[] = {{"add", ElementwiseOp::add, 2},
+                                            {"sub", ElementwiseOp::sub, 2},
+                                            {"mul", ElementwiseOp::mul, 2},
+                                            {"neg", ElementwiseOp::neg, 1},
+                                            {"convert", ElementwiseOp::convert, 1}};
+
+DType parse_dtype(const JsonValue& value) {
+  try {
+    return dtype_from_name(value.string("a dtype name such as \"float32\""));
+  } catch (const Error& e) {
+    value.fail(e.what());
+  }
+}
+
+Step parse_step(const JsonValue& value, int inputs, int index) {
   Step step;
-  step.op = r.string(r.field(value, path, "op"), path + ".op");
-  const json& args = r.array(r.field(value, path, "args"), path + ".args");
-  for (std::size_t a = 0; a < args.size(); ++a) {
-    step.args.push_back(
-        parse_ref(r, args[a], path + ".args[" + std::to_string(a) + "]", inputs, index));
+  const JsonValue op = value.required("op", "an operation name");
+  step.op = op.string("an operation name");
+  const JsonValue args = value.required("args", "a list of references");
+  for (const JsonValue& arg : args.elements("a list of references")) {
+    step.args.push_back(parse_ref(arg, inputs, index));
   }
-  static const std::pair<const char*, ElementwiseOp> kElementwise[] = {
-      {"add", ElementwiseOp::add}, {"sub", ElementwiseOp::sub}, {"mul", ElementwiseOp::mul},
-      {"neg", ElementwiseOp::neg}, {"convert", ElementwiseOp::convert}};
   std::size_t expected_args = 1;
-  bool found = false;
-  for (const auto& [name, op] : kElementwise) {
-    if (step.op != name) continue;
-    step.action = op;
-    expected_args = (op == ElementwiseOp::add || op == ElementwiseOp::sub ||
-                     op == ElementwiseOp::mul) ? 2 : 1;
-    if (op == ElementwiseOp::convert) {
-      try {
-        step.convert_to = dtype_from_name(r.string(r.field(value, path, "dtype"), path + ".dtype"));
-      } catch (const Error& e) {
-        r.fail(path + ".dtype", e.what());
-      }
-    }
-    found = true;
+  const ElementwiseName* elementwise = nullptr;
+  for (const ElementwiseName& entry : kElementwise) {
+    if (step.op == entry.name) elementwise = &entry;
   }
-  if (!found) {
-    CollectiveOp op;
-    try {
-      op = collective_op_from_name(step.op);
-    } catch (const Error& e) {
-      r.fail(path + ".op", std::string(e.what()) + ", add sub mul neg convert");
+  if (elementwise != nullptr) {
+    step.action = elementwise->op;
+    expected_args = elementwise->args;
+    if (elementwise->op == ElementwiseOp::convert) {
+      value.require_object({"op", "args", "dtype"});
+      step.convert_to = parse_dtype(value.required("dtype", "a dtype name"));
+    } else {
+      value.require_object({"op", "args"});
     }
-    step.action = parse_collective(r, value, path, op);
-    expected_args = op == CollectiveOp::axis_index ? 0 : 1;
+  } else {
+    CollectiveOp collective;
+    try {
+      collective = collective_op_from_name(step.op);
+    } catch (const Error& e) {
+      op.fail(fmt::format("{}, add sub mul neg convert", e.what()));
+    }
+    step.action = parse_collective(value, collective);
+    expected_args = collective == CollectiveOp::axis_index ? 0 : 1;
   }
   if (step.args.size() != expected_args) {
-    r.fail(path + ".args", "has " + std::to_string(step.args.size()) + " references, expected " +
-                               std::to_string(expected_args) + " for " + step.op);
+    args.fail(fmt::format("has {} references, expected {} for {}", step.args.size(), expected_args,
+                          step.op));
   }
   return step;
 }
@@ -210,132 +217,148 @@ Array canonicalize_x64(const Array& a) {
   return a;
 }
 
-Array load_array(const Reader& r, const json& entry, const std::string& path,
-                 const std::filesystem::path& folder) {
-  const std::string file = r.string(r.field(entry, path, "file"), path + ".file");
+// {"file": "x.npy"} or {"file": "x.npy", "dtype": "bfloat16"}, relative to the case's folder.
+Array load_array(const JsonValue& entry, const std::filesystem::path& folder) {
+  entry.require_object({"file", "dtype"});
+  const JsonValue file = entry.required("file", "a .npy file name");
+  const std::string name = file.string("a .npy file name");
   std::optional<DType> declared;
-  if (entry.contains("dtype")) {
-    try {
-      declared = dtype_from_name(r.string(entry["dtype"], path + ".dtype"));
-    } catch (const Error& e) {
-      r.fail(path + ".dtype", e.what());
-    }
+  if (const std::optional<JsonValue> dtype = entry.optional("dtype"))
+    declared = parse_dtype(*dtype);
+  try {
+    return read_npy((folder / name).string(), declared);
+  } catch (const Error& e) {
+    file.fail(e.what());
   }
-  return read_npy((folder / file).string(), declared);
 }
 
-void parse_map(const Reader& r, const json& map, Case& c) {
-  const std::string kind = r.string(r.field(map, "map", "kind"), "map.kind");
+std::vector<std::optional<int>> pmap_axes(const JsonValue& value) {
+  constexpr std::string_view kExpected = "an integer axis or null";
+  std::vector<std::optional<int>> axes;
+  for (const JsonValue& axis : value.elements("a list of integer axes or nulls")) {
+    if (axis.is_null()) axes.push_back(std::nullopt);
+    else axes.push_back(int32_value(axis, kExpected));
+  }
+  return axes;
+}
+
+void parse_map(const JsonValue& map, Case& c) {
+  constexpr std::string_view kKinds = "\"pmap\" or \"shard_map\"";
+  const JsonValue kind_value = map.required("kind", kKinds);
+  const std::string kind = kind_value.string(kKinds);
   if (kind == "pmap") {
+    map.require_object({"kind", "axis_name", "in_axes", "out_axes"});
     c.is_pmap = true;
-    c.pmap.axis_name = r.string(r.field(map, "map", "axis_name"), "map.axis_name");
-    for (const char* key : {"in_axes", "out_axes"}) {
-      const std::string path = std::string("map.") + key;
-      const json& axes = r.array(r.field(map, "map", key), path);
-      auto& target = std::string(key) == "in_axes" ? c.pmap.in_axes : c.pmap.out_axes;
-      for (std::size_t i = 0; i < axes.size(); ++i) {
-        target.push_back(r.integer_or_null(axes[i], path + "[" + std::to_string(i) + "]"));
-      }
-    }
+    c.pmap.axis_name = map.required("axis_name", "an axis name").string("an axis name");
+    c.pmap.in_axes = pmap_axes(map.required("in_axes", "a list of integer axes or nulls"));
+    c.pmap.out_axes = pmap_axes(map.required("out_axes", "a list of integer axes or nulls"));
   } else if (kind == "shard_map") {
+    map.require_object({"kind", "in_specs", "out_specs", "check_vma"});
     c.is_pmap = false;
-    const json& in_specs = r.array(r.field(map, "map", "in_specs"), "map.in_specs");
-    for (std::size_t i = 0; i < in_specs.size(); ++i) {
-      const std::string path = "map.in_specs[" + std::to_string(i) + "]";
-      if (in_specs[i].is_null()) c.shard_map.in_specs.push_back(std::nullopt);
-      else c.shard_map.in_specs.push_back(r.spec(in_specs[i], path));
+    constexpr std::string_view kSpecs = "a list of PartitionSpecs";
+    for (const JsonValue& spec : map.required("in_specs", kSpecs).elements(kSpecs)) {
+      if (spec.is_null()) c.shard_map.in_specs.push_back(std::nullopt);
+      else c.shard_map.in_specs.push_back(partition_spec(spec));
     }
-    const json& out_specs = r.array(r.field(map, "map", "out_specs"), "map.out_specs");
-    for (std::size_t j = 0; j < out_specs.size(); ++j) {
-      c.shard_map.out_specs.push_back(
-          r.spec(out_specs[j], "map.out_specs[" + std::to_string(j) + "]"));
+    for (const JsonValue& spec : map.required("out_specs", kSpecs).elements(kSpecs)) {
+      c.shard_map.out_specs.push_back(partition_spec(spec));
     }
-    if (map.contains("check_vma")) c.shard_map.check_vma = r.boolean(map["check_vma"], "map.check_vma");
+    if (const std::optional<JsonValue> check = map.optional("check_vma")) {
+      c.shard_map.check_vma = check->boolean();
+    }
     c.shard_map.function_name = c.name;
   } else {
-    r.fail("map.kind", "\"" + kind + "\", expected \"pmap\" or \"shard_map\"");
+    kind_value.fail_value(kKinds);
   }
+}
+
+Mesh parse_mesh(const JsonValue& mesh) {
+  mesh.require_object({"shape", "axis_names"});
+  std::vector<int> shape;
+  for (const JsonValue& size :
+       mesh.required("shape", "a list of axis sizes").elements("a list of axis sizes")) {
+    shape.push_back(size.positive_int32());
+  }
+  const AxisNames names = axis_names(mesh.required("axis_names", kAxisNames));
+  try {
+    return Mesh(shape, names.names);
+  } catch (const Error& e) {
+    mesh.fail(e.what());
+  }
+}
+
+void parse_expected(const JsonValue& expected, const std::filesystem::path& folder, Case& c) {
+  if (expected.has("error")) {
+    expected.require_object({"error"});
+    c.expected_error = expected.required("error", "a string").string();
+    return;
+  }
+  expected.require_object({"outputs", "error"});
+  constexpr std::string_view kFiles = "a list of {\"file\": ...} entries";
+  const JsonValue files = expected.required("outputs", kFiles);
+  Values values;
+  for (const JsonValue& file : files.elements(kFiles)) values.push_back(load_array(file, folder));
+  if (values.size() != c.outputs.size()) {
+    files.fail(fmt::format("has {} files for {} outputs", values.size(), c.outputs.size()));
+  }
+  c.expected_outputs = std::move(values);
+}
+
+// The case in `root`; errors name the field's path (the caller adds the file).
+Case read_case(const JsonValue& root, const std::string& json_path) {
+  root.require_object(
+      {"format", "name", "about", "mesh", "map", "inputs", "body", "outputs", "expected", "order"});
+  Case c;
+  c.json_path = json_path;
+  root.required("format", "1").integer(1, 1, "1");
+  c.name = root.required("name", "a string").string();
+  if (const std::optional<JsonValue> about = root.optional("about")) c.about = about->string();
+
+  const JsonValue mesh = root.required("mesh", "an object with fields shape, axis_names");
+  c.mesh = parse_mesh(mesh);
+  const JsonValue map = root.required("map", "an object with a kind, \"pmap\" or \"shard_map\"");
+  parse_map(map, c);
+  if (c.is_pmap && (c.mesh.axis_count() != 1 || c.mesh.axis_names()[0] != c.pmap.axis_name)) {
+    mesh.fail(
+        fmt::format("a pmap case needs a one-axis mesh named by map.axis_name (\"{}\"), got {}",
+                    c.pmap.axis_name, c.mesh.to_string()));
+  }
+
+  const std::filesystem::path folder = std::filesystem::path(json_path).parent_path();
+  constexpr std::string_view kFiles = "a list of {\"file\": ...} entries";
+  for (const JsonValue& input : root.required("inputs", kFiles).elements(kFiles)) {
+    c.inputs.push_back(canonicalize_x64(load_array(input, folder)));
+  }
+  const int inputs = static_cast<int>(c.inputs.size());
+  constexpr std::string_view kSteps = "a list of steps";
+  for (const JsonValue& step : root.required("body", kSteps).elements(kSteps)) {
+    c.body.push_back(parse_step(step, inputs, static_cast<int>(c.body.size())));
+  }
+  constexpr std::string_view kRefs = "a list of references";
+  for (const JsonValue& output : root.required("outputs", kRefs).elements(kRefs)) {
+    c.outputs.push_back(parse_ref(output, inputs, static_cast<int>(c.body.size())));
+  }
+  parse_expected(root.required("expected", "{\"outputs\": [...]} or {\"error\": \"...\"}"), folder,
+                 c);
+  if (const std::optional<JsonValue> order = root.optional("order")) {
+    try {
+      c.order = reduction_algorithm_from_name(order->string("a reduction order name"));
+    } catch (const Error& e) {
+      order->fail(e.what());
+    }
+  }
+  return c;
 }
 
 }  // namespace
 
 Case load_case(const std::string& json_path) {
-  const Reader r(json_path);
-  std::ifstream in(json_path);
-  if (!in) throw Error(json_path + ": cannot open file");
-  json root;
+  const nlohmann::json document = parse_json_file(json_path);  // its errors name the file
   try {
-    root = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw Error(json_path + ": not valid JSON (" + std::string(e.what()) + ")");
-  }
-  Case c;
-  c.json_path = json_path;
-  const int format = r.integer(r.field(root, "case", "format"), "format");
-  if (format != 1) r.fail("format", std::to_string(format) + ", expected 1");
-  c.name = r.string(r.field(root, "case", "name"), "name");
-  if (root.contains("about")) c.about = r.string(root["about"], "about");
-
-  const json& mesh = r.field(root, "case", "mesh");
-  std::vector<int> shape;
-  const json& shape_json = r.array(r.field(mesh, "mesh", "shape"), "mesh.shape");
-  for (std::size_t k = 0; k < shape_json.size(); ++k) {
-    shape.push_back(r.integer(shape_json[k], "mesh.shape[" + std::to_string(k) + "]"));
-  }
-  const AxisNames names = r.axis_names(r.field(mesh, "mesh", "axis_names"), "mesh.axis_names");
-  try {
-    c.mesh = Mesh(shape, names.names);
+    return read_case(JsonValue(document, "case"), json_path);
   } catch (const Error& e) {
-    r.fail("mesh", e.what());
+    throw Error(fmt::format("{}: {}", json_path, e.what()));
   }
-
-  parse_map(r, r.field(root, "case", "map"), c);
-  if (c.is_pmap && (c.mesh.axis_count() != 1 || c.mesh.axis_names()[0] != c.pmap.axis_name)) {
-    r.fail("mesh", "a pmap case needs a one-axis mesh named by map.axis_name (\"" +
-                       c.pmap.axis_name + "\"), got " + c.mesh.to_string());
-  }
-
-  const std::filesystem::path folder = std::filesystem::path(json_path).parent_path();
-  const json& inputs = r.array(r.field(root, "case", "inputs"), "inputs");
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    c.inputs.push_back(
-        canonicalize_x64(load_array(r, inputs[i], "inputs[" + std::to_string(i) + "]", folder)));
-  }
-  const json& body = r.array(r.field(root, "case", "body"), "body");
-  for (std::size_t k = 0; k < body.size(); ++k) {
-    c.body.push_back(parse_step(r, body[k], "body[" + std::to_string(k) + "]",
-                                static_cast<int>(c.inputs.size()), static_cast<int>(k)));
-  }
-  const json& outputs = r.array(r.field(root, "case", "outputs"), "outputs");
-  for (std::size_t j = 0; j < outputs.size(); ++j) {
-    c.outputs.push_back(parse_ref(r, outputs[j], "outputs[" + std::to_string(j) + "]",
-                                  static_cast<int>(c.inputs.size()),
-                                  static_cast<int>(c.body.size())));
-  }
-  const json& expected = r.field(root, "case", "expected");
-  if (expected.contains("error")) {
-    c.expected_error = r.string(expected["error"], "expected.error");
-  } else {
-    const json& files = r.array(r.field(expected, "expected", "outputs"), "expected.outputs");
-    Values values;
-    for (std::size_t j = 0; j < files.size(); ++j) {
-      values.push_back(
-          load_array(r, files[j], "expected.outputs[" + std::to_string(j) + "]", folder));
-    }
-    if (values.size() != c.outputs.size()) {
-      r.fail("expected.outputs", "has " + std::to_string(values.size()) + " files for " +
-                                     std::to_string(c.outputs.size()) + " outputs");
-    }
-    c.expected_outputs = std::move(values);
-  }
-  if (root.contains("order")) {
-    try {
-      c.order = reduction_algorithm_from_name(r.string(root["order"], "order"));
-    } catch (const Error& e) {
-      r.fail("order", e.what());
-    }
-  }
-  return c;
 }
 
 DeviceFunction body_function(const Case& c) {
@@ -353,11 +376,19 @@ DeviceFunction body_function(const Case& c) {
         continue;
       }
       switch (std::get<ElementwiseOp>(step.action)) {
-        case ElementwiseOp::add: steps.push_back(add(value(step.args[0]), value(step.args[1]))); break;
-        case ElementwiseOp::sub: steps.push_back(sub(value(step.args[0]), value(step.args[1]))); break;
-        case ElementwiseOp::mul: steps.push_back(mul(value(step.args[0]), value(step.args[1]))); break;
+        case ElementwiseOp::add:
+          steps.push_back(add(value(step.args[0]), value(step.args[1])));
+          break;
+        case ElementwiseOp::sub:
+          steps.push_back(sub(value(step.args[0]), value(step.args[1])));
+          break;
+        case ElementwiseOp::mul:
+          steps.push_back(mul(value(step.args[0]), value(step.args[1])));
+          break;
         case ElementwiseOp::neg: steps.push_back(neg(value(step.args[0]))); break;
-        case ElementwiseOp::convert: steps.push_back(convert(value(step.args[0]), step.convert_to)); break;
+        case ElementwiseOp::convert:
+          steps.push_back(convert(value(step.args[0]), step.convert_to));
+          break;
       }
     }
     Values outputs;

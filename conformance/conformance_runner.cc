@@ -1,13 +1,15 @@
 #include "conformance/conformance_runner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 
+#include "backends/backend_registry.h"
 #include "reference/elementwise.h"
 #include "reference/reference_backend.h"
-#include "backends/backend_registry.h"
 
 namespace spmd::conformance {
 namespace {
@@ -53,15 +55,14 @@ void compare(const Values& got, const Values& expected, CaseResult& result,
   for (std::size_t j = 0; j < expected.size(); ++j) {
     Array want = expected[j];
     if (auto narrowed = narrowed_expected(got[j], want)) {
-      result.notes.push_back("expected output " + std::to_string(j) + " is stored as " +
-                             std::string(dtype_name(want.dtype())) +
-                             "; compared as " + std::string(dtype_name(got[j].dtype())) +
-                             " (JAX with x64 off returns " + got[j].type_string() +
-                             "; every value fits)");
+      result.notes.push_back(fmt::format(
+          "expected output {} is stored as {}; compared as {} (JAX with x64 off returns {}; "
+          "every value fits)",
+          j, dtype_name(want.dtype()), dtype_name(got[j].dtype()), got[j].type_string()));
       want = *narrowed;
     }
     if (auto diff = first_difference(got[j], want)) {
-      result.failure = "output " + std::to_string(j) + " " + *diff + " (" + against + ")";
+      result.failure = fmt::format("output {} {} ({})", j, *diff, against);
       return;
     }
   }
@@ -71,15 +72,12 @@ void compare(const Values& got, const Values& expected, CaseResult& result,
 
 std::optional<std::string> first_difference(const Array& got, const Array& expected) {
   if (got.dtype() != expected.dtype() || got.shape() != expected.shape()) {
-    return "is " + got.type_string() + ", expected " + expected.type_string();
+    return fmt::format("is {}, expected {}", got.type_string(), expected.type_string());
   }
   for (std::int64_t i = 0; i < got.size(); ++i) {
     if (element_equal(got, expected, i)) continue;
-    char got_text[64], want_text[64];
-    std::snprintf(got_text, sizeof got_text, "%.9g", got.element_as_double(i));
-    std::snprintf(want_text, sizeof want_text, "%.9g", expected.element_as_double(i));
-    return "element " + index_string(got.shape(), i) + " is " + got_text + ", expected " +
-           want_text;
+    return fmt::format("element {} is {:.9g}, expected {:.9g}", index_string(got.shape(), i),
+                       got.element_as_double(i), expected.element_as_double(i));
   }
   return std::nullopt;
 }
@@ -93,24 +91,24 @@ CaseResult run_case(const Case& c, const RunOptions& options) {
     auto backend = make_backend(options.backend, order, c.mesh.device_count());
     const Values got = run_on(*backend, c);
     if (c.expected_error) {
-      result.failure = "ran without error, expected an error (" + *c.expected_error + ")";
+      result.failure = fmt::format("ran without error, expected an error ({})", *c.expected_error);
       return result;
     }
     if (got.size() != c.expected_outputs->size()) {
-      result.failure = "returned " + std::to_string(got.size()) + " outputs, expected " +
-                       std::to_string(c.expected_outputs->size());
+      result.failure =
+          fmt::format("returned {} outputs, expected {}", got.size(), c.expected_outputs->size());
       return result;
     }
     compare(got, *c.expected_outputs, result, "JAX's expected output");
     if (!same_order && result.failure.empty()) {
       // Float sums in another order than JAX's: JAX's file holds for everything but them, so
       // compare with the reference run in the backend's own order.
-      result.notes.push_back("reductions fold in " + order.describe() +
-                             ", compared with the reference in that order");
+      result.notes.push_back(fmt::format(
+          "reductions fold in {}, compared with the reference in that order", order.describe()));
     }
   } catch (const Error& e) {
-    if (c.expected_error) result.notes.push_back(std::string("rejected as expected: ") + e.what());
-    else result.failure = std::string("raised an error: ") + e.what();
+    if (c.expected_error) result.notes.push_back(fmt::format("rejected as expected: {}", e.what()));
+    else result.failure = fmt::format("raised an error: {}", e.what());
   }
   if (!same_order && !result.failure.empty() && !c.expected_error) {
     // Retry against the reference folding in the backend's order.
@@ -120,13 +118,15 @@ CaseResult run_case(const Case& c, const RunOptions& options) {
       ReferenceBackend reference(order, c.mesh.device_count());
       auto backend = make_backend(options.backend, order, c.mesh.device_count());
       compare(run_on(*backend, c), run_on(reference, c), result,
-              "the reference in " + order.describe() + " order");
+              fmt::format("the reference in {} order", order.describe()));
     } catch (const Error& e) {
-      result.failure = std::string("raised an error: ") + e.what();
+      result.failure = fmt::format("raised an error: {}", e.what());
     }
     if (result.failure.empty()) {
-      result.notes.push_back("differs from JAX (" + jax_failure + ") only by the reduction order " +
-                             order.describe() + "; equal to the reference in that order");
+      result.notes.push_back(fmt::format(
+          "differs from JAX ({}) only by the reduction order {}; equal to the reference in that "
+          "order",
+          jax_failure, order.describe()));
     }
   }
   result.passed = result.failure.empty();
@@ -146,7 +146,8 @@ std::vector<std::string> find_case_files(const std::vector<std::string>& paths) 
         }
       }
     } else {
-      throw Error("PATH " + path + " does not exist, expected a case file or a folder of cases");
+      throw Error(
+          fmt::format("PATH {} does not exist, expected a case file or a folder of cases", path));
     }
   }
   std::sort(files.begin(), files.end());

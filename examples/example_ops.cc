@@ -1,5 +1,7 @@
 #include "examples/example_ops.h"
 
+#include <fmt/format.h>
+
 #include <string>
 
 #include "reference/elementwise.h"
@@ -9,7 +11,7 @@ namespace {
 
 void require_float32(const Array& a, const char* op) {
   if (a.dtype() != DType::float32) {
-    throw Error(std::string(op) + ": expected float32, got " + a.type_string());
+    throw Error(fmt::format("{}: expected float32, got {}", op, a.type_string()));
   }
 }
 
@@ -39,8 +41,8 @@ Array divide(const Array& a, const Array& b) {
   require_float32(a, "divide");
   require_float32(b, "divide");
   if (b.rank() != 0 && b.shape() != a.shape()) {
-    throw Error("divide: divisor " + b.type_string() + " must be a scalar or match " +
-                a.type_string());
+    throw Error(fmt::format("divide: divisor {} must be a scalar or match {}", b.type_string(),
+                            a.type_string()));
   }
   Array out(DType::float32, a.shape());
   const auto x = a.values<float>();
@@ -66,8 +68,8 @@ Array dot(const Array& a, const Array& b) {
   require_float32(a, "dot");
   require_float32(b, "dot");
   if (a.rank() != 2 || b.rank() != 2 || a.dim(1) != b.dim(0)) {
-    throw Error("dot: shapes " + a.type_string() + " and " + b.type_string() +
-                " are not aligned for a matrix product");
+    throw Error(fmt::format("dot: shapes {} and {} are not aligned for a matrix product",
+                            a.type_string(), b.type_string()));
   }
   const std::int64_t rows = a.dim(0), inner = a.dim(1), cols = b.dim(1);
   Array out(DType::float32, {rows, cols});

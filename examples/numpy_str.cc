@@ -1,5 +1,7 @@
 #include "examples/numpy_str.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -167,7 +169,7 @@ ElementFormat integer_format(const Array& array) {
   std::vector<std::string> texts;
   std::size_t width = 0;
   for (std::int64_t i = 0; i < array.size(); ++i) {
-    texts.push_back(std::to_string(static_cast<std::int64_t>(array.element_as_double(i))));
+    texts.push_back(fmt::format("{}", static_cast<std::int64_t>(array.element_as_double(i))));
     width = std::max(width, texts.back().size());
   }
   return [texts, width](std::int64_t i) { return pad_left(texts[static_cast<std::size_t>(i)], width); };
@@ -265,7 +267,7 @@ std::string numpy_str(const Array& array) {
   if (array.rank() == 0) {
     if (array.dtype() == DType::bool_) return array.element_as_double(0) != 0 ? "True" : "False";
     if (is_integer(array.dtype())) {
-      return std::to_string(static_cast<std::int64_t>(array.element_as_double(0)));
+      return fmt::format("{}", static_cast<std::int64_t>(array.element_as_double(0)));
     }
     if (array.dtype() == DType::float64) return scalar_repr(array.element_as_double(0));
     return scalar_repr(static_cast<float>(array.element_as_double(0)));

@@ -47,6 +47,11 @@ JsonValue::JsonValue(const nlohmann::json& document, std::string root_name)
 JsonValue::JsonValue(const nlohmann::json& value, std::string path, std::string root_name)
     : value_(&value), path_(std::move(path)), root_name_(std::move(root_name)) {}
 
+JsonValue JsonValue::at_path(const nlohmann::json& document, std::string path) {
+  std::string root_name = path;
+  return JsonValue(document, std::move(path), std::move(root_name));
+}
+
 std::string JsonValue::path() const { return path_.empty() ? root_name_ : path_; }
 
 JsonValue JsonValue::child(std::string_view key, const nlohmann::json& value) const {

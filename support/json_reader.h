@@ -28,6 +28,9 @@ class JsonValue {
  public:
   // `root_name` names the whole document in errors about the root itself ("machine", "case").
   JsonValue(const nlohmann::json& document, std::string root_name);
+  // A document whose fields are named under `path` in errors ("workload" gives
+  // "workload.layers[1]"), for formats whose documentation names fields that way.
+  static JsonValue at_path(const nlohmann::json& document, std::string path);
 
   const nlohmann::json& json() const { return *value_; }
   // "topology.dims[1]"; the root's name for the root.

@@ -300,6 +300,59 @@ TEST(CliErrors, BadWorkloadFieldsAreNamed) {
                                ": workload.layers[1]: -1, expected a positive integer\n");
 }
 
+TEST(CliErrors, WorkloadFieldsAreRangeCheckedAndUnknownOnesRejected) {
+  const fs::path dir = scratch_folder("workload_fields");
+  fs::create_directories(dir);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"kind": "mlp_data_parallel", "layers": [4, 4], "batch_per_device": 2, "step": 2})",
+       "workload.step: unknown field, expected one of kind, name, dtype, steps, layers, "
+       "batch_per_device"},
+      // 4294967297 = 2^32 + 1 was once read as 1 step.
+      {R"({"kind": "mlp_data_parallel", "layers": [4, 4], "batch_per_device": 2,
+           "steps": 4294967297})",
+       "workload.steps: 4294967297, expected a positive integer up to 2147483647"},
+      {R"({"kind": "collectives", "calls": [{"op": "all_reduce", "bytes": 1.5}]})",
+       "workload.calls[0].bytes: 1.5, expected a positive integer"},
+      {R"({"kind": "collectives", "calls": [{"op": "all_reduce", "byte": 8}]})",
+       "workload.calls[0].byte: unknown field, expected one of op, bytes, dtype"},
+      {R"({"kind": "mlp", "layers": [4, 4]})",
+       "workload.kind: \"mlp\", expected mlp_data_parallel, transformer_layer or collectives"},
+      {R"({"kind": "transformer_layer", "model_parallel": "8"})",
+       "workload.model_parallel: \"8\" is a string, expected a positive integer"},
+  };
+  for (const auto& [json, expected] : cases) {
+    std::ofstream(dir / "w.json") << json;
+    const CommandResult result = run_binary("run dgx-h100 " + (dir / "w.json").string());
+    EXPECT_EQ(result.exit_code, 2) << json;
+    EXPECT_EQ(result.output, "error: " + (dir / "w.json").string() + ": " + expected + "\n");
+  }
+}
+
+// ---- examples
+
+TEST(ExamplesCommand, ListsEachExampleAndRunsOneByName) {
+  const CommandResult list = run_binary("examples --list");
+  EXPECT_EQ(list.exit_code, 0) << list.output;
+  EXPECT_EQ(list.output.rfind("pmap_scale ", 0), 0u) << list.output;
+  EXPECT_NE(list.output.find("\nmlp_training "), std::string::npos) << list.output;
+
+  const CommandResult one = run_binary("examples pmap_normalize");
+  EXPECT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_EQ(one.output.rfind("=== [jax.pmap docs / 001 §7]", 0), 0u) << one.output;
+  EXPECT_EQ(one.output.find("=== [", 1), std::string::npos) << "only one example\n" << one.output;
+}
+
+TEST(ExamplesCommand, UnknownNameExitsWithTwoListingTheNames) {
+  const CommandResult result = run_binary("examples pmap_scael");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.output.rfind("error: examples pmap_scael: no such example, expected one of "
+                                "pmap_scale, pmap_in_out_axes, ",
+                                0),
+            0u)
+      << result.output;
+  EXPECT_EQ(lines_of(result.output).size(), 1u) << result.output;
+}
+
 TEST(CliHelp, EveryCommandHasHelp) {
   for (const std::string command : {"demo", "run", "perf", "scale", "conform", "examples"}) {
     const CommandResult result = run_binary(command + " --help");

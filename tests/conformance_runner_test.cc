@@ -1,6 +1,8 @@
 // The conformance runner: public cases pass; a wrong expectation is reported with its first
 // differing element; malformed case files are rejected naming the field; the CLI's exit codes.
 
+#include "conformance/conformance_runner.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -8,9 +10,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "reference/npy.h"
 #include "cli/conform_command.h"
-#include "conformance/conformance_runner.h"
+#include "error_of.h"
+#include "reference/npy.h"
 
 namespace spmd::conformance {
 namespace {
@@ -133,6 +135,79 @@ TEST_F(CaseFolder, UnknownOpIsNamed) {
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("body[0].op: collective \"psim\" is not known"));
   }
+}
+
+// The psum case of psum_case() with `replace` substituted for `field` (the text from the field's
+// name to the end of its value, as written there).
+std::string with_field(const std::string& field, const std::string& replace) {
+  std::string json = R"({"format": 1, "name": "psum4",
+      "mesh": {"shape": [4], "axis_names": ["i"]},
+      "map": {"kind": "pmap", "axis_name": "i", "in_axes": [0], "out_axes": [0]},
+      "inputs": [{"file": "x.npy"}],
+      "body": [{"op": "psum", "args": ["in0"], "axis_name": "i"}],
+      "outputs": ["s0"],
+      "expected": {"outputs": [{"file": "x.npy"}]}})";
+  const std::size_t at = json.find(field);
+  EXPECT_NE(at, std::string::npos) << field;
+  return json.replace(at, field.size(), replace);
+}
+
+TEST_F(CaseFolder, IntegersBeyondTheirTypeAreErrorsNamingTheField) {
+  // 4294967297 = 2^32 + 1 and 4294967300 = 2^32 + 4 were once read as 1 and 4.
+  const std::string format = write_case(with_field(R"("format": 1)", R"("format": 4294967297)"));
+  EXPECT_EQ(test_errors::error_of([&] { load_case(format); }),
+            format + ": format: 4294967297, expected 1");
+  const std::string shape = write_case(with_field(R"("shape": [4])", R"("shape": [4294967300])"));
+  EXPECT_EQ(test_errors::error_of([&] { load_case(shape); }),
+            shape + ": mesh.shape[0]: 4294967300, expected a positive integer up to 2147483647");
+  const std::string axis =
+      write_case(with_field(R"("in_axes": [0])", R"("in_axes": [2147483648])"));
+  EXPECT_EQ(test_errors::error_of([&] { load_case(axis); }),
+            axis + ": map.in_axes[0]: 2147483648, expected an integer axis or null");
+}
+
+TEST_F(CaseFolder, UnknownFieldsAreErrorsListingTheKnownOnes) {
+  const std::string root = write_case(with_field(R"("name": "psum4")", R"("nmae": "psum4")"));
+  EXPECT_EQ(test_errors::error_of([&] { load_case(root); }),
+            root +
+                ": nmae: unknown field, expected one of format, name, about, mesh, map, "
+                "inputs, body, outputs, expected, order");
+  // psum has no `tiled` in JAX; a parameter of another collective is not silently ignored.
+  const std::string step =
+      write_case(with_field(R"("axis_name": "i"}])", R"("axis_name": "i", "tiled": true}])"));
+  EXPECT_EQ(test_errors::error_of([&] { load_case(step); }),
+            step +
+                ": body[0].tiled: unknown field, expected one of op, args, axis_name, "
+                "axis_index_groups");
+  const std::string input =
+      write_case(with_field(R"([{"file": "x.npy"}],)", R"([{"file": "x.npy", "dtyp": "f4"}],)"));
+  EXPECT_EQ(test_errors::error_of([&] { load_case(input); }),
+            input + ": inputs[0].dtyp: unknown field, expected one of file, dtype");
+}
+
+TEST_F(CaseFolder, WrongTypesSayWhatWasExpected) {
+  const std::string path = write_case(with_field(R"("outputs": ["s0"])", R"("outputs": "s0")"));
+  EXPECT_EQ(test_errors::error_of([&] { load_case(path); }),
+            path + ": outputs: \"s0\" is a string, expected a list of references");
+  const std::string ref = write_case(with_field(R"("args": ["in0"])", R"("args": [0])"));
+  EXPECT_EQ(test_errors::error_of([&] { load_case(ref); }),
+            ref + ": body[0].args[0]: 0 is a number, expected a reference inN or sK");
+}
+
+TEST_F(CaseFolder, MissingNpyFileIsNamedByItsField) {
+  const std::string path =
+      write_case(with_field(R"({"file": "x.npy"}],)", R"({"file": "y.npy"}],)"));
+  EXPECT_THAT(test_errors::error_of([&] { load_case(path); }),
+              HasSubstr(path + ": inputs[0].file: "));
+}
+
+TEST_F(CaseFolder, NumberBeyondDoublesRangeMakesTheCliExitWithTwo) {
+  write_case(with_field(R"("format": 1)", R"("format": 1e400)"));
+  std::ostringstream out;
+  ConformOptions options;
+  options.paths = {folder_.string()};
+  EXPECT_EQ(run_conform_command(options, out), 2);
+  EXPECT_THAT(out.str(), HasSubstr("c.json: not valid JSON ("));
 }
 
 TEST_F(CaseFolder, MalformedCaseMakesTheCliExitWithTwo) {

@@ -1,17 +1,9 @@
 #include "traces/run_report.h"
 
-#include <iomanip>
-#include <sstream>
+#include <fmt/format.h>
 
 namespace spmd::traces {
 namespace {
-
-// Fixed notation with a set number of decimals: the same text on every machine.
-std::string fixed(double value, int decimals) {
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(decimals) << value;
-  return text.str();
-}
 
 // CSV quoting for fields that may hold commas or quotes ("psum(('x', 'y'))").
 std::string csv_field(const std::string& text) {
@@ -59,9 +51,10 @@ void write_collectives_csv(std::ostream& out, const sim::CostLog& log) {
   for (const sim::CollectiveRecord& r : log.collectives) {
     out << r.op << ',' << csv_field(r.call) << ',' << csv_field(r.axes) << ',' << r.dtype << ','
         << csv_field(r.shape) << ',' << r.bytes << ',' << r.algorithm << ',' << r.groups << ','
-        << r.group_size << ',' << r.start_ps << ',' << r.end_ps << ',' << r.end_ps - r.start_ps
-        << ',' << fixed(r.algbw_bytes_per_s / 1e9, 3) << ',' << fixed(r.busbw_bytes_per_s / 1e9, 3)
-        << '\n';
+        << r.group_size << ',' << r.start_ps << ',' << r.end_ps << ','
+        << r.end_ps - r.start_ps
+        // Fixed notation with 3 decimals: the same text on every machine.
+        << fmt::format(",{:.3f},{:.3f}\n", r.algbw_bytes_per_s / 1e9, r.busbw_bytes_per_s / 1e9);
   }
 }
 

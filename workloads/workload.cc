@@ -1,10 +1,14 @@
 #include "workloads/workload.h"
 
+#include <fmt/format.h>
+
 #include <fstream>
+#include <limits>
 #include <set>
 
 #include "reference/error.h"
 #include "support/units.h"
+#include "support/json_reader.h"
 
 namespace spmd {
 namespace {
@@ -13,91 +17,110 @@ using nlohmann::json;
 
 // ---- Reading
 
-const json& field(const json& object, const std::string& name, const std::string& path) {
-  if (!object.contains(name)) throw Error(path + "." + name + ": missing, expected a value");
-  return object.at(name);
+constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+constexpr std::string_view kPositive = "a positive integer";
+
+std::int64_t positive_int64(const JsonValue& value) {
+  return value.integer(1, kMaxInt64, kPositive);
 }
 
-std::int64_t positive_integer(const json& value, const std::string& path) {
-  if (!value.is_number_integer() || value.get<std::int64_t>() <= 0) {
-    throw Error(path + ": " + value.dump() + ", expected a positive integer");
-  }
-  return value.get<std::int64_t>();
-}
-
-std::string text(const json& value, const std::string& path) {
-  if (!value.is_string()) throw Error(path + ": " + value.dump() + ", expected a string");
-  return value.get<std::string>();
-}
-
-void check_fields(const json& object, const std::set<std::string>& allowed,
-                  const std::string& path) {
-  for (const auto& [key, value] : object.items()) {
-    if (!allowed.contains(key)) {
-      std::string known;
-      for (const std::string& name : allowed) known += (known.empty() ? "" : ", ") + name;
-      throw Error(path + "." + key + ": unknown field, expected one of " + known);
-    }
+DType parse_dtype(const JsonValue& value) {
+  try {
+    return dtype_from_name(value.string("a dtype name such as \"float32\""));
+  } catch (const Error& e) {
+    value.fail(e.what());
   }
 }
 
-std::int64_t bytes_value(const json& value, const std::string& path) {
-  if (value.is_number_integer()) return positive_integer(value, path);
-  return parse_bytes(text(value, path), path);
+// A positive integer, or a size with a unit ("64MiB").
+std::int64_t bytes_value(const JsonValue& value) {
+  if (value.is_number()) return positive_int64(value);
+  return parse_bytes(value.string("a positive integer or a size such as \"64MiB\""),
+                          value.path());
 }
 
-CollectiveSpec collective_spec(const json& call, const std::string& path, DType default_dtype) {
-  if (!call.is_object()) throw Error(path + ": " + call.dump() + ", expected an object");
-  check_fields(call, {"op", "bytes", "dtype"}, path);
+CollectiveSpec collective_spec(const JsonValue& call, DType default_dtype) {
+  call.require_object({"op", "bytes", "dtype"});
+  constexpr std::string_view kOps =
+      "all_reduce, all_gather, reduce_scatter, all_to_all or ppermute";
+  static const std::set<std::string, std::less<>> ops = {
+      "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "ppermute"};
   CollectiveSpec spec;
-  spec.op = text(field(call, "op", path), path + ".op");
-  static const std::set<std::string> ops = {"all_reduce", "all_gather", "reduce_scatter",
-                                            "all_to_all", "ppermute"};
-  if (!ops.contains(spec.op)) {
-    throw Error(path + ".op: " + spec.op +
-                ", expected all_reduce, all_gather, reduce_scatter, all_to_all or ppermute");
-  }
-  spec.bytes = bytes_value(field(call, "bytes", path), path + ".bytes");
-  spec.dtype = call.contains("dtype") ? dtype_from_name(text(call["dtype"], path + ".dtype"))
-                                      : default_dtype;
+  const JsonValue op = call.required("op", kOps);
+  spec.op = op.string(kOps);
+  if (!ops.contains(spec.op)) op.fail_value(kOps);
+  spec.bytes = bytes_value(call.required("bytes", "a size in bytes"));
+  const std::optional<JsonValue> dtype = call.optional("dtype");
+  spec.dtype = dtype ? parse_dtype(*dtype) : default_dtype;
   return spec;
 }
 
-void read_kind_fields(const json& j, Workload& w) {
+void read_kind_fields(const JsonValue& j, Workload& w) {
   switch (w.kind) {
     case WorkloadKind::mlp_data_parallel: {
-      const json& layers = field(j, "layers", "workload");
-      if (!layers.is_array() || layers.size() < 2) {
-        throw Error("workload.layers: " + layers.dump() + ", expected at least 2 widths");
-      }
-      for (std::size_t i = 0; i < layers.size(); ++i) {
-        w.layers.push_back(positive_integer(layers[i], "workload.layers[" + std::to_string(i) + "]"));
-      }
-      w.batch_per_device = positive_integer(field(j, "batch_per_device", "workload"),
-                                            "workload.batch_per_device");
+      constexpr std::string_view kWidths = "at least 2 widths";
+      const JsonValue layers = j.required("layers", kWidths);
+      const std::vector<JsonValue> widths = layers.elements(kWidths);
+      if (widths.size() < 2) layers.fail_value(kWidths);
+      for (const JsonValue& width : widths) w.layers.push_back(positive_int64(width));
+      w.batch_per_device = positive_int64(j.required("batch_per_device", kPositive));
       return;
     }
     case WorkloadKind::transformer_layer:
-      w.model_parallel = static_cast<int>(
-          positive_integer(field(j, "model_parallel", "workload"), "workload.model_parallel"));
-      w.batch_per_device = positive_integer(field(j, "batch_per_device", "workload"),
-                                            "workload.batch_per_device");
-      w.sequence = positive_integer(field(j, "sequence", "workload"), "workload.sequence");
-      w.d_model = positive_integer(field(j, "d_model", "workload"), "workload.d_model");
-      w.d_ff = positive_integer(field(j, "d_ff", "workload"), "workload.d_ff");
+      w.model_parallel = j.required("model_parallel", kPositive).positive_int32();
+      w.batch_per_device = positive_int64(j.required("batch_per_device", kPositive));
+      w.sequence = positive_int64(j.required("sequence", kPositive));
+      w.d_model = positive_int64(j.required("d_model", kPositive));
+      w.d_ff = positive_int64(j.required("d_ff", kPositive));
       return;
     case WorkloadKind::collectives: {
-      const json& calls = field(j, "calls", "workload");
-      if (!calls.is_array() || calls.empty()) {
-        throw Error("workload.calls: " + calls.dump() + ", expected a non-empty array");
-      }
-      for (std::size_t i = 0; i < calls.size(); ++i) {
-        w.calls.push_back(collective_spec(calls[i], "workload.calls[" + std::to_string(i) + "]",
-                                          w.dtype));
-      }
+      constexpr std::string_view kCalls = "a non-empty array of collectives";
+      const JsonValue calls = j.required("calls", kCalls);
+      const std::vector<JsonValue> entries = calls.elements(kCalls);
+      if (entries.empty()) calls.fail_value(kCalls);
+      for (const JsonValue& call : entries) w.calls.push_back(collective_spec(call, w.dtype));
       return;
     }
   }
+}
+
+// Fails on a field the kind does not take (a misspelt field must not be silently ignored).
+void require_kind_fields(const JsonValue& j, WorkloadKind kind) {
+  switch (kind) {
+    case WorkloadKind::mlp_data_parallel:
+      j.require_object({"kind", "name", "dtype", "steps", "layers", "batch_per_device"});
+      return;
+    case WorkloadKind::transformer_layer:
+      j.require_object({"kind", "name", "dtype", "steps", "model_parallel", "batch_per_device",
+                        "sequence", "d_model", "d_ff"});
+      return;
+    case WorkloadKind::collectives:
+      j.require_object({"kind", "name", "dtype", "steps", "calls"});
+      return;
+  }
+}
+
+WorkloadKind parse_kind(const JsonValue& value) {
+  constexpr std::string_view kKinds = "mlp_data_parallel, transformer_layer or collectives";
+  const std::string kind = value.string(kKinds);
+  if (kind == "mlp_data_parallel") return WorkloadKind::mlp_data_parallel;
+  if (kind == "transformer_layer") return WorkloadKind::transformer_layer;
+  if (kind == "collectives") return WorkloadKind::collectives;
+  value.fail_value(kKinds);
+}
+
+Workload read_workload(const JsonValue& j) {
+  if (!j.json().is_object()) j.fail_type("an object with a kind");
+  Workload w;
+  const JsonValue kind = j.required("kind", "mlp_data_parallel, transformer_layer or collectives");
+  w.kind = parse_kind(kind);
+  require_kind_fields(j, w.kind);
+  const std::optional<JsonValue> name = j.optional("name");
+  w.name = name ? name->string() : kind.string();
+  if (const std::optional<JsonValue> dtype = j.optional("dtype")) w.dtype = parse_dtype(*dtype);
+  if (const std::optional<JsonValue> steps = j.optional("steps")) w.steps = steps->positive_int32();
+  read_kind_fields(j, w);
+  return w;
 }
 
 // ---- Running
@@ -205,46 +228,18 @@ std::int64_t collective_input_elements(const CollectiveSpec& spec, int devices) 
 }
 
 Workload workload_from_json(const json& j) {
-  if (!j.is_object()) throw Error("workload: " + j.dump() + ", expected a JSON object");
-  Workload w;
-  const std::string kind = text(field(j, "kind", "workload"), "workload.kind");
-  std::set<std::string> allowed = {"kind", "name", "dtype", "steps"};
-  if (kind == "mlp_data_parallel") {
-    w.kind = WorkloadKind::mlp_data_parallel;
-    allowed.insert({"layers", "batch_per_device"});
-  } else if (kind == "transformer_layer") {
-    w.kind = WorkloadKind::transformer_layer;
-    allowed.insert({"model_parallel", "batch_per_device", "sequence", "d_model", "d_ff"});
-  } else if (kind == "collectives") {
-    w.kind = WorkloadKind::collectives;
-    allowed.insert("calls");
-  } else {
-    throw Error("workload.kind: " + kind +
-                ", expected mlp_data_parallel, transformer_layer or collectives");
-  }
-  check_fields(j, allowed, "workload");
-  w.name = j.contains("name") ? text(j["name"], "workload.name") : kind;
-  if (j.contains("dtype")) w.dtype = dtype_from_name(text(j["dtype"], "workload.dtype"));
-  if (j.contains("steps")) {
-    w.steps = static_cast<int>(positive_integer(j["steps"], "workload.steps"));
-  }
-  read_kind_fields(j, w);
-  return w;
+  return read_workload(JsonValue::at_path(j, "workload"));
 }
 
 Workload load_workload_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot open the workload file");
-  json j;
+  // The file's own message first: parse_json_file's "cannot open file" does not say which file
+  // the command wanted.
+  if (!std::ifstream(path)) throw Error(fmt::format("{}: cannot open the workload file", path));
+  const json document = parse_json_file(path);  // its errors name the file
   try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw Error(path + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
-  }
-  try {
-    return workload_from_json(j);
+    return workload_from_json(document);
   } catch (const Error& e) {
-    throw Error(path + ": " + e.what());
+    throw Error(fmt::format("{}: {}", path, e.what()));
   }
 }
 
@@ -260,9 +255,10 @@ sim::CostLog run_workload(sim::Machine& machine, const Workload& w) {
     case WorkloadKind::transformer_layer:
       if (devices % w.model_parallel != 0 || w.d_model % w.model_parallel != 0 ||
           w.d_ff % w.model_parallel != 0) {
-        throw Error("workload.model_parallel: " + std::to_string(w.model_parallel) +
-                    ", expected a divisor of the device count (" + std::to_string(devices) +
-                    "), d_model and d_ff");
+        throw Error(fmt::format(
+            "workload.model_parallel: {}, expected a divisor of the device count ({}), d_model "
+            "and d_ff",
+            w.model_parallel, devices));
       }
       mesh = Mesh({devices / w.model_parallel, w.model_parallel}, {"data", "model"});
       step = transformer_step(w);
