@@ -87,7 +87,7 @@ int run_demo_command(const DemoOptions& options, std::ostream& out) {
       << "-" << config.outputs << " MLP, pmap over " << config.devices
       << " devices, parameters replicated, batch sharded, gradients and loss pmean'd\n"
       << "machine: " << spec.name << "; " << format_bytes(spec.memory_bytes) << ", "
-      << fmt::format("{:.0f} TFLOP/s per device\n\n", spec.peak_flops / 1e12);
+      << fmt::format("{:.0f} TFLOP/s per device\n\n", spec.peak_flops_per_s / 1e12);
 
   sim::CostLog log;
   const TrainingRun simulated =
