@@ -22,9 +22,7 @@ Schedule build(const CollectiveShape& shape) {
 }
 
 ReductionOrder order(const CollectiveShape& shape) {
-  return {.algorithm = ReductionAlgorithm::bidirectional_ring,
-          .ring = shape.ring,
-          .nccl_chunk_bytes = std::max(shape.pipeline_chunk_bytes, shape.element_bytes)};
+  return ring_chunked_order(ReductionAlgorithm::bidirectional_ring, shape);
 }
 
 // Step i carries step i of each direction: the larger of their messages.

@@ -158,9 +158,7 @@ Schedule build(const CollectiveShape& shape) {
 }
 
 ReductionOrder order(const CollectiveShape& shape) {
-  return {.algorithm = ReductionAlgorithm::nccl_ring,
-          .ring = shape.ring,
-          .nccl_chunk_bytes = std::max(shape.pipeline_chunk_bytes, shape.element_bytes)};
+  return ring_chunked_order(ReductionAlgorithm::nccl_ring, shape);
 }
 
 std::int64_t broadcast_time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
@@ -202,6 +200,12 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
 }
 
 }  // namespace
+
+ReductionOrder ring_chunked_order(ReductionAlgorithm algorithm, const CollectiveShape& shape) {
+  return {.algorithm = algorithm,
+          .ring = shape.ring,
+          .nccl_chunk_bytes = std::max(shape.pipeline_chunk_bytes, shape.element_bytes)};
+}
 
 const AlgorithmParts& ring_parts() {
   static const AlgorithmParts parts{supports, build, order, time_ps, ReductionAlgorithm::nccl_ring};

@@ -18,6 +18,10 @@ std::size_t add_ring_all_reduce(ScheduleBuilder& builder, const RingOrder& ring,
                                 std::int64_t base, std::int64_t count,
                                 const CollectiveShape& shape, std::size_t first_step);
 
+// The reduction order of ring all-reduces run with `shape`'s ring and pipeline pieces as NCCL's
+// chunks (at least one element each), folding as `algorithm`.
+ReductionOrder ring_chunked_order(ReductionAlgorithm algorithm, const CollectiveShape& shape);
+
 // The largest message of each step of that all-reduce, in bytes.
 std::vector<std::int64_t> ring_all_reduce_step_bytes(std::int64_t count, int n,
                                                      const CollectiveShape& shape);

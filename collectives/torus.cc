@@ -5,6 +5,7 @@
 // the blocks are all-gathered back, dimension 0 first. All lines of a dimension run together.
 
 #include "collectives/algorithm_parts.h"
+#include "collectives/ring_parts.h"
 #include "collectives/schedule_builder.h"
 #include "cost_model/step_time.h"
 
@@ -101,9 +102,9 @@ Schedule build(const CollectiveShape& shape) {
 }
 
 ReductionOrder order(const CollectiveShape& shape) {
-  return {.algorithm = ReductionAlgorithm::torus, .ring = shape.ring,
-          .nccl_chunk_bytes = std::max(shape.pipeline_chunk_bytes, shape.element_bytes),
-          .torus_dims = shape.torus_dims};
+  ReductionOrder torus = ring_chunked_order(ReductionAlgorithm::torus, shape);
+  torus.torus_dims = shape.torus_dims;
+  return torus;
 }
 
 // Dimension j's steps each carry the largest block of that level, both ways (reduce-scatter and
