@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "cli/conform_command.h"
-#include "error_of.h"
 #include "reference/npy.h"
+#include "tests/error_of.h"
 
 namespace spmd::conformance {
 namespace {
@@ -25,8 +25,8 @@ class CaseFolder : public ::testing::Test {
  protected:
   void SetUp() override {
     folder_ = fs::temp_directory_path() /
-              ("spmd_conformance_" + std::string(::testing::UnitTest::GetInstance()
-                                                     ->current_test_info()->name()));
+              ("spmd_conformance_" +
+               std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(folder_);
     fs::create_directories(folder_);
     write_npy((folder_ / "x.npy").string(), Array::from_values<float>({4}, {1, 2, 3, 4}));
@@ -40,15 +40,17 @@ class CaseFolder : public ::testing::Test {
   }
 
   std::string psum_case(const std::string& expected_file) {
-    write_npy((folder_ / expected_file).string(),
-              Array::from_values<float>({4}, {10, 10, 10, expected_file == "bad.npy" ? 11.f : 10.f}));
+    write_npy(
+        (folder_ / expected_file).string(),
+        Array::from_values<float>({4}, {10, 10, 10, expected_file == "bad.npy" ? 11.f : 10.f}));
     return write_case(R"({"format": 1, "name": "psum4",
       "mesh": {"shape": [4], "axis_names": ["i"]},
       "map": {"kind": "pmap", "axis_name": "i", "in_axes": [0], "out_axes": [0]},
       "inputs": [{"file": "x.npy"}],
       "body": [{"op": "psum", "args": ["in0"], "axis_name": "i"}],
       "outputs": ["s0"],
-      "expected": {"outputs": [{"file": ")" + expected_file + R"("}]}})");
+      "expected": {"outputs": [{"file": ")" +
+                      expected_file + R"("}]}})");
   }
 
   fs::path folder_;
@@ -99,12 +101,7 @@ TEST_F(CaseFolder, MissingFieldIsNamed) {
       "mesh": {"shape": [4], "axis_names": ["i"]},
       "map": {"kind": "pmap", "axis_name": "i", "out_axes": [0]},
       "inputs": [], "body": [], "outputs": [], "expected": {"outputs": []}})");
-  try {
-    load_case(path);
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("map.in_axes: missing"));
-  }
+  EXPECT_THAT(test_errors::error_of([&] { load_case(path); }), HasSubstr("map.in_axes: missing"));
 }
 
 TEST_F(CaseFolder, BadReferenceIsNamed) {
@@ -114,12 +111,8 @@ TEST_F(CaseFolder, BadReferenceIsNamed) {
       "inputs": [{"file": "x.npy"}],
       "body": [{"op": "neg", "args": ["s3"]}],
       "outputs": ["s0"], "expected": {"outputs": [{"file": "x.npy"}]}})");
-  try {
-    load_case(path);
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("body[0].args[0]: \"s3\" refers to a value that does not exist"));
-  }
+  EXPECT_THAT(test_errors::error_of([&] { load_case(path); }),
+              HasSubstr("body[0].args[0]: \"s3\" refers to a value that does not exist"));
 }
 
 TEST_F(CaseFolder, UnknownOpIsNamed) {
@@ -129,12 +122,8 @@ TEST_F(CaseFolder, UnknownOpIsNamed) {
       "inputs": [{"file": "x.npy"}],
       "body": [{"op": "psim", "args": ["in0"], "axis_name": "i"}],
       "outputs": ["s0"], "expected": {"outputs": [{"file": "x.npy"}]}})");
-  try {
-    load_case(path);
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("body[0].op: collective \"psim\" is not known"));
-  }
+  EXPECT_THAT(test_errors::error_of([&] { load_case(path); }),
+              HasSubstr("body[0].op: collective \"psim\" is not known"));
 }
 
 // The psum case of psum_case() with `replace` substituted for `field` (the text from the field's
