@@ -6,6 +6,7 @@
 
 #include "reference/error.h"
 #include "support/json_reader.h"
+#include "support/json_units.h"
 #include "support/units.h"
 
 namespace spmd::sim {
@@ -13,39 +14,18 @@ namespace {
 
 using nlohmann::json;
 
-std::int64_t bytes_value(const JsonValue& value) {
-  if (value.is_number()) return parse_bytes(value.number_text(), value.path());
-  return parse_bytes(value.string(R"(a size like "80GiB" or a number of bytes)"), value.path());
-}
-
 // A size that must be above zero, like "80GiB".
 std::int64_t positive_bytes_value(const JsonValue& value, std::string_view example) {
-  const std::int64_t bytes = bytes_value(value);
+  const std::int64_t bytes = bytes_from_json(value);
   if (bytes == 0) value.fail_value(fmt::format(R"(a size > 0 like "{}")", example));
   return bytes;
 }
 
-std::int64_t bandwidth_value(const JsonValue& value) {
-  if (value.is_number()) return parse_bandwidth_bytes_per_s(value.number_text(), value.path());
-  return parse_bandwidth_bytes_per_s(
-      value.string(R"(a bandwidth like "100GB/s" or a number of bytes/s)"), value.path());
-}
-
-double flops_value(const JsonValue& value) {
-  if (value.is_number()) {
-    const double flops = value.json().get<double>();
-    if (!(flops > 0)) value.fail_value(R"(a compute rate > 0 like "989TFLOP/s")");
-    return flops;
-  }
-  return parse_flops(value.string(R"(a compute rate like "989TFLOP/s" or a number)"),
-                     value.path());
-}
-
 void read_compute(const JsonValue& compute, MachineSpec& machine) {
   compute.require_object({"peak_flops", "memory_bandwidth"});
-  if (auto flops = compute.optional("peak_flops")) machine.peak_flops_per_s = flops_value(*flops);
+  if (auto flops = compute.optional("peak_flops")) machine.peak_flops_per_s = flops_per_s_from_json(*flops);
   if (auto bandwidth = compute.optional("memory_bandwidth")) {
-    machine.memory_bandwidth_bytes_per_s = bandwidth_value(*bandwidth);
+    machine.memory_bandwidth_bytes_per_s = bandwidth_from_json(*bandwidth);
   }
 }
 

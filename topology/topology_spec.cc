@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "reference/error.h"
+#include "support/json_units.h"
 #include "support/units.h"
 
 namespace spmd::topology {
@@ -110,19 +111,8 @@ LinkSpec link_from_json(const JsonValue& value) {
   value.require_object({"bandwidth", "latency"});
   const JsonValue bandwidth = value.required("bandwidth", R"(a bandwidth like "100GB/s")");
   const JsonValue latency = value.required("latency", R"(a duration like "1us")");
-  LinkSpec link;
-  if (bandwidth.is_number()) {
-    link.bandwidth_bytes_per_s =
-        parse_bandwidth_bytes_per_s(bandwidth.number_text(), bandwidth.path());
-  } else {
-    link.bandwidth_bytes_per_s = parse_bandwidth_bytes_per_s(
-        bandwidth.string(R"(a bandwidth like "100GB/s" or a number of bytes/s)"),
-        bandwidth.path());
-  }
-  // A bare number could mean ps, ns or us depending on who wrote it.
-  link.latency_ps = parse_duration_ps(
-      latency.string(R"(a string with a unit like "1.5us" or "500ns")"), latency.path());
-  return link;
+  return {.bandwidth_bytes_per_s = bandwidth_from_json(bandwidth),
+          .latency_ps = duration_ps_from_json(latency)};
 }
 
 LinkSpec required_link(const JsonValue& object, std::string_view key) {
