@@ -1,6 +1,6 @@
 #pragma once
-// The tutorials' data-parallel training example (shared/seeds 000 Part 3, 002 "Training Step
-// with pmap", 003 "Create Parallel Training Step") in C++: a one-hidden-layer ReLU MLP fitted by
+// In C++, the tutorials' data-parallel training example (docs/examples.md: 000 "Day 015",
+// 002 "14_pmap_basics", 003 "Data Parallelism with pmap"): a one-hidden-layer ReLU MLP fitted by
 // gradient descent to a fixed "teacher" MLP, with pmap over 8 devices, parameters replicated
 // (in_axes None), the batch sharded (in_axes 0), and gradients and loss averaged with
 // ctx.pmean on the list of leaves, as jax.lax.pmean(grads, axis_name='devices') does.

@@ -2,7 +2,7 @@
 // How NCCL's ring all-reduce (Simple protocol, one channel; src/device/all_reduce.h runRing)
 // cuts a buffer into loops and chunks: the reference's nccl_ring order folds chunk by chunk in
 // this split and the ring schedule in collectives/ moves data in it, so the two stay the same
-// bits. docs/reduction-orders.md, "NCCL ring: loops and chunks", gives the rules and sources.
+// bits. docs/reduction-orders.md#ring-loops-and-chunks gives the rules and sources.
 
 #include <cstdint>
 #include <utility>
