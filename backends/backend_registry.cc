@@ -1,5 +1,8 @@
 #include "backends/backend_registry.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <map>
 
 #include "reference/reference_backend.h"
@@ -32,9 +35,8 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const ReductionOr
                                       int device_count) {
   auto it = registry().find(name);
   if (it == registry().end()) {
-    std::string known;
-    for (const std::string& n : backend_names()) known += (known.empty() ? "" : ", ") + n;
-    throw Error("--backend " + name + " is not known, expected one of: " + known);
+    throw Error(fmt::format("--backend {} is not known, expected one of: {}", name,
+                            fmt::join(backend_names(), ", ")));
   }
   return it->second(order, device_count);
 }

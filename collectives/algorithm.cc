@@ -1,8 +1,10 @@
 #include "collectives/algorithm.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <bit>
+#include <ranges>
 
 #include "collectives/algorithm_parts.h"
 #include "reference/check.h"
@@ -44,12 +46,11 @@ bool is_power_of_two(int n) { return std::has_single_bit(static_cast<unsigned>(n
 std::string_view algorithm_name(Algorithm algorithm) { return entry(algorithm).name; }
 
 Algorithm algorithm_from_name(std::string_view name) {
-  std::string valid;
   for (const Named& named : kAlgorithms) {
     if (named.name == name) return named.algorithm;
-    valid += (valid.empty() ? "" : ", ") + std::string(named.name);
   }
-  throw Error("algorithm '" + std::string(name) + "' is unknown, expected one of: " + valid);
+  throw Error(fmt::format("algorithm '{}' is unknown, expected one of: {}", name,
+                          fmt::join(kAlgorithms | std::views::transform(&Named::name), ", ")));
 }
 
 std::optional<ReductionAlgorithm> reduction_algorithm_of(Algorithm algorithm) {
@@ -87,9 +88,9 @@ bool supports(Algorithm algorithm, const CollectiveShape& shape) {
 
 Schedule build_schedule(Algorithm algorithm, const CollectiveShape& shape) {
   if (!supports(algorithm, shape)) {
-    throw Error("algorithm " + std::string(algorithm_name(algorithm)) + " cannot run " +
-                std::string(collective_kind_name(shape.kind)) + " over " +
-                std::to_string(shape.ranks) + " ranks, expected a supported algorithm");
+    throw Error(
+        fmt::format("algorithm {} cannot run {} over {} ranks, expected a supported algorithm",
+                    algorithm_name(algorithm), collective_kind_name(shape.kind), shape.ranks));
   }
   return entry(algorithm).parts().build(shape);
 }

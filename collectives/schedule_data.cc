@@ -1,5 +1,7 @@
 #include "collectives/schedule_data.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -301,15 +303,15 @@ void check_schedule_inputs(const Schedule& schedule, std::span<const Array> inpu
                            std::string_view caller) {
   const std::string who(caller);
   if (static_cast<int>(inputs.size()) != schedule.ranks) {
-    throw Error(who + ": " + std::to_string(inputs.size()) + " inputs, expected " +
-                std::to_string(schedule.ranks) + " (one per rank)");
+    throw Error(fmt::format("{}: {} inputs, expected {} (one per rank)", who, inputs.size(),
+                            schedule.ranks));
   }
   for (std::size_t r = 0; r < inputs.size(); ++r) {
     if (inputs[r].rank() != 1 || inputs[r].size() != schedule.input_elements ||
         inputs[r].dtype() != inputs[0].dtype()) {
-      throw Error(who + ": input " + std::to_string(r) + " is " + inputs[r].type_string() +
-                  ", expected " + std::string(dtype_name(inputs[0].dtype())) + "[" +
-                  std::to_string(schedule.input_elements) + "]");
+      throw Error(fmt::format("{}: input {} is {}, expected {}[{}]", who, r,
+                              inputs[r].type_string(), dtype_name(inputs[0].dtype()),
+                              schedule.input_elements));
     }
   }
   if (op == ReduceOp::sum && !inputs.empty() && inputs[0].dtype() == DType::bool_) {

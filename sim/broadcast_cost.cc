@@ -1,5 +1,7 @@
 #include "sim/broadcast_cost.h"
 
+#include <fmt/format.h>
+
 #include <numeric>
 
 #include "sim/schedule_run.h"
@@ -17,8 +19,8 @@ Algorithm broadcast_algorithm(const Machine& machine, const collectives::Collect
   if (requested && collectives::supports(*requested, shape)) return *requested;
   const Algorithm chosen = collectives::choose_algorithm(shape, machine.topology().traits());
   if (requested) {
-    note = std::string(collectives::algorithm_name(*requested)) + " cannot run broadcast; used " +
-           std::string(collectives::algorithm_name(chosen));
+    note = fmt::format("{} cannot run broadcast; used {}", collectives::algorithm_name(*requested),
+                       collectives::algorithm_name(chosen));
   }
   return chosen;
 }
@@ -40,7 +42,7 @@ CollectiveRecord broadcast_cost(Machine& machine, std::int64_t elements, DType d
   record.op = "broadcast";
   record.call = "broadcast(root=0)";
   record.dtype = std::string(dtype_name(dtype));
-  record.shape = "[" + std::to_string(elements) + "]";
+  record.shape = fmt::format("[{}]", elements);
   record.bytes = elements * shape.element_bytes;
   record.algorithm_note.clear();
   const Algorithm algorithm = broadcast_algorithm(machine, shape, record.algorithm_note);

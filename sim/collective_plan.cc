@@ -1,5 +1,7 @@
 #include "sim/collective_plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "collectives/schedule_data.h"
@@ -66,10 +68,10 @@ Algorithm pick_algorithm(const collectives::CollectiveShape& shape, const Algori
   // algorithms fold as nccl_ring there too (reference/reduction_order.h).
   const Algorithm instead =
       collectives::supports(Algorithm::ring, shape) ? Algorithm::ring : Algorithm::direct;
-  note = std::string(collectives::algorithm_name(*requested)) + " cannot run " +
-         std::string(collectives::collective_kind_name(shape.kind)) + " over " +
-         std::to_string(shape.ranks) + " ranks; used " +
-         std::string(collectives::algorithm_name(instead));
+  note = fmt::format("{} cannot run {} over {} ranks; used {}",
+                     collectives::algorithm_name(*requested),
+                     collectives::collective_kind_name(shape.kind), shape.ranks,
+                     collectives::algorithm_name(instead));
   return instead;
 }
 

@@ -1,5 +1,8 @@
 #include "sim/machine.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <map>
 
 #include "reference/error.h"
@@ -14,22 +17,15 @@ struct Machine::ScheduleCache {
 
 namespace {
 
-std::string join(const std::vector<int>& values) {
-  std::string text;
-  for (int v : values) text += std::to_string(v) + ",";
-  return text;
-}
-
 std::string schedule_key(collectives::Algorithm algorithm,
                          const collectives::CollectiveShape& shape) {
-  std::string key = std::string(collectives::algorithm_name(algorithm)) + "|" +
-                    std::string(collectives::collective_kind_name(shape.kind)) + "|" +
-                    std::to_string(shape.ranks) + "|" + std::to_string(shape.elements) + "|" +
-                    std::to_string(shape.element_bytes) + "|" + join(shape.ring) + "|" +
-                    join(shape.torus_dims) + "|" + std::to_string(shape.root) + "|" +
-                    std::to_string(shape.pipeline_chunk_bytes) + "|";
+  std::string key =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|", collectives::algorithm_name(algorithm),
+                  collectives::collective_kind_name(shape.kind), shape.ranks, shape.elements,
+                  shape.element_bytes, fmt::join(shape.ring, ","), fmt::join(shape.torus_dims, ","),
+                  shape.root, shape.pipeline_chunk_bytes);
   for (auto [source, destination] : shape.permutation) {
-    key += std::to_string(source) + ">" + std::to_string(destination) + ",";
+    key += fmt::format("{}>{},", source, destination);
   }
   return key;
 }
@@ -42,8 +38,8 @@ Machine::Machine(MachineSpec spec, SimOptions options)
       topology_(topology::make_topology(spec_.topology)),
       schedules_(std::make_unique<ScheduleCache>()) {
   if (topology_->device_count() != spec_.devices) {
-    throw Error("machine devices: " + std::to_string(spec_.devices) + ", but the topology " +
-                topology_->name() + " has " + std::to_string(topology_->device_count()));
+    throw Error(fmt::format("machine devices: {}, but the topology {} has {}", spec_.devices,
+                            topology_->name(), topology_->device_count()));
   }
 }
 
@@ -65,13 +61,13 @@ std::shared_ptr<const collectives::Schedule> Machine::schedule(
 std::vector<Values> Machine::run(const Mesh& mesh, const std::vector<Values>& inputs,
                                  const DeviceFunction& function, bool check_vma) {
   if (mesh.device_count() > spec_.devices) {
-    throw Error("mesh of " + std::to_string(mesh.device_count()) + " devices on machine '" +
-                spec_.name + "' with " + std::to_string(spec_.devices) +
-                ", expected at most that many");
+    throw Error(
+        fmt::format("mesh of {} devices on machine '{}' with {}, expected at most that many",
+                    mesh.device_count(), spec_.name, spec_.devices));
   }
   if (inputs.size() != static_cast<std::size_t>(mesh.device_count())) {
-    throw Error("Machine::run: " + std::to_string(inputs.size()) + " input lists for a mesh of " +
-                std::to_string(mesh.device_count()) + " devices");
+    throw Error(fmt::format("Machine::run: {} input lists for a mesh of {} devices", inputs.size(),
+                            mesh.device_count()));
   }
   SimRun sim_run(*this, mesh, check_vma);
   std::vector<Values> outputs;

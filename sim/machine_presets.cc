@@ -1,5 +1,8 @@
 #include "sim/machine_presets.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <filesystem>
 #include <utility>
 
@@ -54,10 +57,9 @@ sim::MachineSpec machine_from_name_or_file(const std::string& name_or_path) {
     if (name == name_or_path) return sim::machine_from_json(nlohmann::json::parse(text));
   }
   if (!std::filesystem::exists(name_or_path)) {
-    std::string known;
-    for (const std::string& name : machine_preset_names()) known += (known.empty() ? "" : ", ") + name;
-    throw Error("machine " + name_or_path + ": no such preset or file, expected a machine file "
-                "or one of " + known);
+    throw Error(
+        fmt::format("machine {}: no such preset or file, expected a machine file or one of {}",
+                    name_or_path, fmt::join(machine_preset_names(), ", ")));
   }
   return sim::load_machine_file(name_or_path);
 }

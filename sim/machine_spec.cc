@@ -1,8 +1,11 @@
 #include "sim/machine_spec.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <ranges>
 #include <string_view>
+#include <vector>
 
 #include "reference/error.h"
 #include "support/json_reader.h"
@@ -30,14 +33,9 @@ void read_compute(const JsonValue& compute, MachineSpec& machine) {
 }
 
 std::string algorithm_names() {
-  std::string names = "auto";
-  // Every enumerator from the first to the last, as algorithm.h declares them.
-  for (int k = static_cast<int>(collectives::Algorithm::direct);
-       k <= static_cast<int>(collectives::Algorithm::torus); ++k) {
-    names += fmt::format(", {}",
-                         collectives::algorithm_name(static_cast<collectives::Algorithm>(k)));
-  }
-  return names;
+  const std::vector<collectives::Algorithm> algorithms = collectives::all_algorithms();
+  return fmt::format(
+      "auto, {}", fmt::join(algorithms | std::views::transform(collectives::algorithm_name), ", "));
 }
 
 // The ops whose algorithm a machine file may fix; permute always sends directly.

@@ -19,11 +19,10 @@ void MemoryLedger::allocate(int device, std::int64_t bytes, std::int64_t time_ps
   SPMD_CHECK(bytes >= 0,
              fmt::format("memory ledger: device {} allocates {} bytes in {}", device, bytes, what));
   if (in_use_[d] + bytes > capacity_bytes_) {
-    throw OutOfMemoryError("out of memory on device " + std::to_string(device) + " at t=" +
-                           std::to_string(time_ps) + " ps in " + what + ": requested " +
-                           std::to_string(bytes) + " bytes with " + std::to_string(in_use_[d]) +
-                           " in use of a capacity of " + std::to_string(capacity_bytes_) +
-                           " bytes");
+    throw OutOfMemoryError(fmt::format(
+        "out of memory on device {} at t={} ps in {}: requested {} bytes with {} in use of a "
+        "capacity of {} bytes",
+        device, time_ps, what, bytes, in_use_[d], capacity_bytes_));
   }
   in_use_[d] += bytes;
   if (in_use_[d] > peak_[d]) peak_[d] = in_use_[d];

@@ -215,8 +215,7 @@ Array SimRun::arrive(int device, Arrival arrival) {
   const int group = slot.group_of[static_cast<std::size_t>(device)];
   slot.arrivals.emplace(device, std::move(arrival));
   if (!agrees) {
-    abort("deadlock: devices disagree at collective #" + std::to_string(index) + ": " +
-          stuck_report());
+    abort(fmt::format("deadlock: devices disagree at collective #{}: {}", index, stuck_report()));
   } else if (group >= 0 &&
              ++slot.arrived_in_group[static_cast<std::size_t>(group)] ==
                  static_cast<int>(slot.groups[static_cast<std::size_t>(group)].size())) {
@@ -380,9 +379,9 @@ void SimRun::hold_memory(int device, std::int64_t bytes, const std::string& what
 void SimRun::release_memory(int device, std::int64_t bytes) {
   const std::int64_t in_use = memory_.in_use_bytes(device);
   if (bytes < 0 || bytes > in_use) {
-    throw Error("release_memory: " + std::to_string(bytes) + " bytes on device " +
-                std::to_string(device) + ", expected at most the " + std::to_string(in_use) +
-                " bytes in use");
+    throw Error(
+        fmt::format("release_memory: {} bytes on device {}, expected at most the {} bytes in use",
+                    bytes, device, in_use));
   }
   memory_.release(device, bytes, devices_[static_cast<std::size_t>(device)]->clock_ps);
 }
@@ -393,12 +392,10 @@ std::string SimRun::device_phrase(int device) const {
   const Device& self = *devices_[static_cast<std::size_t>(device)];
   switch (self.phase) {
     case Phase::running: return "runs";
-    case Phase::finished:
-      return "finished after " + std::to_string(self.next_index) + " collective(s)";
+    case Phase::finished: return fmt::format("finished after {} collective(s)", self.next_index);
     case Phase::failed: return "failed with an error";
     case Phase::waiting:
-      return "waits in " + self.waiting_what + " (collective #" +
-             std::to_string(self.waiting_in) + ")";
+      return fmt::format("waits in {} (collective #{})", self.waiting_what, self.waiting_in);
   }
   return "";
 }

@@ -1,9 +1,10 @@
 #include "support/units.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <cstdio>
 #include <limits>
 #include <optional>
 #include <system_error>
@@ -51,9 +52,7 @@ std::string quoted(std::string_view text) {
       out += '\\';
       out += static_cast<char>(c);
     } else if (c < 0x20 || c == 0x7f) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
-      out += escaped;
+      out += fmt::format("\\x{:02x}", c);
     } else {
       out += static_cast<char>(c);
     }
@@ -328,7 +327,7 @@ std::int64_t scaled_or_fail(const QuantityKind& kind, const Quantity& quantity, 
   if (scaled.status == Scaling::too_large) fail_too_large(kind, field, text);
   if (scaled.status == Scaling::too_many_digits) {
     fail(field, text, "is too precise",
-         "at most " + std::to_string(kMaxSignificantDigits) + " significant digits");
+         fmt::format("at most {} significant digits", kMaxSignificantDigits));
   }
   return scaled.value;
 }
@@ -338,7 +337,7 @@ std::int64_t scaled_or_fail(const QuantityKind& kind, const Quantity& quantity, 
 
 // value / unit written exactly as a decimal; `unit` is a power of 2 or 10, so it terminates.
 std::string exact_quotient(std::uint64_t value, std::uint64_t unit) {
-  std::string text = std::to_string(value / unit);
+  std::string text = fmt::format("{}", value / unit);
   std::uint64_t remainder = value % unit;
   if (remainder != 0) text += '.';
   while (remainder != 0) {
@@ -351,10 +350,10 @@ std::string exact_quotient(std::uint64_t value, std::uint64_t unit) {
 
 // thousandths / 1000 with at most 3 decimals and no trailing zeros: "1.5", "80", "1.001".
 std::string thousandths_text(std::uint64_t thousandths) {
-  std::string text = std::to_string(thousandths / 1000);
-  std::string fraction = std::to_string(1000 + thousandths % 1000).substr(1);
+  std::string fraction = fmt::format("{:03}", thousandths % 1000);
   while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
-  return fraction.empty() ? text : text + "." + fraction;
+  if (fraction.empty()) return fmt::format("{}", thousandths / 1000);
+  return fmt::format("{}.{}", thousandths / 1000, fraction);
 }
 
 struct DisplayUnit {
@@ -474,7 +473,7 @@ double parse_flops(std::string_view text, std::string_view field) {
   if (number.negative || number.digits.empty()) fail_out_of_range(kComputeRate, field, text);
   // from_chars rounds the exact decimal to the nearest double, independent of the locale.
   const std::string scientific =
-      number.digits + "e" + std::to_string(number.exponent + *unit_exponent);
+      fmt::format("{}e{}", number.digits, number.exponent + *unit_exponent);
   double flops = 0;
   const auto [end, error] =
       std::from_chars(scientific.data(), scientific.data() + scientific.size(), flops);

@@ -1,5 +1,7 @@
 #include "topology/topology.h"
 
+#include <fmt/format.h>
+
 #include "reference/error.h"
 
 namespace spmd::topology {
@@ -11,24 +13,24 @@ int Topology::add_link(int from, int to, LinkSpec spec, std::string label) {
 
 void check_device(const Topology& topology, int device, const char* role) {
   if (device < 0 || device >= topology.device_count()) {
-    throw Error(topology.name() + " route: " + role + " device " + std::to_string(device) +
-                ", expected 0.." + std::to_string(topology.device_count() - 1));
+    throw Error(fmt::format("{} route: {} device {}, expected 0..{}", topology.name(), role, device,
+                            topology.device_count() - 1));
   }
 }
 
 void check_link_spec(const LinkSpec& link, const std::string& where) {
   if (link.bandwidth_bytes_per_s <= 0) {
-    throw Error(where + ": bandwidth " + std::to_string(link.bandwidth_bytes_per_s) +
-                " bytes/s, expected > 0");
+    throw Error(
+        fmt::format("{}: bandwidth {} bytes/s, expected > 0", where, link.bandwidth_bytes_per_s));
   }
   if (link.latency_ps < 0) {
-    throw Error(where + ": latency " + std::to_string(link.latency_ps) + " ps, expected >= 0");
+    throw Error(fmt::format("{}: latency {} ps, expected >= 0", where, link.latency_ps));
   }
 }
 
 void check_count(int value, const std::string& where, int minimum) {
   if (value < minimum) {
-    throw Error(where + " " + std::to_string(value) + ", expected >= " + std::to_string(minimum));
+    throw Error(fmt::format("{} {}, expected >= {}", where, value, minimum));
   }
 }
 

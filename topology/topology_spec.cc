@@ -4,6 +4,9 @@
 #include "topology/topology_spec.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <array>
 
 #include "reference/error.h"
 #include "support/json_units.h"
@@ -42,18 +45,17 @@ std::optional<TopologySpec> from_text_of_kind(std::string_view name, std::string
 
 template <std::size_t... I>
 std::string kind_names(std::index_sequence<I...>) {
-  std::string names;
-  ((names += (I == 0 ? "" : ", ") + std::string(KindAt<I>::kKind)), ...);
-  return names;
+  const std::array<std::string_view, kKindCount> names{KindAt<I>::kKind...};
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
+// "A, B or C".
 template <std::size_t... I>
 std::string text_syntaxes(std::index_sequence<I...>) {
-  std::string text;
-  ((text += (I == 0 ? "" : I + 1 == kKindCount ? " or " : ", ") +
-            std::string(KindAt<I>::kTextSyntax)),
-   ...);
-  return text;
+  static_assert(kKindCount >= 2);
+  const std::array<std::string_view, kKindCount> syntaxes{KindAt<I>::kTextSyntax...};
+  return fmt::format("{} or {}", fmt::join(syntaxes.begin(), syntaxes.end() - 1, ", "),
+                     syntaxes.back());
 }
 
 }  // namespace

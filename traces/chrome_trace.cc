@@ -1,5 +1,7 @@
 #include "traces/chrome_trace.h"
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <vector>
 
@@ -28,7 +30,7 @@ json slice(const std::string& name, const char* category, int pid, int tid, std:
 }
 
 void add_device_tracks(json& events, int device) {
-  events.push_back(metadata("process_name", device, 0, "device " + std::to_string(device)));
+  events.push_back(metadata("process_name", device, 0, fmt::format("device {}", device)));
   events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", device}, {"tid", 0},
                     {"args", {{"sort_index", device}}}});
   events.push_back(metadata("thread_name", device, kComputeThread, "compute"));

@@ -1,8 +1,10 @@
 #include "backends/cuda/cuda_backend.h"
 
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/cuda_device.h"
 #include "backends/cuda/schedule_on_gpu.h"
 #include "reference/collective_groups.h"
 #include "reference/device_threads.h"
@@ -46,8 +48,7 @@ std::vector<Array> evaluate_on_gpu(const CollectiveCall& call, const Mesh& mesh,
 CudaBackend::CudaBackend(collectives::Algorithm algorithm, int device_count, int gpu)
     : algorithm_(algorithm), device_count_(device_count), gpu_(gpu) {
   if (device_count < 1) {
-    throw Error("CudaBackend: device_count " + std::to_string(device_count) +
-                ", expected at least 1");
+    throw Error(fmt::format("CudaBackend: device_count {}, expected at least 1", device_count));
   }
 }
 
@@ -57,7 +58,7 @@ std::vector<Values> CudaBackend::run(const Mesh& mesh, const std::vector<Values>
   const int gpu = gpu_;
   Rendezvous rendezvous(mesh, [&mesh, &choice, gpu](const CollectiveCall& call,
                                                     const std::vector<Array>& collective_inputs) {
-    check_cuda(cudaSetDevice(gpu), "cudaSetDevice(" + std::to_string(gpu) + ")");
+    set_cuda_device(gpu);
     return evaluate_on_gpu(call, mesh, collective_inputs, choice);
   });
   return run_devices_on_threads("CudaBackend", mesh, inputs, function, check_vma, rendezvous);

@@ -1,6 +1,7 @@
 #include "backends/cuda/cuda_device.h"
 
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 
 #include "backends/cuda/cuda_check.h"
 
@@ -21,6 +22,10 @@ int cuda_device_count() {
   int count = 0;
   check_cuda(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
   return count;
+}
+
+void set_cuda_device(int gpu) {
+  check_cuda(cudaSetDevice(gpu), fmt::format("cudaSetDevice({})", gpu));
 }
 
 }  // namespace spmd::cuda

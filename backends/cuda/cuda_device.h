@@ -14,4 +14,7 @@ std::optional<std::string> missing_cuda_device();
 // The number of CUDA devices; spmd::Error with missing_cuda_device()'s reason when there is none.
 int cuda_device_count();
 
+// cudaSetDevice(gpu); spmd::Error "CUDA: cudaSetDevice(<gpu>): ..." when it fails.
+void set_cuda_device(int gpu);
+
 }  // namespace spmd::cuda

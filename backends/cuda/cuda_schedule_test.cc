@@ -5,6 +5,7 @@
 // algorithm's order (reference/fold_reduce.h). GPU tests skip, naming what is missing, when no
 // CUDA device can be used.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -90,11 +91,10 @@ class CudaScheduleTest : public ::testing::Test {
         test_gen::random_per_device(dtype, {shape.elements}, ranks, seed);
     const std::vector<Array> gpu = run_schedule_on_gpu(schedule, inputs, op);
     const std::vector<Array> cpu = collectives::run_schedule_data(schedule, inputs, op);
-    const std::string what = std::string(collectives::algorithm_name(algorithm)) + " " +
-                             std::string(collectives::collective_kind_name(kind)) + " " +
-                             std::string(dtype_name(dtype)) + "[" +
-                             std::to_string(shape.elements) + "] over " + std::to_string(ranks) +
-                             " ranks, " + std::string(reduce_op_name(op));
+    const std::string what =
+        fmt::format("{} {} {}[{}] over {} ranks, {}", collectives::algorithm_name(algorithm),
+                    collectives::collective_kind_name(kind), dtype_name(dtype), shape.elements,
+                    ranks, reduce_op_name(op));
     for (int r = 0; r < ranks; ++r) {
       const auto i = static_cast<std::size_t>(r);
       const auto difference = conformance::first_difference(gpu[i], cpu[i]);

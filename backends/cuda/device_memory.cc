@@ -1,5 +1,7 @@
 #include "backends/cuda/device_memory.h"
 
+#include <fmt/format.h>
+
 #include <utility>
 
 #include "backends/cuda/cuda_check.h"
@@ -9,8 +11,8 @@ namespace spmd::cuda {
 DeviceBuffer::DeviceBuffer(std::size_t bytes, const std::string& what) : bytes_(bytes) {
   if (bytes == 0) return;  // nothing to hold; data() stays null and is never dereferenced
   void* pointer = nullptr;
-  check_cuda(cudaMalloc(&pointer, bytes), "cudaMalloc of " + std::to_string(bytes) +
-                                              " bytes for " + what);
+  check_cuda(cudaMalloc(&pointer, bytes),
+             fmt::format("cudaMalloc of {} bytes for {}", bytes, what));
   data_ = static_cast<std::byte*>(pointer);
 }
 

@@ -1,5 +1,7 @@
 #include "backends/cuda/schedule_on_gpu.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -85,7 +87,7 @@ class VirtualDevices {
     const std::vector<std::byte> fill = fill_element(dtype_, op, schedule.work_fill);
     for (int r = 0; r < schedule.ranks; ++r) {
       const Array& input = inputs[static_cast<std::size_t>(r)];
-      const std::string name = "rank " + std::to_string(r);
+      const std::string name = fmt::format("rank {}", r);
       inputs_.emplace_back(input.size_bytes(), name + " input");
       upload(inputs_.back(), input.bytes().data(), input.size_bytes());
       const std::vector<std::byte> work = initial_work(schedule, input, r, fill);
@@ -106,7 +108,7 @@ class VirtualDevices {
     every_stream_waits_for_all();
     for (std::size_t k = 0; k < step.transfers.size(); ++k) receive(step.transfers[k], offsets[k]);
     every_stream_waits_for_all();
-    check_cuda(cudaGetLastError(), "step " + std::to_string(index));
+    check_cuda(cudaGetLastError(), fmt::format("step {}", index));
   }
 
   std::vector<Array> results() {
@@ -117,7 +119,7 @@ class VirtualDevices {
       Array result(dtype_, {schedule_.result_end[i] - schedule_.result_begin[i]});
       check_cuda(cudaMemcpy(result.mutable_bytes().data(), at(work_[i], schedule_.result_begin[i]),
                             result.size_bytes(), cudaMemcpyDeviceToHost),
-                 "copy of rank " + std::to_string(r) + "'s result to the host");
+                 fmt::format("copy of rank {}'s result to the host", r));
       out.push_back(std::move(result));
     }
     return out;
@@ -141,7 +143,7 @@ class VirtualDevices {
     check_cuda(cudaMemcpyAsync(at(receive_, received_at), at(from, t.begin),
                                static_cast<std::size_t>(t.elements()) * element_bytes_,
                                cudaMemcpyDeviceToDevice, streams_[source].get()),
-               "send from rank " + std::to_string(t.source));
+               fmt::format("send from rank {}", t.source));
   }
 
   // The destination's stream applies what arrived to its work buffer.
@@ -152,10 +154,10 @@ class VirtualDevices {
     const std::byte* received = at(receive_, received_at);
     const cudaStream_t stream = streams_[destination].get();
     if (t.action == TransferAction::copy) {
-      check_cuda(cudaMemcpyAsync(work, received,
-                                 static_cast<std::size_t>(t.elements()) * element_bytes_,
-                                 cudaMemcpyDeviceToDevice, stream),
-                 "copy into rank " + std::to_string(t.destination));
+      check_cuda(
+          cudaMemcpyAsync(work, received, static_cast<std::size_t>(t.elements()) * element_bytes_,
+                          cudaMemcpyDeviceToDevice, stream),
+          fmt::format("copy into rank {}", t.destination));
       return;
     }
     launch_combine(dtype_, op_, t.action == TransferAction::reduce_received_left, work, received,

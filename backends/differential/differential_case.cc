@@ -1,5 +1,7 @@
 #include "backends/differential/differential_case.h"
 
+#include <fmt/format.h>
+
 #include "backends/differential/differential_data.h"
 #include "reference/collective_semantics.h"
 #include "reference/mesh.h"
@@ -7,7 +9,7 @@
 namespace spmd::differential {
 
 std::string case_label(const std::string& collective, DType dtype, std::int64_t count) {
-  return collective + " " + std::string(dtype_name(dtype)) + " x" + std::to_string(count);
+  return fmt::format("{} {} x{}", collective, dtype_name(dtype), count);
 }
 
 std::vector<Array> reference_results(const CollectiveCall& call,
@@ -21,12 +23,11 @@ std::vector<Array> reference_results(const CollectiveCall& call,
 std::string first_rank_difference(const std::vector<Array>& results,
                                   const std::vector<Array>& expected) {
   if (results.size() != expected.size()) {
-    return std::to_string(results.size()) + " results for " + std::to_string(expected.size()) +
-           " ranks";
+    return fmt::format("{} results for {} ranks", results.size(), expected.size());
   }
   for (std::size_t r = 0; r < results.size(); ++r) {
     const std::string difference = bitwise_difference(results[r], expected[r]);
-    if (!difference.empty()) return "rank " + std::to_string(r) + ": " + difference;
+    if (!difference.empty()) return fmt::format("rank {}: {}", r, difference);
   }
   return "";
 }

@@ -1,5 +1,6 @@
 #include "backends/gloo/gloo_collectives.h"
 
+#include <fmt/format.h>
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/allreduce_ring_chunked.h>
@@ -36,11 +37,15 @@ Array with_element_type(const Array& x, const char* what, Visitor&& visitor) {
 
 std::int64_t block_elements(const ContextPtr& context, const Array& x, const char* what) {
   if (x.size() % context->size != 0) {
-    throw Error(std::string(what) + " of " + std::to_string(x.size()) +
-                " elements, expected a multiple of the group size " +
-                std::to_string(context->size));
+    throw Error(fmt::format("{} of {} elements, expected a multiple of the group size {}", what,
+                            x.size(), context->size));
   }
   return x.size() / context->size;
+}
+
+[[noreturn]] void fail_unknown(AllReduceAlgorithm algorithm) {
+  throw Error(fmt::format("Gloo all-reduce algorithm {}, expected ring, ring_chunked or bcube",
+                          static_cast<int>(algorithm)));
 }
 
 // gloo's reduction function for AllreduceOptions: c[i] = a[i] + b[i].
@@ -70,8 +75,7 @@ std::string_view all_reduce_algorithm_name(AllReduceAlgorithm algorithm) {
     case AllReduceAlgorithm::ring_chunked: return "ring_chunked";
     case AllReduceAlgorithm::bcube: return "bcube";
   }
-  throw Error("Gloo all-reduce algorithm " + std::to_string(static_cast<int>(algorithm)) +
-              ", expected ring, ring_chunked or bcube");
+  fail_unknown(algorithm);
 }
 
 ReductionAlgorithm reduction_order_of(AllReduceAlgorithm algorithm) {
@@ -80,8 +84,7 @@ ReductionAlgorithm reduction_order_of(AllReduceAlgorithm algorithm) {
     case AllReduceAlgorithm::ring_chunked: return ReductionAlgorithm::gloo_ring_chunked;
     case AllReduceAlgorithm::bcube: return ReductionAlgorithm::gloo_bcube;
   }
-  throw Error("Gloo all-reduce algorithm " + std::to_string(static_cast<int>(algorithm)) +
-              ", expected ring, ring_chunked or bcube");
+  fail_unknown(algorithm);
 }
 
 Array all_reduce_sum(const ContextPtr& context, const Array& x, AllReduceAlgorithm algorithm) {

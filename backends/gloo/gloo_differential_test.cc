@@ -4,6 +4,7 @@
 // (docs/reduction-orders.md#all-reduce-orders); data movement and integer sums must equal the
 // reference exactly.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <barrier>
@@ -108,8 +109,8 @@ std::vector<AllReduceParam> all_reduce_params() {
 }
 
 std::string param_name(const testing::TestParamInfo<AllReduceParam>& info) {
-  return std::string(all_reduce_algorithm_name(info.param.algorithm)) + "_" +
-         std::to_string(info.param.ranks) + "_ranks";
+  return fmt::format("{}_{}_ranks", all_reduce_algorithm_name(info.param.algorithm),
+                     info.param.ranks);
 }
 
 INSTANTIATE_TEST_SUITE_P(gloo, GlooAllReduce, testing::ValuesIn(all_reduce_params()), param_name);
@@ -144,7 +145,7 @@ std::vector<GlooCase> exact_cases(DType dtype, std::int64_t count, int ranks) {
        [](const Array& own, const ContextPtr& context) { return all_to_all(context, own); },
        reference_of(CollectiveOp::all_to_all)});
   cases.push_back(
-      {case_label("broadcast from rank " + std::to_string(ranks - 1), dtype, count), dtype, count,
+      {case_label(fmt::format("broadcast from rank {}", ranks - 1), dtype, count), dtype, count,
        [ranks](const Array& own, const ContextPtr& context) {
          return broadcast(context, own, ranks - 1);
        },
@@ -173,7 +174,7 @@ TEST_P(GlooCollectives, data_movement_and_integer_sums_equal_the_reference) {
 
 INSTANTIATE_TEST_SUITE_P(gloo, GlooCollectives, testing::Range(2, 9),
                          [](const testing::TestParamInfo<int>& info) {
-                           return std::to_string(info.param) + "_ranks";
+                           return fmt::format("{}_ranks", info.param);
                          });
 
 }  // namespace

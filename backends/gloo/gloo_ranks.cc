@@ -1,5 +1,6 @@
 #include "backends/gloo/gloo_ranks.h"
 
+#include <fmt/format.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/hash_store.h>
 #include <gloo/transport/tcp/device.h>
@@ -15,7 +16,7 @@
 namespace spmd::gloo_backend {
 
 void run_gloo_ranks(int ranks, const RankBody& body) {
-  if (ranks < 1) throw Error("Gloo ranks " + std::to_string(ranks) + ", expected >= 1");
+  if (ranks < 1) throw Error(fmt::format("Gloo ranks {}, expected >= 1", ranks));
   gloo::rendezvous::HashStore store;
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(ranks));
   std::barrier all_done(ranks);

@@ -1,5 +1,7 @@
 #include "backends/mpi/mpi_collectives.h"
 
+#include <fmt/format.h>
+
 #include <string>
 
 #include "reference/error.h"
@@ -9,14 +11,13 @@ namespace {
 
 void check(int status, const char* call) {
   if (status != MPI_SUCCESS) {
-    throw Error(std::string(call) + " returned MPI error " + std::to_string(status) +
-                ", expected MPI_SUCCESS");
+    throw Error(fmt::format("{} returned MPI error {}, expected MPI_SUCCESS", call, status));
   }
 }
 
 int element_count_int(std::int64_t count) {
   if (count > std::int64_t{1} << 30) {
-    throw Error("MPI element count " + std::to_string(count) + ", expected at most 2^30");
+    throw Error(fmt::format("MPI element count {}, expected at most 2^30", count));
   }
   return static_cast<int>(count);
 }
@@ -24,8 +25,8 @@ int element_count_int(std::int64_t count) {
 std::int64_t block_elements(const Array& x, MPI_Comm comm, const char* what) {
   const int n = size_of(comm);
   if (x.size() % n != 0) {
-    throw Error(std::string(what) + " of " + std::to_string(x.size()) +
-                " elements, expected a multiple of the group size " + std::to_string(n));
+    throw Error(fmt::format("{} of {} elements, expected a multiple of the group size {}", what,
+                            x.size(), n));
   }
   return x.size() / n;
 }

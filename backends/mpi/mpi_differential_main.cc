@@ -5,11 +5,14 @@
 // folding float sums in the pinned algorithm's order. Prints one line per case; exit code 1 when
 // any rank's bits differ, 2 for bad arguments or MCA parameters that do not pin the algorithm.
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <mpi.h>
 
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <ranges>
 #include <string>
 #include <vector>
 
@@ -27,21 +30,21 @@ constexpr DType kDTypes[] = {DType::float32, DType::float64, DType::int32};
 constexpr std::uint64_t kSeed = 5;
 
 const AllReducePin& pin_named(const std::string& name) {
-  std::string known;
   for (const AllReducePin& pin : kAllReducePins) {
     if (pin.name == name) return pin;
-    known += (known.empty() ? "" : ", ") + std::string(pin.name);
   }
-  throw Error("--all-reduce " + name + ", expected one of: " + known);
+  throw Error(
+      fmt::format("--all-reduce {}, expected one of: {}", name,
+                  fmt::join(kAllReducePins | std::views::transform(&AllReducePin::name), ", ")));
 }
 
 // The MCA parameters mpirun passed on (as OMPI_MCA_* variables) must pin what we compare with.
 void check_mca_parameter(const std::string& parameter, int expected) {
   const char* value = std::getenv(("OMPI_MCA_" + parameter).c_str());
-  if (value == nullptr || std::string(value) != std::to_string(expected)) {
-    throw Error("MCA parameter " + parameter + " is " + (value ? value : "unset") + ", expected " +
-                std::to_string(expected) + " (mpirun --mca " + parameter + " " +
-                std::to_string(expected) + ")");
+  const std::string wanted = fmt::format("{}", expected);
+  if (value == nullptr || value != wanted) {
+    throw Error(fmt::format("MCA parameter {} is {}, expected {} (mpirun --mca {} {})", parameter,
+                            value ? value : "unset", wanted, parameter, wanted));
   }
 }
 
@@ -170,7 +173,7 @@ void check_other_collectives(Checker& checker, int n) {
                            {.op = CollectiveOp::ppermute, .axes = "i", .perm = perm}, all, linear);
                      }});
       }
-      checker.run({case_label("broadcast from rank " + std::to_string(n - 1), dtype, count), dtype,
+      checker.run({case_label(fmt::format("broadcast from rank {}", n - 1), dtype, count), dtype,
                    count,
                    [n](const Array& own, MPI_Comm comm) { return broadcast(own, n - 1, comm); },
                    [n](const auto& all) { return std::vector<Array>(all.size(), all.back()); }});

@@ -1,9 +1,11 @@
 #include "backends/nccl/nccl_all_reduce.h"
 
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 #include <nccl.h>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/cuda_device.h"
 #include "backends/cuda/device_memory.h"
 #include "reference/error.h"
 
@@ -38,8 +40,7 @@ std::string nccl_version() {
   int code = 0;
   check_nccl(ncclGetVersion(&code), "ncclGetVersion");
   // NCCL_VERSION(X,Y,Z) = X*10000 + Y*100 + Z since 2.9.
-  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." +
-         std::to_string(code % 100);
+  return fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
 }
 
 struct NcclRanks::State {
@@ -49,15 +50,15 @@ struct NcclRanks::State {
 
 NcclRanks::NcclRanks(int ranks) : state_(std::make_unique<State>()) {
   if (ranks < 1) {
-    throw Error("NcclRanks: ranks " + std::to_string(ranks) + ", expected at least 1");
+    throw Error(fmt::format("NcclRanks: ranks {}, expected at least 1", ranks));
   }
   std::vector<int> gpus;
   for (int g = 0; g < ranks; ++g) gpus.push_back(g);
   state_->comms.resize(static_cast<std::size_t>(ranks));
   check_nccl(ncclCommInitAll(state_->comms.data(), ranks, gpus.data()),
-             "ncclCommInitAll over " + std::to_string(ranks) + " GPUs");
+             fmt::format("ncclCommInitAll over {} GPUs", ranks));
   for (int g = 0; g < ranks; ++g) {
-    cuda::check_cuda(cudaSetDevice(g), "cudaSetDevice(" + std::to_string(g) + ")");
+    cuda::set_cuda_device(g);
     state_->streams.push_back(std::make_unique<cuda::Stream>());
   }
 }
@@ -74,24 +75,24 @@ int NcclRanks::ranks() const { return static_cast<int>(state_->comms.size()); }
 std::vector<Array> NcclRanks::all_reduce_sum(const std::vector<Array>& inputs) {
   const int n = ranks();
   if (static_cast<int>(inputs.size()) != n) {
-    throw Error("NCCL all_reduce_sum: " + std::to_string(inputs.size()) + " inputs, expected " +
-                std::to_string(n) + " (one per GPU)");
+    throw Error(
+        fmt::format("NCCL all_reduce_sum: {} inputs, expected {} (one per GPU)", inputs.size(), n));
   }
   const ncclDataType_t type = nccl_type(inputs[0].dtype());
   std::vector<cuda::DeviceBuffer> send, receive;
   for (int g = 0; g < n; ++g) {
     const Array& x = inputs[static_cast<std::size_t>(g)];
     if (x.dtype() != inputs[0].dtype() || x.shape() != inputs[0].shape()) {
-      throw Error("NCCL all_reduce_sum: input " + std::to_string(g) + " is " + x.type_string() +
-                  ", expected " + inputs[0].type_string());
+      throw Error(fmt::format("NCCL all_reduce_sum: input {} is {}, expected {}", g,
+                              x.type_string(), inputs[0].type_string()));
     }
-    cuda::check_cuda(cudaSetDevice(g), "cudaSetDevice(" + std::to_string(g) + ")");
-    send.emplace_back(x.size_bytes(), "GPU " + std::to_string(g) + " send buffer");
-    receive.emplace_back(x.size_bytes(), "GPU " + std::to_string(g) + " receive buffer");
+    cuda::set_cuda_device(g);
+    send.emplace_back(x.size_bytes(), fmt::format("GPU {} send buffer", g));
+    receive.emplace_back(x.size_bytes(), fmt::format("GPU {} receive buffer", g));
     if (x.size_bytes() > 0) {
-      cuda::check_cuda(cudaMemcpy(send.back().data(), x.bytes().data(), x.size_bytes(),
-                                  cudaMemcpyHostToDevice),
-                       "upload to GPU " + std::to_string(g));
+      cuda::check_cuda(
+          cudaMemcpy(send.back().data(), x.bytes().data(), x.size_bytes(), cudaMemcpyHostToDevice),
+          fmt::format("upload to GPU {}", g));
     }
   }
   const auto count = static_cast<std::size_t>(inputs[0].size());
@@ -100,20 +101,20 @@ std::vector<Array> NcclRanks::all_reduce_sum(const std::vector<Array>& inputs) {
     const auto i = static_cast<std::size_t>(g);
     check_nccl(ncclAllReduce(send[i].data(), receive[i].data(), count, type, ncclSum,
                              state_->comms[i], state_->streams[i]->get()),
-               "ncclAllReduce on GPU " + std::to_string(g));
+               fmt::format("ncclAllReduce on GPU {}", g));
   }
   check_nccl(ncclGroupEnd(), "ncclGroupEnd");
   std::vector<Array> results;
   for (int g = 0; g < n; ++g) {
     const auto i = static_cast<std::size_t>(g);
-    cuda::check_cuda(cudaSetDevice(g), "cudaSetDevice(" + std::to_string(g) + ")");
-    cuda::check_cuda(cudaStreamSynchronize(state_->streams[i]->get()), "ncclAllReduce on GPU " +
-                                                                           std::to_string(g));
+    cuda::set_cuda_device(g);
+    cuda::check_cuda(cudaStreamSynchronize(state_->streams[i]->get()),
+                     fmt::format("ncclAllReduce on GPU {}", g));
     Array result(inputs[0].dtype(), inputs[0].shape());
     if (result.size_bytes() > 0) {
       cuda::check_cuda(cudaMemcpy(result.mutable_bytes().data(), receive[i].data(),
                                   result.size_bytes(), cudaMemcpyDeviceToHost),
-                       "download from GPU " + std::to_string(g));
+                       fmt::format("download from GPU {}", g));
     }
     results.push_back(std::move(result));
   }

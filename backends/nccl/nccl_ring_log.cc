@@ -1,5 +1,7 @@
 #include "backends/nccl/nccl_ring_log.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <sstream>
 #include <string>
@@ -46,12 +48,13 @@ std::vector<int> ring_from_nccl_log(std::string_view log_text, int ranks) {
     start = end + 1;
   }
   if (found.empty()) {
-    throw Error("NCCL log: no 'NCCL INFO Channel 00/..' line with " + std::to_string(ranks) +
-                " ranks, expected one (run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT)");
+    throw Error(
+        fmt::format("NCCL log: no 'NCCL INFO Channel 00/..' line with {} ranks, expected "
+                    "one (run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT)",
+                    ranks));
   }
   if (!is_permutation_of_ranks(ring)) {
-    throw Error("NCCL log: '" + std::string(found) + "': expected a permutation of 0.." +
-                std::to_string(ranks - 1));
+    throw Error(fmt::format("NCCL log: '{}': expected a permutation of 0..{}", found, ranks - 1));
   }
   return ring;
 }

@@ -5,6 +5,7 @@
 // reference folding in NCCL's ring order, read from NCCL's INFO log. GPU tests skip, naming what
 // is missing, without a GPU. The log parser's tests run anywhere.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -25,7 +26,7 @@
 namespace spmd::nccl {
 namespace {
 
-std::string debug_file() { return "/tmp/spmd_nccl_ring_test." + std::to_string(getpid()) + ".log"; }
+std::string debug_file() { return fmt::format("/tmp/spmd_nccl_ring_test.{}.log", getpid()); }
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
