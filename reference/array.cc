@@ -1,8 +1,10 @@
 #include "reference/array.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <cmath>
 #include <cstring>
-#include <sstream>
 
 namespace spmd {
 namespace {
@@ -26,7 +28,9 @@ AxisView view_around(const Array& array, int axis) {
 
 void check_dimensions(const Shape& shape) {
   for (std::int64_t d : shape) {
-    if (d < 0) throw Error("Array: negative dimension in shape " + shape_to_string(shape));
+    if (d < 0) {
+      throw Error(fmt::format("Array: negative dimension in shape {}", shape_to_string(shape)));
+    }
   }
 }
 
@@ -39,16 +43,15 @@ std::int64_t element_count(const Shape& shape) {
 }
 
 std::string shape_to_string(const Shape& shape) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  if (shape.size() == 1) s += ",";
-  return s + ")";
+  return fmt::format("({}{})", fmt::join(shape, ", "), shape.size() == 1 ? "," : "");
 }
 
 Array::Array() : Array(DType::float32, {}) {}
+
+void Array::throw_value_count_mismatch(std::size_t value_count, const Shape& shape) {
+  throw Error(fmt::format("Array::from_values: {} values for shape {}, expected {}", value_count,
+                          shape_to_string(shape), element_count(shape)));
+}
 
 Array::Array(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   check_dimensions(shape_);
@@ -62,9 +65,8 @@ Array Array::from_bytes(DType dtype, Shape shape, std::vector<std::byte> bytes) 
   const std::size_t expected =
       static_cast<std::size_t>(element_count(shape)) * dtype_size_bytes(dtype);
   if (bytes.size() != expected) {
-    throw Error("Array::from_bytes: " + std::to_string(bytes.size()) + " bytes for " +
-                std::string(dtype_name(dtype)) + shape_to_string(shape) + ", expected " +
-                std::to_string(expected));
+    throw Error(fmt::format("Array::from_bytes: {} bytes for {}{}, expected {}", bytes.size(),
+                            dtype_name(dtype), shape_to_string(shape), expected));
   }
   Array array;
   array.dtype_ = dtype;
@@ -97,14 +99,7 @@ bool Array::bitwise_equal(const Array& other) const {
           std::memcmp(bytes_->data(), other.bytes_->data(), bytes_->size()) == 0);
 }
 
-std::string shape_string(const Shape& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) s += ",";
-    s += std::to_string(shape[i]);
-  }
-  return s + "]";
-}
+std::string shape_string(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
 
 std::string Array::type_string() const { return std::string(dtype_name(dtype_)) + shape_string(shape_); }
 
@@ -121,29 +116,23 @@ double Array::element_as_double(std::int64_t index) const {
 }
 
 std::string Array::values_string(std::int64_t max_elements) const {
-  std::ostringstream out;
-  out.precision(9);
-  out << "[";
+  std::vector<std::string> items;
   const std::int64_t n = size();
   for (std::int64_t i = 0; i < n && i < max_elements; ++i) {
-    if (i > 0) out << ", ";
     if (dtype_ == DType::bool_) {
-      out << (values<bool>()[static_cast<std::size_t>(i)] ? "True" : "False");
+      items.push_back(values<bool>()[static_cast<std::size_t>(i)] ? "True" : "False");
     } else {
-      out << element_as_double(i);
+      items.push_back(fmt::format("{:.9g}", element_as_double(i)));  // as iostream precision 9
     }
   }
-  if (n > max_elements) out << ", ...";
-  out << "]";
-  return out.str();
+  return fmt::format("[{}{}]", fmt::join(items, ", "), n > max_elements ? ", ..." : "");
 }
 
 int normalize_axis(int axis, int rank, const std::string& field) {
   const int normalized = axis < 0 ? axis + rank : axis;
   if (normalized < 0 || normalized >= rank) {
-    throw Error(field + " = " + std::to_string(axis) + " is out of bounds for rank " +
-                std::to_string(rank) + " (expected " + std::to_string(-rank) + " <= axis < " +
-                std::to_string(rank) + ")");
+    throw Error(fmt::format("{0} = {1} is out of bounds for rank {2} (expected {3} <= axis < {2})",
+                            field, axis, rank, -rank));
   }
   return normalized;
 }
@@ -151,9 +140,8 @@ int normalize_axis(int axis, int rank, const std::string& field) {
 Array slice(const Array& array, int axis, std::int64_t start, std::int64_t stop) {
   axis = normalize_axis(axis, array.rank(), "slice axis");
   if (start < 0 || stop < start || stop > array.dim(axis)) {
-    throw Error("slice: range [" + std::to_string(start) + ", " + std::to_string(stop) +
-                ") does not fit axis " + std::to_string(axis) + " of size " +
-                std::to_string(array.dim(axis)));
+    throw Error(fmt::format("slice: range [{}, {}) does not fit axis {} of size {}", start, stop,
+                            axis, array.dim(axis)));
   }
   Shape shape = array.shape();
   shape[static_cast<std::size_t>(axis)] = stop - start;
@@ -189,8 +177,8 @@ Array concatenate(std::span<const Array> arrays, int axis) {
     Shape expected = first.shape();
     if (a.rank() == first.rank()) expected[static_cast<std::size_t>(axis)] = a.dim(axis);
     if (a.dtype() != first.dtype() || a.shape() != expected) {
-      throw Error("concatenate: " + a.type_string() + " does not match " + first.type_string() +
-                  " outside axis " + std::to_string(axis));
+      throw Error(fmt::format("concatenate: {} does not match {} outside axis {}", a.type_string(),
+                              first.type_string(), axis));
     }
     shape[static_cast<std::size_t>(axis)] += a.dim(axis);
     varying |= a.varying_axes();
@@ -221,8 +209,8 @@ Array stack(std::span<const Array> arrays, int axis) {
 
 Array reshape(const Array& array, Shape shape) {
   if (element_count(shape) != array.size()) {
-    throw Error("reshape: cannot reshape " + array.type_string() + " to shape " +
-                shape_to_string(shape) + " (element counts differ)");
+    throw Error(fmt::format("reshape: cannot reshape {} to shape {} (element counts differ)",
+                            array.type_string(), shape_to_string(shape)));
   }
   check_dimensions(shape);
   return array.with_shape(std::move(shape));
@@ -238,8 +226,10 @@ Array expand_dims(const Array& array, int axis) {
 Array squeeze(const Array& array, int axis) {
   axis = normalize_axis(axis, array.rank(), "squeeze axis");
   if (array.dim(axis) != 1) {
-    throw Error("cannot select an axis to squeeze out which has size not equal to one, got shape=" +
-                shape_to_string(array.shape()) + " and dimensions=(" + std::to_string(axis) + ",)");
+    throw Error(fmt::format(
+        "cannot select an axis to squeeze out which has size not equal to one, got shape={} and "
+        "dimensions=({},)",
+        shape_to_string(array.shape()), axis));
   }
   Shape shape = array.shape();
   shape.erase(shape.begin() + axis);

@@ -82,6 +82,7 @@ class Array {
 
  private:
   void check_storage(DType requested) const;
+  [[noreturn]] static void throw_value_count_mismatch(std::size_t value_count, const Shape& shape);
 
   DType dtype_ = DType::float32;
   Shape shape_;
@@ -92,8 +93,7 @@ class Array {
 template <class T>
 Array Array::from_values(Shape shape, const std::vector<T>& values) {
   if (static_cast<std::int64_t>(values.size()) != element_count(shape)) {
-    throw Error("Array::from_values: " + std::to_string(values.size()) + " values for shape " +
-                shape_to_string(shape) + ", expected " + std::to_string(element_count(shape)));
+    throw_value_count_mismatch(values.size(), shape);
   }
   Array array(DTypeOf<T>::value, std::move(shape));
   auto out = array.template mutable_values<T>();

@@ -1,5 +1,10 @@
 #include "reference/collective_call.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <ranges>
+
 #include "reference/error.h"
 
 namespace spmd {
@@ -18,20 +23,6 @@ constexpr std::pair<CollectiveOp, std::string_view> kOpNames[] = {
     {CollectiveOp::axis_index, "axis_index"},
 };
 
-std::string groups_to_string(const AxisIndexGroups& groups) {
-  std::string s = "[";
-  for (std::size_t g = 0; g < groups.size(); ++g) {
-    if (g > 0) s += ", ";
-    s += "[";
-    for (std::size_t i = 0; i < groups[g].size(); ++i) {
-      if (i > 0) s += ", ";
-      s += std::to_string(groups[g][i]);
-    }
-    s += "]";
-  }
-  return s + "]";
-}
-
 }  // namespace
 
 std::string_view collective_op_name(CollectiveOp op) {
@@ -45,57 +36,40 @@ CollectiveOp collective_op_from_name(std::string_view name) {
   for (const auto& [value, op_name] : kOpNames) {
     if (op_name == name) return value;
   }
-  std::string valid;
-  for (const auto& [value, op_name] : kOpNames) valid += " " + std::string(op_name);
-  throw Error("collective \"" + std::string(name) + "\" is not known, expected one of" + valid);
+  throw Error(fmt::format("collective \"{}\" is not known, expected one of {}", name,
+                          fmt::join(std::views::values(kOpNames), " ")));
 }
 
 std::string AxisNames::to_string() const {
-  if (names.size() == 1) return "'" + names[0] + "'";
-  std::string s = "(";
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) s += ", ";
-    s += "'" + names[i] + "'";
-  }
-  return s + (names.size() == 1 ? ",)" : ")");
+  if (names.empty()) return "()";
+  if (names.size() == 1) return fmt::format("'{}'", names[0]);
+  return fmt::format("('{}')", fmt::join(names, "', '"));
 }
 
 std::string CollectiveCall::to_string() const {
-  std::string s = std::string(collective_op_name(op)) + "(" + axes.to_string();
+  const std::string_view tiled_string = tiled ? "True" : "False";
+  std::string s = fmt::format("{}({}", collective_op_name(op), axes.to_string());
   switch (op) {
     case CollectiveOp::all_gather:
-      s += ", axis=" + std::to_string(axis) + ", tiled=" + (tiled ? "True" : "False");
+      s += fmt::format(", axis={}, tiled={}", axis, tiled_string);
       if (to_invariant) s += ", to='invarying'";
       break;
     case CollectiveOp::psum_scatter:
-      s += ", scatter_dimension=" + std::to_string(axis) + ", tiled=" + (tiled ? "True" : "False");
+      s += fmt::format(", scatter_dimension={}, tiled={}", axis, tiled_string);
       break;
     case CollectiveOp::all_to_all:
-      s += ", split_axis=" + std::to_string(split_axis) +
-           ", concat_axis=" + std::to_string(concat_axis) + ", tiled=" + (tiled ? "True" : "False");
+      s += fmt::format(", split_axis={}, concat_axis={}, tiled={}", split_axis, concat_axis,
+                       tiled_string);
       break;
-    case CollectiveOp::ppermute: {
-      s += ", perm=[";
-      for (std::size_t i = 0; i < perm.size(); ++i) {
-        if (i > 0) s += ", ";
-        s += "(" + std::to_string(perm[i].first) + ", " + std::to_string(perm[i].second) + ")";
-      }
-      s += "]";
+    case CollectiveOp::ppermute:  // fmt writes a pair as "(0, 1)"
+      s += fmt::format(", perm=[{}]", fmt::join(perm, ", "));
       break;
-    }
-    case CollectiveOp::pshuffle: {
-      s += ", perm=[";
-      for (std::size_t i = 0; i < shuffle.size(); ++i) {
-        if (i > 0) s += ", ";
-        s += std::to_string(shuffle[i]);
-      }
-      s += "]";
-      break;
-    }
+    case CollectiveOp::pshuffle: s += fmt::format(", perm=[{}]", fmt::join(shuffle, ", ")); break;
     default:
       break;
   }
-  if (axis_index_groups) s += ", axis_index_groups=" + groups_to_string(*axis_index_groups);
+  // fmt writes the nested lists as Python does: "[[0, 1], [2, 3]]".
+  if (axis_index_groups) s += fmt::format(", axis_index_groups={}", *axis_index_groups);
   return s + ")";
 }
 

@@ -1,5 +1,7 @@
 #include "reference/collective_groups.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "reference/error.h"
@@ -11,13 +13,15 @@ std::vector<int> resolve_axes(const Mesh& mesh, const AxisNames& axes, std::stri
   for (const std::string& name : axes.names) {
     const int k = mesh.find_axis(name);
     if (k < 0) {
-      throw Error("NameError: Found an unbound axis name: " + name + ". To fix this, please call " +
-                  std::string(api) + " under `jax.shard_map` (unbound axis name; mesh axes are " +
-                  mesh.names_string() + ")");
+      throw Error(fmt::format(
+          "NameError: Found an unbound axis name: {}. To fix this, please call {} under "
+          "`jax.shard_map` (unbound axis name; mesh axes are {})",
+          name, api, mesh.names_string()));
     }
     if (std::find(positions.begin(), positions.end(), k) != positions.end()) {
-      throw Error(std::string(api) + ": axis name '" + name + "' is given twice in " +
-                  axes.to_string() + ", expected distinct axis names");
+      throw Error(
+          fmt::format("{}: axis name '{}' is given twice in {}, expected distinct axis names", api,
+                      name, axes.to_string()));
     }
     positions.push_back(k);
   }
@@ -65,16 +69,18 @@ void validate_axis_index_groups(const AxisIndexGroups& groups, int total) {
     for (int index : group) {
       ++listed;
       if (index < 0 || index >= total || seen[static_cast<std::size_t>(index)]++ > 0) {
-        throw Error("axis_index_groups must cover all indices exactly once: index " +
-                    std::to_string(index) + " is out of range or repeated, expected each of 0.." +
-                    std::to_string(total - 1) + " once");
+        throw Error(fmt::format(
+            "axis_index_groups must cover all indices exactly once: index {} is out of range or "
+            "repeated, expected each of 0..{} once",
+            index, total - 1));
       }
     }
   }
   if (listed != static_cast<std::size_t>(total)) {
-    throw Error("axis_index_groups must cover all indices exactly once: they list " +
-                std::to_string(listed) + " indices, expected " + std::to_string(total) +
-                " (the size of the named axes)");
+    throw Error(fmt::format(
+        "axis_index_groups must cover all indices exactly once: they list {} indices, expected {} "
+        "(the size of the named axes)",
+        listed, total));
   }
 }
 

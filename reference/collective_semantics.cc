@@ -1,5 +1,8 @@
 #include "reference/collective_semantics.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <set>
 
 #include "reference/collective_groups.h"
@@ -62,26 +65,30 @@ void validate_shapes(const CollectiveCall& call, const Shape& shape, int n) {
     const int d = normalize_axis(call.axis, rank, "psum_scatter scatter_dimension");
     const std::int64_t m = dim(d);
     if (!call.tiled && m != n) {
-      throw Error("reduce_scatter operand scatter dimension size " + std::to_string(m) +
-                  " must match shard count " + std::to_string(n));
+      throw Error(fmt::format(
+          "reduce_scatter operand scatter dimension size {} must match shard count {}", m, n));
     }
     if (call.tiled && m % n != 0) {
-      throw Error("tiled reduce_scatter operand scatter dimension size " + std::to_string(m) +
-                  " must be divisible by shard_count " + std::to_string(n));
+      throw Error(
+          fmt::format("tiled reduce_scatter operand scatter dimension size {} must be divisible by "
+                      "shard_count {}",
+                      m, n));
     }
   } else if (call.op == CollectiveOp::all_to_all) {
     const int split = normalize_axis(call.split_axis, rank, "all_to_all split_axis");
     normalize_axis(call.concat_axis, rank, "all_to_all concat_axis");
     const std::int64_t m = dim(split);
     if (call.tiled && m % n != 0) {
-      throw Error("The size of all_to_all split_axis (" + std::to_string(m) +
-                  ") has to be divisible by the size of the named axis " + axis + " (" +
-                  std::to_string(n) + ")");
+      throw Error(fmt::format(
+          "The size of all_to_all split_axis ({}) has to be divisible by the size of the named "
+          "axis {} ({})",
+          m, axis, n));
     }
     if (!call.tiled && m != n) {
-      throw Error("all_to_all requires the size of the mapped axis " + axis +
-                  " to equal x.shape[split_axis], but they are " + std::to_string(n) + " and " +
-                  std::to_string(m) + " respectively.");
+      throw Error(fmt::format(
+          "all_to_all requires the size of the mapped axis {} to equal x.shape[split_axis], but "
+          "they are {} and {} respectively.",
+          axis, n, m));
     }
   }
 }
@@ -196,10 +203,9 @@ std::string vma_type_string(const Array& input, const Mesh& mesh) {
   for (std::size_t k = 0; k < mesh.axis_names().size(); ++k) {
     if ((input.varying_axes() >> k) & 1) names.push_back(mesh.axis_names()[k]);
   }
-  std::string joined;
-  for (const std::string& name : names) joined += (joined.empty() ? "" : ",") + name;
-  if (names.size() > 1) joined = "(" + joined + ")";
-  return input.type_string() + (names.empty() ? "" : "{V:" + joined + "}");
+  if (names.empty()) return input.type_string();
+  if (names.size() == 1) return fmt::format("{}{{V:{}}}", input.type_string(), names.front());
+  return fmt::format("{}{{V:({})}}", input.type_string(), fmt::join(names, ","));
 }
 
 // JAX 0.10.2 under check_vma: psum / pmean / psum_scatter over several axes need the input to
@@ -216,10 +222,11 @@ void check_sum_axes_all_varying_or_all_invariant(const CollectiveCall& call, con
   for (int k : positions) varying += (input.varying_axes() >> k) & 1;
   if (varying == 0 || varying == positions.size()) return;
   const std::string api = call.op == CollectiveOp::psum_scatter ? "psum_scatter" : "psum";
-  throw Error("jax.lax." + api + " can only accept axis_name which corresponds to one of varying, "
-              "unreduced, reduced or invarying state of the input. Got input type: " +
-              vma_type_string(input, mesh) + ", axes: " + call.axes.to_string() +
-              " and input state: {'varying', 'invarying'}");
+  throw Error(fmt::format(
+      "jax.lax.{} can only accept axis_name which corresponds to one of varying, unreduced, "
+      "reduced or invarying state of the input. Got input type: {}, axes: {} and input state: "
+      "{{'varying', 'invarying'}}",
+      api, vma_type_string(input, mesh), call.axes.to_string()));
 }
 
 }  // namespace
@@ -253,9 +260,9 @@ void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Sha
     const auto& groups = *call.axis_index_groups;
     for (const auto& g : groups) {
       if (g.size() != groups.front().size() && !is_reduction(call.op)) {
-        throw Error(std::string(collective_op_name(call.op)) +
-                    ": Replica groups must be equally sized, got axis_index_groups of sizes " +
-                    std::to_string(groups.front().size()) + " and " + std::to_string(g.size()));
+        throw Error(fmt::format(
+            "{}: Replica groups must be equally sized, got axis_index_groups of sizes {} and {}",
+            collective_op_name(call.op), groups.front().size(), g.size()));
       }
     }
   }

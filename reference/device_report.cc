@@ -1,5 +1,8 @@
 #include "reference/device_report.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -7,16 +10,15 @@ namespace spmd {
 
 // "devices 0-2,5" for a sorted list of device ids.
 std::string device_list(const std::vector<int>& devices) {
-  std::string s = devices.size() == 1 ? "device " : "devices ";
+  std::vector<std::string> runs;
   for (std::size_t i = 0; i < devices.size();) {
     std::size_t j = i;
     while (j + 1 < devices.size() && devices[j + 1] == devices[j] + 1) ++j;
-    if (i > 0) s += ",";
-    s += std::to_string(devices[i]);
-    if (j > i) s += "-" + std::to_string(devices[j]);
+    runs.push_back(j > i ? fmt::format("{}-{}", devices[i], devices[j])
+                         : fmt::format("{}", devices[i]));
     i = j + 1;
   }
-  return s;
+  return fmt::format("{} {}", devices.size() == 1 ? "device" : "devices", fmt::join(runs, ","));
 }
 
 std::string grouped_device_report(const std::vector<std::string>& phrases) {
@@ -28,17 +30,16 @@ std::string grouped_device_report(const std::vector<std::string>& phrases) {
     if (it == by_phrase.end()) by_phrase.push_back({phrase, {d}});
     else it->second.push_back(d);
   }
-  std::string s;
-  for (std::size_t i = 0; i < by_phrase.size(); ++i) {
-    std::string phrase = by_phrase[i].first;
-    if (by_phrase[i].second.size() > 1) {  // "device 3 waits in ...; devices 0-2 wait in ..."
+  std::vector<std::string> reports;
+  for (const auto& [first_phrase, devices] : by_phrase) {
+    std::string phrase = first_phrase;
+    if (devices.size() > 1) {  // "device 3 waits in ...; devices 0-2 wait in ..."
       if (phrase.starts_with("waits ")) phrase.erase(4, 1);
       else if (phrase == "runs") phrase = "run";
     }
-    if (i > 0) s += "; ";
-    s += device_list(by_phrase[i].second) + " " + phrase;
+    reports.push_back(fmt::format("{} {}", device_list(devices), phrase));
   }
-  return s;
+  return fmt::format("{}", fmt::join(reports, "; "));
 }
 
 }  // namespace spmd

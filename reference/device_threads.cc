@@ -1,5 +1,7 @@
 #include "reference/device_threads.h"
 
+#include <fmt/format.h>
+
 #include <exception>
 #include <thread>
 
@@ -41,8 +43,8 @@ std::vector<Values> run_devices_on_threads(const std::string& backend, const Mes
                                            Rendezvous& rendezvous) {
   const auto n = static_cast<std::size_t>(mesh.device_count());
   if (inputs.size() != n) {
-    throw Error(backend + "::run: " + std::to_string(inputs.size()) +
-                " input lists for a mesh of " + std::to_string(n) + " devices");
+    throw Error(
+        fmt::format("{}::run: {} input lists for a mesh of {} devices", backend, inputs.size(), n));
   }
   std::vector<Values> outputs(n);
   std::vector<std::exception_ptr> errors(n);

@@ -1,5 +1,7 @@
 #include "reference/elementwise.h"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -112,8 +114,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
     const std::int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     const std::int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
     if (da != db && da != 1 && db != 1) {
-      throw Error("operands could not be broadcast together with shapes " + shape_to_string(a) +
-                  " " + shape_to_string(b));
+      throw Error(fmt::format("operands could not be broadcast together with shapes {} {}",
+                              shape_to_string(a), shape_to_string(b)));
     }
     out[i] = da == 1 ? db : da;
   }

@@ -1,5 +1,7 @@
 #include "reference/fold_reduce.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -25,9 +27,8 @@ void check_inputs(std::span<const Array> inputs, ReduceOp op, const char* caller
   const Array& first = inputs.front();
   for (std::size_t r = 1; r < inputs.size(); ++r) {
     if (inputs[r].dtype() != first.dtype() || inputs[r].shape() != first.shape()) {
-      throw Error(std::string(caller) + ": contribution " + std::to_string(r) + " is " +
-                  inputs[r].type_string() + ", expected " + first.type_string() +
-                  " like contribution 0");
+      throw Error(fmt::format("{}: contribution {} is {}, expected {} like contribution 0", caller,
+                              r, inputs[r].type_string(), first.type_string()));
     }
   }
   if (op == ReduceOp::sum && first.dtype() == DType::bool_) {
@@ -48,21 +49,21 @@ void check_tree(const FoldTree& tree, int group_size) {
     const int index = static_cast<int>(i);
     if (node.rank == FoldNode::kNotLeaf) {
       if (node.lhs < 0 || node.lhs >= index || node.rhs < 0 || node.rhs >= index) {
-        fail("node " + std::to_string(i) + " has operands " + std::to_string(node.lhs) + ", " +
-             std::to_string(node.rhs) + ", expected earlier nodes");
+        fail(fmt::format("node {} has operands {}, {}, expected earlier nodes", i, node.lhs,
+                         node.rhs));
       }
       ++uses[static_cast<std::size_t>(node.lhs)];
       ++uses[static_cast<std::size_t>(node.rhs)];
     } else if (node.rank != FoldNode::kIdentityLeaf &&
                (node.rank < 0 || node.rank >= group_size)) {
-      fail("leaf rank " + std::to_string(node.rank) + ", expected a rank in 0.." +
-           std::to_string(group_size - 1));
+      fail(fmt::format("leaf rank {}, expected a rank in 0..{}", node.rank, group_size - 1));
     }
   }
   for (std::size_t i = 0; i + 1 < tree.nodes.size(); ++i) {
     if (uses[i] != 1) {
-      fail("node " + std::to_string(i) + " is used " + std::to_string(uses[i]) +
-           " times, expected once (a tree whose root is the last node)");
+      fail(fmt::format(
+          "node {} is used {} times, expected once (a tree whose root is the last node)", i,
+          uses[i]));
     }
   }
 }

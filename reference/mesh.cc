@@ -1,5 +1,8 @@
 #include "reference/mesh.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "reference/error.h"
 
 namespace spmd {
@@ -7,22 +10,22 @@ namespace spmd {
 Mesh::Mesh(std::vector<int> shape, std::vector<std::string> axis_names)
     : shape_(std::move(shape)), axis_names_(std::move(axis_names)) {
   if (shape_.size() != axis_names_.size()) {
-    throw Error("Mesh requires the ndim of its first argument (`devices`) to equal the length of "
-                "its second argument (`axis_names`), but got devices.ndim == " +
-                std::to_string(shape_.size()) +
-                " and len(axis_names) == " + std::to_string(axis_names_.size()) + ".");
+    throw Error(fmt::format(
+        "Mesh requires the ndim of its first argument (`devices`) to equal the length of its "
+        "second argument (`axis_names`), but got devices.ndim == {} and len(axis_names) == {}.",
+        shape_.size(), axis_names_.size()));
   }
   for (std::size_t k = 0; k < shape_.size(); ++k) {
     if (shape_[k] < 1) {
-      throw Error("mesh.shape[" + std::to_string(k) + "] = " + std::to_string(shape_[k]) +
-                  ", expected a positive axis size");
+      throw Error(fmt::format("mesh.shape[{}] = {}, expected a positive axis size", k, shape_[k]));
     }
     if (axis_names_[k].empty()) {
-      throw Error("mesh.axis_names[" + std::to_string(k) + "] is empty, expected a name");
+      throw Error(fmt::format("mesh.axis_names[{}] is empty, expected a name", k));
     }
     for (std::size_t j = 0; j < k; ++j) {
       if (axis_names_[j] == axis_names_[k]) {
-        throw Error("mesh.axis_names has '" + axis_names_[k] + "' twice, expected unique names");
+        throw Error(
+            fmt::format("mesh.axis_names has '{}' twice, expected unique names", axis_names_[k]));
       }
     }
     device_count_ *= shape_[k];
@@ -39,7 +42,7 @@ int Mesh::find_axis(std::string_view name) const {
 int Mesh::axis_size(std::string_view name) const {
   const int k = find_axis(name);
   if (k < 0) {
-    throw Error("axis '" + std::string(name) + "' is not in mesh " + to_string());
+    throw Error(fmt::format("axis '{}' is not in mesh {}", name, to_string()));
   }
   return shape_[static_cast<std::size_t>(k)];
 }
@@ -60,30 +63,21 @@ int Mesh::device_at(const std::vector<int>& coordinates) const {
 }
 
 std::string Mesh::to_string() const {
-  std::string s = "Mesh(";
+  std::vector<std::string> axes;
   for (std::size_t k = 0; k < shape_.size(); ++k) {
-    if (k > 0) s += ", ";
-    s += "'" + axis_names_[k] + "': " + std::to_string(shape_[k]);
+    axes.push_back(fmt::format("'{}': {}", axis_names_[k], shape_[k]));
   }
-  return s + ")";
+  return fmt::format("Mesh({})", fmt::join(axes, ", "));
 }
 
 std::string Mesh::shape_string() const {
-  std::string s = "(";
-  for (std::size_t k = 0; k < shape_.size(); ++k) {
-    if (k > 0) s += ", ";
-    s += std::to_string(shape_[k]);
-  }
-  return s + (shape_.size() == 1 ? ",)" : ")");
+  return fmt::format("({}{})", fmt::join(shape_, ", "), shape_.size() == 1 ? "," : "");
 }
 
 std::string Mesh::names_string() const {
-  std::string s = "(";
-  for (std::size_t k = 0; k < axis_names_.size(); ++k) {
-    if (k > 0) s += ", ";
-    s += "'" + axis_names_[k] + "'";
-  }
-  return s + (axis_names_.size() == 1 ? ",)" : ")");
+  if (axis_names_.empty()) return "()";
+  return fmt::format("('{}'{})", fmt::join(axis_names_, "', '"),
+                     axis_names_.size() == 1 ? "," : "");
 }
 
 }  // namespace spmd

@@ -1,5 +1,7 @@
 #include "reference/npy.h"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <cctype>
 #include <cerrno>
@@ -56,7 +58,6 @@ std::string_view descr_of(DType dtype) {
 // Untrusted text made safe for a one-line message: non-printable bytes become \xNN and long
 // text is cut, so a binary or multi-line header cannot break the message format.
 std::string printable(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (out.size() >= kMaxQuotedChars) return out + "...";
@@ -64,9 +65,7 @@ std::string printable(std::string_view text) {
     if (byte >= 0x20 && byte < 0x7f) {
       out += static_cast<char>(byte);
     } else {
-      out += "\\x";
-      out += kHex[byte >> 4];
-      out += kHex[byte & 0xf];
+      out += fmt::format("\\x{:02x}", byte);
     }
   }
   return out;
@@ -116,9 +115,9 @@ class LiteralParser {
   [[noreturn]] void fail(std::string_view expected) const {
     const std::string found =
         pos_ < text_.size() ? "'" + printable(text_.substr(pos_, 1)) + "'" : "the end";
-    throw Error(source_name_ + ": header is not a Python literal: found " + found + " at offset " +
-                std::to_string(pos_) + ", expected " + std::string(expected) + ", in \"" +
-                printable(text_) + "\"");
+    throw Error(fmt::format(
+        "{}: header is not a Python literal: found {} at offset {}, expected {}, in \"{}\"",
+        source_name_, found, pos_, expected, printable(text_)));
   }
 
   void skip_whitespace() {
@@ -369,8 +368,8 @@ struct Preamble {
 
 std::string too_short(const std::string& source_name, std::size_t file_bytes,
                       std::size_t needed_bytes, std::string_view what) {
-  return source_name + ": file is " + std::to_string(file_bytes) + " bytes, expected at least " +
-         std::to_string(needed_bytes) + " for the " + std::string(what) + " of an .npy file";
+  return fmt::format("{}: file is {} bytes, expected at least {} for the {} of an .npy file",
+                     source_name, file_bytes, needed_bytes, what);
 }
 
 Preamble parse_preamble(std::span<const std::byte> bytes, const std::string& source_name) {
@@ -389,8 +388,8 @@ Preamble parse_preamble(std::span<const std::byte> bytes, const std::string& sou
   const auto major = static_cast<unsigned>(bytes[kMagic.size()]);
   const auto minor = static_cast<unsigned>(bytes[kMagic.size() + 1]);
   if (minor != 0 || major < 1 || major > 3) {
-    throw Error(source_name + ": format version is " + std::to_string(major) + "." +
-                std::to_string(minor) + ", expected 1.0, 2.0 or 3.0");
+    throw Error(fmt::format("{}: format version is {}.{}, expected 1.0, 2.0 or 3.0", source_name,
+                            major, minor));
   }
   const std::size_t length_bytes = major == 1 ? 2 : 4;  // uint16 in 1.0, uint32 since 2.0
   const std::size_t length_end = version_end + length_bytes;
@@ -401,9 +400,9 @@ Preamble parse_preamble(std::span<const std::byte> bytes, const std::string& sou
   preamble.header_offset = length_end;
   preamble.header_bytes = read_little_endian(bytes.subspan(version_end, length_bytes));
   if (preamble.header_bytes > chars.size() - length_end) {
-    throw Error(source_name + ": header length is " + std::to_string(preamble.header_bytes) +
-                " bytes, expected at most the " + std::to_string(chars.size() - length_end) +
-                " bytes that follow it in the file");
+    throw Error(fmt::format(
+        "{}: header length is {} bytes, expected at most the {} bytes that follow it in the file",
+        source_name, preamble.header_bytes, chars.size() - length_end));
   }
   return preamble;
 }
@@ -412,8 +411,8 @@ void check_bool_bytes(std::span<const std::byte> data, const std::string& source
   for (std::size_t i = 0; i < data.size(); ++i) {
     const auto byte = static_cast<unsigned>(data[i]);
     if (byte > 1) {
-      throw Error(source_name + ": data byte " + std::to_string(i) + " of a bool array is " +
-                  std::to_string(byte) + ", expected 0 or 1");
+      throw Error(fmt::format("{}: data byte {} of a bool array is {}, expected 0 or 1",
+                              source_name, i, byte));
     }
   }
 }
@@ -421,11 +420,10 @@ void check_bool_bytes(std::span<const std::byte> data, const std::string& source
 // NumPy's header dict, keys sorted, plus the spare spaces NumPy leaves for the first
 // dimension to grow in place (so our files match np.save byte for byte).
 std::string header_dict(const Array& array) {
-  std::string dict = "{'descr': '" + std::string(descr_of(array.dtype())) +
-                     "', 'fortran_order': False, 'shape': " + shape_to_string(array.shape()) +
-                     ", }";
+  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
+                                 descr_of(array.dtype()), shape_to_string(array.shape()));
   if (array.rank() > 0) {
-    const std::size_t first_dim_digits = std::to_string(array.dim(0)).size();
+    const std::size_t first_dim_digits = fmt::formatted_size("{}", array.dim(0));
     if (first_dim_digits < kGrowthAxisMaxDigits) {
       dict.append(kGrowthAxisMaxDigits - first_dim_digits, ' ');
     }
@@ -457,9 +455,8 @@ Array parse_npy(std::span<const std::byte> bytes, const std::string& source_name
   const std::size_t expected_bytes =
       static_cast<std::size_t>(element_count(shape)) * dtype_size_bytes(dtype);
   if (data.size() != expected_bytes) {
-    throw Error(source_name + ": data is " + std::to_string(data.size()) + " bytes, expected " +
-                std::to_string(expected_bytes) + " for " + std::string(dtype_name(dtype)) + " " +
-                shape_to_string(shape));
+    throw Error(fmt::format("{}: data is {} bytes, expected {} for {} {}", source_name, data.size(),
+                            expected_bytes, dtype_name(dtype), shape_to_string(shape)));
   }
   if (dtype == DType::bool_) check_bool_bytes(data, source_name);
   return Array::from_bytes(dtype, std::move(shape),

@@ -1,6 +1,10 @@
 #include "reference/partition_spec.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <map>
+#include <ranges>
 
 namespace spmd {
 namespace {
@@ -9,13 +13,8 @@ const SpecEntry kNoneEntry;
 
 std::string entry_to_string(const SpecEntry& entry) {
   if (entry.empty()) return "None";
-  if (entry.size() == 1) return "'" + entry[0] + "'";
-  std::string s = "(";
-  for (std::size_t i = 0; i < entry.size(); ++i) {
-    if (i > 0) s += ", ";
-    s += "'" + entry[i] + "'";
-  }
-  return s + ")";
+  if (entry.size() == 1) return fmt::format("'{}'", entry[0]);
+  return fmt::format("('{}')", fmt::join(entry, "', '"));
 }
 
 // Block indices of every dimension of a rank-`rank` array for the device at `coordinates`.
@@ -60,13 +59,10 @@ VaryingAxes PartitionSpec::named_axes_mask(const Mesh& mesh) const {
 }
 
 std::string PartitionSpec::to_string() const {
-  std::string s = "P(";
-  for (std::size_t i = 0; i < entries_.size(); ++i) {
-    if (i > 0) s += ", ";
-    s += entry_to_string(entries_[i]);
-  }
-  if (entries_.size() == 1 && entries_[0].size() > 1) s += ",";
-  return s + ")";
+  // One tuple entry keeps Python's trailing comma: "P(('x', 'y'),)".
+  const bool trailing_comma = entries_.size() == 1 && entries_[0].size() > 1;
+  return fmt::format("P({}{})", fmt::join(entries_ | std::views::transform(entry_to_string), ", "),
+                     trailing_comma ? "," : "");
 }
 
 void validate_spec(const PartitionSpec& spec, const Mesh& mesh, const std::string& field) {
@@ -74,15 +70,16 @@ void validate_spec(const PartitionSpec& spec, const Mesh& mesh, const std::strin
   for (const SpecEntry& e : spec.entries()) {
     for (const std::string& name : e) {
       if (mesh.find_axis(name) < 0) {
-        throw Error(field + ": Resource axis: " + name + " of " + spec.to_string() +
-                    " is not found in mesh: " + mesh.names_string() +
-                    " (unknown mesh axis '" + name + "')");
+        throw Error(fmt::format(
+            "{0}: Resource axis: {1} of {2} is not found in mesh: {3} (unknown mesh axis '{1}')",
+            field, name, spec.to_string(), mesh.names_string()));
       }
       for (const std::string& s : seen) {
         if (s == name) {
-          throw Error(field + ": A single NamedSharding spec specification can map every mesh "
-                      "axis to at most one positional dimension, but " + spec.to_string() +
-                      " has duplicate entries for `" + name + "`");
+          throw Error(fmt::format(
+              "{}: A single NamedSharding spec specification can map every mesh axis to at most "
+              "one positional dimension, but {} has duplicate entries for `{}`",
+              field, spec.to_string(), name));
         }
       }
       seen.push_back(name);

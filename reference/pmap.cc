@@ -1,5 +1,8 @@
 #include "reference/pmap.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <set>
 
@@ -20,23 +23,19 @@ void check_options(const PmapOptions& options, const Values& args, int backend_d
     if (argnum < 0 || static_cast<std::size_t>(argnum) >= args.size()) {
       // JAX quotes the whole tuple as Python prints it: "(1,)", "(0, 3)".
       const auto& argnums = options.static_broadcasted_argnums;
-      std::string tuple = "(";
-      for (std::size_t i = 0; i < argnums.size(); ++i) {
-        tuple += (i > 0 ? ", " : "") + std::to_string(argnums[i]);
-      }
-      tuple += argnums.size() == 1 ? ",)" : ")";
       const std::size_t n = args.size();
-      throw Error("pmapped function has static_broadcasted_argnums=" + tuple +
-                  " but was called with only " + std::to_string(n) + " positional argument" +
-                  (n > 1 ? "s" : "") +
-                  ". All static broadcasted arguments must be passed positionally.");
+      throw Error(fmt::format(
+          "pmapped function has static_broadcasted_argnums=({}{}) but was called with only {} "
+          "positional argument{}. All static broadcasted arguments must be passed positionally.",
+          fmt::join(argnums, ", "), argnums.size() == 1 ? "," : "", n, n > 1 ? "s" : ""));
     }
   }
   if (!options.in_axes.empty() && options.in_axes.size() != args.size()) {
-    throw Error("pmap in_axes has " + std::to_string(options.in_axes.size()) +
-                " entries but the function was called with " + std::to_string(args.size()) +
-                " positional arguments: in_axes must be a tree prefix of the tuple of arguments "
-                "passed positionally to the pmapped function");
+    throw Error(fmt::format(
+        "pmap in_axes has {} entries but the function was called with {} positional arguments: "
+        "in_axes must be a tree prefix of the tuple of arguments passed positionally to the "
+        "pmapped function",
+        options.in_axes.size(), args.size()));
   }
   if (options.devices) {
     if (options.devices->empty()) {
@@ -45,9 +44,8 @@ void check_options(const PmapOptions& options, const Values& args, int backend_d
     std::set<int> seen;
     for (int device : *options.devices) {
       if (device < 0 || device >= backend_devices || !seen.insert(device).second) {
-        throw Error("pmap devices contains " + std::to_string(device) +
-                    ", expected distinct device ids in [0, " + std::to_string(backend_devices) +
-                    ")");
+        throw Error(fmt::format("pmap devices contains {}, expected distinct device ids in [0, {})",
+                                device, backend_devices));
       }
     }
   }
@@ -60,10 +58,10 @@ int mapped_size(const PmapOptions& options, const Values& args) {
     const std::optional<int> axis = in_axis_of(options, i);
     if (is_static(options, i) || !axis) continue;
     if (*axis < 0 || *axis >= args[i].rank()) {
-      throw Error("pmap in_axes[" + std::to_string(i) + "] = " + std::to_string(*axis) +
-                  " does not fit argument " + std::to_string(i) + " of type " +
-                  args[i].type_string() + ", expected 0 <= axis < " +
-                  std::to_string(args[i].rank()) + " (negative pmap axes are not supported)");
+      throw Error(fmt::format(
+          "pmap in_axes[{0}] = {1} does not fit argument {0} of type {2}, expected 0 <= axis < {3} "
+          "(negative pmap axes are not supported)",
+          i, *axis, args[i].type_string(), args[i].rank()));
     }
     if (!first) {
       first = i;
@@ -71,12 +69,11 @@ int mapped_size(const PmapOptions& options, const Values& args) {
     }
     const int first_axis = *in_axis_of(options, *first);
     if (args[i].dim(*axis) != args[*first].dim(first_axis)) {
-      throw Error("pmap got inconsistent sizes for array axes to be mapped (mapped axis sizes "
-                  "differ): argument " + std::to_string(*first) + " has size " +
-                  std::to_string(args[*first].dim(first_axis)) + " on axis " +
-                  std::to_string(first_axis) + ", argument " + std::to_string(i) + " of type " +
-                  args[i].type_string() + " has size " + std::to_string(args[i].dim(*axis)) +
-                  " on axis " + std::to_string(*axis));
+      throw Error(fmt::format(
+          "pmap got inconsistent sizes for array axes to be mapped (mapped axis sizes differ): "
+          "argument {} has size {} on axis {}, argument {} of type {} has size {} on axis {}",
+          *first, args[*first].dim(first_axis), first_axis, i, args[i].type_string(),
+          args[i].dim(*axis), *axis));
     }
   }
   if (!first) throw Error("pmap requires at least one argument with a mapped axis.");
@@ -99,9 +96,10 @@ std::vector<Values> split_by_axes(const PmapOptions& options, const Values& args
 Values stack_by_axes(const PmapOptions& options, const std::vector<Values>& per_device) {
   const std::size_t count = per_device.front().size();
   if (!options.out_axes.empty() && options.out_axes.size() != count) {
-    throw Error("pmap out_axes has " + std::to_string(options.out_axes.size()) +
-                " entries but the function returned " + std::to_string(count) +
-                " values (pytree structure error: different lengths of tuple)");
+    throw Error(fmt::format(
+        "pmap out_axes has {} entries but the function returned {} values (pytree structure "
+        "error: different lengths of tuple)",
+        options.out_axes.size(), count));
   }
   Values outputs;
   for (std::size_t j = 0; j < count; ++j) {
@@ -115,17 +113,16 @@ Values stack_by_axes(const PmapOptions& options, const std::vector<Values>& per_
       const Array& piece = device_outputs.at(j);
       if (piece.dtype() != per_device.front()[j].dtype() ||
           piece.shape() != per_device.front()[j].shape()) {
-        throw Error("pmap: output " + std::to_string(j) + " differs in type between devices (" +
-                    piece.type_string() + " vs " + per_device.front()[j].type_string() + ")");
+        throw Error(fmt::format("pmap: output {} differs in type between devices ({} vs {})", j,
+                                piece.type_string(), per_device.front()[j].type_string()));
       }
       pieces.push_back(piece);
     }
     const int rank = pieces.front().rank();
     if (*axis < 0 || *axis > rank) {
-      throw Error("pmap out_axes[" + std::to_string(j) + "] = " + std::to_string(*axis) +
-                  " does not fit output " + std::to_string(j) + " of type " +
-                  pieces.front().type_string() + ", expected 0 <= axis <= " +
-                  std::to_string(rank));
+      throw Error(fmt::format(
+          "pmap out_axes[{0}] = {1} does not fit output {0} of type {2}, expected 0 <= axis <= {3}",
+          j, *axis, pieces.front().type_string(), rank));
     }
     outputs.push_back(stack(pieces, *axis).with_varying_axes(0));
   }
@@ -143,15 +140,16 @@ Values run_pmap(Backend& backend, const DeviceFunction& function, const PmapOpti
   check_options(options, args, backend.device_count());
   const int n = mapped_size(options, args);
   if (options.axis_size && *options.axis_size != n) {
-    throw Error("Specified axis_size " + std::to_string(*options.axis_size) +
-                " doesn't match received axis_size " + std::to_string(n) + ".");
+    throw Error(fmt::format("Specified axis_size {} doesn't match received axis_size {}.",
+                            *options.axis_size, n));
   }
   const int available =
       options.devices ? static_cast<int>(options.devices->size()) : backend.device_count();
   if (n > available) {
-    throw Error("pmap: mapped axis size " + std::to_string(n) + " needs " + std::to_string(n) +
-                " devices but only " + std::to_string(available) + " are available on backend '" +
-                backend.name() + "' (JAX raises IndivisibleError or ValueError here)");
+    throw Error(fmt::format(
+        "pmap: mapped axis size {0} needs {0} devices but only {1} are available on backend '{2}' "
+        "(JAX raises IndivisibleError or ValueError here)",
+        n, available, backend.name()));
   }
   const Mesh mesh({n}, {options.axis_name});
   const std::vector<Values> outputs =

@@ -1,5 +1,7 @@
 #include "reference/rendezvous.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -52,8 +54,8 @@ void Rendezvous::on_all_arrived(int index, Slot& slot) {
     const bool same_type = slot.inputs[d].dtype() == slot.inputs[0].dtype() &&
                            slot.inputs[d].shape() == slot.inputs[0].shape();
     if (*slot.calls[d] != *slot.calls[0] || !same_type) {
-      abort_message_ = "deadlock: devices disagree at collective #" + std::to_string(index) +
-                       ": " + stuck_report();
+      abort_message_ =
+          fmt::format("deadlock: devices disagree at collective #{}: {}", index, stuck_report());
       changed_.notify_all();
       return;
     }
@@ -97,13 +99,12 @@ std::string Rendezvous::device_report(int device) const {
   const auto d = static_cast<std::size_t>(device);
   switch (states_[d]) {
     case State::running: return "runs";
-    case State::finished:
-      return "finished after " + std::to_string(next_index_[d]) + " collective(s)";
+    case State::finished: return fmt::format("finished after {} collective(s)", next_index_[d]);
     case State::failed: return "failed with an error";
     case State::waiting: {
       const Slot& slot = slots_.at(waiting_in_[d]);
-      return "waits in " + slot.calls[d]->to_string() + " of " + slot.input_types[d] +
-             " (collective #" + std::to_string(waiting_in_[d]) + ")";
+      return fmt::format("waits in {} of {} (collective #{})", slot.calls[d]->to_string(),
+                         slot.input_types[d], waiting_in_[d]);
     }
   }
   return "";
