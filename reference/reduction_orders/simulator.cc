@@ -16,14 +16,17 @@
 namespace spmd::reduction_orders {
 namespace {
 
+// Where the simulator runs a ring instead (an algorithm that cannot run the group, and every
+// reduce-scatter by a tree or a two-way ring, which have no per-block fold), the orders fold as
+// NCCL's ring.
 std::vector<ChunkFold> ring_plan(const ReductionOrder& order, const RingOrder& ring,
                                  std::int64_t count, std::int64_t element_bytes) {
-  return nccl_ring_plan(ring, count, element_bytes, order.nccl_chunk_bytes);
+  return nccl_ring_parts().all_reduce_plan(order, ring, count, element_bytes);
 }
 
-// A tree or a two-way ring has no per-block fold: the simulator reduce-scatters on the ring.
-FoldTree ring_reduce_scatter_fold(const ReductionOrder&, const RingOrder& ring, int destination) {
-  return nccl_ring_chunk_fold(ring, ring.position_of(destination));
+FoldTree ring_reduce_scatter_fold(const ReductionOrder& order, const RingOrder& ring,
+                                  int destination) {
+  return nccl_ring_parts().reduce_scatter_fold(order, ring, destination);
 }
 
 // ---- Heap-ordered binary tree over ring positions: value(i) = (x_i + value(2i+1)) + value(2i+2).
