@@ -5,8 +5,8 @@
 
 #include <map>
 
-#include "reference/reference_backend.h"
 #include "backends/sim_backend.h"
+#include "reference/reference_backend.h"
 
 namespace spmd {
 namespace {

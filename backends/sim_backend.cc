@@ -53,8 +53,9 @@ ReductionOrder order_for_algorithm(Algorithm algorithm) {
 std::unique_ptr<Backend> make_sim_backend(const ReductionOrder& order, int device_count,
                                           const std::string& topology) {
   if (!order.ring.empty()) {
-    throw Error("--ring with --backend sim: the simulator's rings follow group rank order, "
-                "expected no --ring");
+    throw Error(
+        "--ring with --backend sim: the simulator's rings follow group rank order, "
+        "expected no --ring");
   }
   sim::MachineSpec spec;
   spec.name = "conform";

@@ -101,7 +101,8 @@ void BM_SimAllReduceCostOnly(benchmark::State& state, int devices) {
     machine.run(mesh, inputs, program, false);
     transfers += static_cast<double>(machine.cost_log().link_transfers);
   }
-  state.counters["link_transfers_per_s"] = benchmark::Counter(transfers, benchmark::Counter::kIsRate);
+  state.counters["link_transfers_per_s"] =
+      benchmark::Counter(transfers, benchmark::Counter::kIsRate);
 }
 
 // On a switch, so that the figure measures the fibers, not 32,768-hop routes of a ring.

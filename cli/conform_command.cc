@@ -23,9 +23,10 @@ void add_conform_flags(CLI::App& command, ConformOptions& options) {
                      "With --backend sim: the collective algorithm (direct, ring, "
                      "bidirectional_ring, halving_doubling, binary_tree, double_binary_tree); "
                      "results are compared with the reference folding in its order");
-  command.add_option("--topology", options.topology,
-                     "With --backend sim: ring, ring-uni, torus[:AxB[xC]], mesh[:AxB[xC]], "
-                     "fully_connected, switch or hierarchical:K")
+  command
+      .add_option("--topology", options.topology,
+                  "With --backend sim: ring, ring-uni, torus[:AxB[xC]], mesh[:AxB[xC]], "
+                  "fully_connected, switch or hierarchical:K")
       ->default_val("ring");
   command.add_flag("--verbose,-v", options.verbose, "Print a line for passing cases too");
   command.add_option("PATH", options.paths, "Case files (NAME.json) or folders of cases")
@@ -37,10 +38,10 @@ int run_conform_command(const ConformOptions& options, std::ostream& out) {
   make_backend(options.backend, ReductionOrder{}, 1);  // fail early on an unknown backend
   if (options.backend == "sim") {
     topology::topology_from_text(options.topology, 8);  // fail early on a malformed topology
-    register_backend("sim", [topology = options.topology](const ReductionOrder& order,
-                                                          int device_count) {
-      return make_sim_backend(order, device_count, topology);
-    });
+    register_backend("sim",
+                     [topology = options.topology](const ReductionOrder& order, int device_count) {
+                       return make_sim_backend(order, device_count, topology);
+                     });
   } else if (!options.algorithm.empty() || options.topology != "ring") {
     throw Error(fmt::format(
         "--algorithm / --topology with --backend {}, expected them only with --backend sim",

@@ -11,7 +11,7 @@ namespace spmd {
 
 struct ConformOptions {
   std::string backend = "reference";
-  std::string order;  // empty: each case's own order
+  std::string order;              // empty: each case's own order
   std::vector<std::string> ring;  // --ring 0,2,1,3: ring order for ring / chain algorithms
   std::string algorithm;          // --backend sim: the simulator algorithm (sets the order)
   std::string topology = "ring";  // --backend sim: the machine's topology

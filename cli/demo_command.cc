@@ -25,8 +25,7 @@ sim::MachineSpec demo_machine() {
   spec.peak_flops_per_s = 100e12;
   spec.memory_bandwidth_bytes_per_s = 1'000'000'000'000;
   spec.topology = topology::RingSpec{
-      .devices = 8,
-      .link = {.bandwidth_bytes_per_s = 100'000'000'000, .latency_ps = 1'000'000}};
+      .devices = 8, .link = {.bandwidth_bytes_per_s = 100'000'000'000, .latency_ps = 1'000'000}};
   return spec;
 }
 

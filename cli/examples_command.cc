@@ -45,8 +45,9 @@ void print_scale(std::ostream& out, Backend& backend) {
 
 void print_in_out_axes(std::ostream& out, Backend& backend) {
   const seeds::InOutAxesExample e = seeds::pmap_in_out_axes(backend);
-  section(out, "001 Aurora 1.2 §2-3", "reshape to a device axis; in_axes=(0, None) replicates "
-                                      "a parameter (arange data instead of np.random.rand)");
+  section(out, "001 Aurora 1.2 §2-3",
+          "reshape to a device axis; in_axes=(0, None) replicates "
+          "a parameter (arange data instead of np.random.rand)");
   show_shape(out, "Global data shape", e.global_data);
   show_shape(out, "Shape after direct reshape", e.prepared);
   out << "Replicated param: " << numpy_str(e.param) << "\n";
@@ -54,8 +55,9 @@ void print_in_out_axes(std::ostream& out, Backend& backend) {
   show_shape(out, "Result shape", e.per_device_sums);
 
   out << '\n';
-  section(out, "001 Aurora 1.2 §4", "out_axes=0 stacks per-device results, out_axes=None "
-                                    "returns one copy");
+  section(out, "001 Aurora 1.2 §4",
+          "out_axes=0 stacks per-device results, out_axes=None "
+          "returns one copy");
   show(out, "Scalar results from each device (stacked by default out_axes=0)", e.scalar_sums);
   show_shape(out, "Shape", e.scalar_sums);
   show(out, "Identical result (out_axes=None)", e.identical);
@@ -80,8 +82,9 @@ void print_static_argument(std::ostream& out, Backend& backend) {
 }
 
 void print_collectives(std::ostream& out, Backend& backend) {
-  section(out, "001 Aurora 1.2 §7", "psum, pmean and all_gather inside pmap (data sharded, "
-                                    "weights replicated)");
+  section(out, "001 Aurora 1.2 §7",
+          "psum, pmean and all_gather inside pmap (data sharded, "
+          "weights replicated)");
   const seeds::CollectivesExample e = seeds::pmap_collectives(backend, prepared_data(backend));
   show(out, "Model weights (replicated)", e.weights);
   show_shape(out, "Shape of 'summed_res' (outer device dim from pmap)", e.summed);
@@ -96,8 +99,9 @@ void print_collectives(std::ostream& out, Backend& backend) {
 }
 
 void print_normalize(std::ostream& out, Backend& backend) {
-  section(out, "jax.pmap docs / 001 §7", "normalization x / psum(x, 'i') and pmean over "
-                                         "arange(4.)");
+  section(out, "jax.pmap docs / 001 §7",
+          "normalization x / psum(x, 'i') and pmean over "
+          "arange(4.)");
   const seeds::NormalizeExample e = seeds::pmap_normalize(backend);
   show(out, "x", e.x);
   show(out, "x / psum(x)", e.normalized);
@@ -105,18 +109,20 @@ void print_normalize(std::ostream& out, Backend& backend) {
 }
 
 void print_axis_index(std::ostream& out, Backend& backend) {
-  section(out, "002 pmap_basics Pattern 1", "lax.axis_index and device-specific computation "
-                                            "x * (device_id + 1)");
+  section(out, "002 pmap_basics Pattern 1",
+          "lax.axis_index and device-specific computation "
+          "x * (device_id + 1)");
   const seeds::AxisIndexExample e = seeds::pmap_axis_index(backend);
   show(out, "axis_index('i') on each device", e.indices);
   show(out, "Device-specific results (device ids passed in)", e.passed_ids);
-  out << "Same with ids from axis_index: "
-      << yes_no(e.passed_ids.bitwise_equal(e.from_axis_index)) << "\n";
+  out << "Same with ids from axis_index: " << yes_no(e.passed_ids.bitwise_equal(e.from_axis_index))
+      << "\n";
 }
 
 void print_reductions(std::ostream& out, Backend& backend) {
-  section(out, "002 pmap_basics", "psum of local sums and counts (arange data instead of "
-                                  "jax.random.normal), conditional per device");
+  section(out, "002 pmap_basics",
+          "psum of local sums and counts (arange data instead of "
+          "jax.random.normal), conditional per device");
   const seeds::ReductionExample e = seeds::pmap_sum_and_mean(backend);
   show(out, "Local sums", e.local_sum);
   out << "Global sum (all devices): " << numpy_str(take(e.global_sum, 0, 0)) << "\n";
@@ -141,8 +147,9 @@ void print_distributed_docs(std::ostream& out, Backend& backend) {
 }
 
 void print_shard_map(std::ostream& out, Backend& backend) {
-  section(out, "004 Distributed JAX docs", "shard_map on Mesh('x': 2, 'y': 4), in_specs=P('x', "
-                                           "'y'), out_specs=P('x'), x_shard.sum(axis=1)");
+  section(out, "004 Distributed JAX docs",
+          "shard_map on Mesh('x': 2, 'y': 4), in_specs=P('x', "
+          "'y'), out_specs=P('x'), x_shard.sum(axis=1)");
   const seeds::ShardMapExample e = seeds::shard_map_row_sums(backend);
   show(out, "x", e.x);
   show(out, "Block shape on each device", e.block_shape);
@@ -167,8 +174,8 @@ void print_training(std::ostream& out, Backend& backend) {
     out << fmt::format("step {:2}  loss {}\n", step.step, numpy_scalar_str(step.loss));
     all_identical = all_identical && step.replicas_identical;
   }
-  out << "All " << config.devices << " replicas' parameters bit-identical after every step: "
-      << yes_no(all_identical) << "\n";
+  out << "All " << config.devices
+      << " replicas' parameters bit-identical after every step: " << yes_no(all_identical) << "\n";
 }
 
 struct Example {

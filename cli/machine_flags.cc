@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "reference/error.h"
-#include "support/units.h"
 #include "sim/machine_presets.h"
+#include "support/units.h"
 
 namespace spmd {
 namespace {
@@ -22,9 +22,9 @@ sim::MachineSpec machine_from_topology_flags(const MachineFlags& flags, int devi
   if (devices < 1) throw Error(fmt::format("--devices {}: expected a positive integer", devices));
   sim::MachineSpec spec;
   spec.devices = devices;
-  const topology::CommandLineLinks links{.link = parse_link(flags.link, "--link"),
-                                         .inter_node_link =
-                                             parse_link(flags.inter_link, "--inter-link")};
+  const topology::CommandLineLinks links{
+      .link = parse_link(flags.link, "--link"),
+      .inter_node_link = parse_link(flags.inter_link, "--inter-link")};
   spec.topology = topology::topology_from_text(flags.topology, devices, links);
   spec.name = fmt::format("{} devices, {}, links {}", devices, flags.topology, flags.link);
   return spec;
@@ -43,8 +43,9 @@ void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices
       ->capture_default_str();
   command.add_option("--link", flags.link, "Every link's bandwidth and latency, e.g. 100GB/s,1us")
       ->capture_default_str();
-  command.add_option("--inter-link", flags.inter_link,
-                     "hierarchical: the links between nodes, e.g. 400Gb/s,5us")
+  command
+      .add_option("--inter-link", flags.inter_link,
+                  "hierarchical: the links between nodes, e.g. 400Gb/s,5us")
       ->capture_default_str();
   command.add_option("--algorithm", flags.algorithm,
                      "Collective algorithm: direct, ring, bidirectional_ring, halving_doubling, "

@@ -2,9 +2,8 @@
 // The flags that name a machine on the command line: `--machine PRESET|FILE`, or a machine
 // built from `--devices N --topology T --link BANDWIDTH,LATENCY [--inter-link ...]`.
 
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <string>
 
 #include "sim/machine_spec.h"
 

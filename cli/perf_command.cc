@@ -62,20 +62,23 @@ std::vector<std::int64_t> sizes(const PerfOptions& options) {
 sim::CollectiveRecord measure(sim::Machine& machine, const CollectiveSpec& spec, bool cost_only) {
   const int n = machine.device_count();
   if (spec.op == "broadcast") {
-    return sim::broadcast_cost(machine, std::max<std::int64_t>(1, spec.bytes /
-        static_cast<std::int64_t>(dtype_size_bytes(spec.dtype))), spec.dtype);
+    return sim::broadcast_cost(
+        machine,
+        std::max<std::int64_t>(
+            1, spec.bytes / static_cast<std::int64_t>(dtype_size_bytes(spec.dtype))),
+        spec.dtype);
   }
   Workload workload;
   workload.kind = WorkloadKind::collectives;
   workload.calls = {spec};
   if (cost_only) return run_workload(machine, workload).collectives.at(0);
   const std::int64_t elements = collective_input_elements(spec, n);
-  std::vector<Values> inputs(static_cast<std::size_t>(n),
-                             Values{Array(spec.dtype, {elements})});
+  std::vector<Values> inputs(static_cast<std::size_t>(n), Values{Array(spec.dtype, {elements})});
   const CollectiveCall call = collective_call_for(spec, n);
-  machine.run(Mesh({n}, {"i"}), inputs,
-              [&call](Context& ctx, const Values& xs) { return Values{ctx.collective(call, xs[0])}; },
-              false);
+  machine.run(
+      Mesh({n}, {"i"}), inputs,
+      [&call](Context& ctx, const Values& xs) { return Values{ctx.collective(call, xs[0])}; },
+      false);
   return machine.cost_log().collectives.at(0);
 }
 
@@ -92,8 +95,9 @@ std::string row(const sim::CollectiveRecord& r, std::int64_t count, const std::s
 }  // namespace
 
 void add_perf_flags(CLI::App& command, PerfOptions& options) {
-  command.add_option("--op", options.op,
-                     "all_reduce, all_gather, reduce_scatter, all_to_all, ppermute or broadcast")
+  command
+      .add_option("--op", options.op,
+                  "all_reduce, all_gather, reduce_scatter, all_to_all, ppermute or broadcast")
       ->capture_default_str();
   add_machine_flags(command, options.machine);
   command.add_option("-b,--minbytes", options.min_bytes, "Smallest size, e.g. 8, 1KiB, 1M")
@@ -104,8 +108,9 @@ void add_perf_flags(CLI::App& command, PerfOptions& options) {
       ->capture_default_str();
   command.add_option("-d,--datatype", options.dtype, "float32, float16, bfloat16, int32, ...")
       ->capture_default_str();
-  command.add_flag("--cost-only", options.cost_only,
-                   "Move no data: times only, for sizes and device counts whose data would not fit");
+  command.add_flag(
+      "--cost-only", options.cost_only,
+      "Move no data: times only, for sizes and device counts whose data would not fit");
 }
 
 int run_perf_command(const PerfOptions& options, std::ostream& out) {

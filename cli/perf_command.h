@@ -3,10 +3,9 @@
 // columns and units of nccl-tests (size, count, type, redop, root, time (us), algbw and busbw
 // (GB/s)), to set beside a real measurement.
 
+#include <CLI/CLI.hpp>
 #include <ostream>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/machine_flags.h"
 
@@ -15,10 +14,10 @@ namespace spmd {
 struct PerfOptions {
   std::string op = "all_reduce";
   MachineFlags machine;
-  std::string min_bytes = "8";         // -b
-  std::string max_bytes = "128MiB";    // -e
-  std::int64_t step_factor = 2;        // -f
-  std::string dtype = "float32";       // -d
+  std::string min_bytes = "8";       // -b
+  std::string max_bytes = "128MiB";  // -e
+  std::int64_t step_factor = 2;      // -f
+  std::string dtype = "float32";     // -d
   bool cost_only = false;
 };
 

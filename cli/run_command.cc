@@ -30,8 +30,9 @@ void print_collectives(const sim::CostLog& log, std::ostream& out) {
 }  // namespace
 
 void add_run_flags(CLI::App& command, RunOptions& options) {
-  command.add_option("MACHINE", options.machine,
-                     "A preset (dgx-h100, dgx-h100-x4, tpu-v4-64, tpu-v5e-256) or a machine file")
+  command
+      .add_option("MACHINE", options.machine,
+                  "A preset (dgx-h100, dgx-h100-x4, tpu-v4-64, tpu-v5e-256) or a machine file")
       ->required();
   command.add_option("WORKLOAD", options.workload, "A workload file (docs/workload-format.md)")
       ->required();
@@ -60,8 +61,7 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
       << format_duration_ps(totals.communication_ps) << " ("
       << fmt::format("{:.1f}% communication)\n", 100 * totals.communication_share)
       << "memory: peak " << format_bytes(totals.peak_memory_bytes) << " on device "
-      << totals.peak_memory_device << " of " << format_bytes(spec.memory_bytes)
-      << " per device\n";
+      << totals.peak_memory_device << " of " << format_bytes(spec.memory_bytes) << " per device\n";
   const RunOutputs written = write_run_outputs(options.out_folder, log, spec.name, spec.devices);
   out << "trace: " << written.trace_path << "; reports: " << written.folder << "\n";
   return 0;

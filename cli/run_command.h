@@ -2,10 +2,9 @@
 // `spmdsim run MACHINE WORKLOAD`: a built-in workload (docs/workload-format.md) on a machine
 // (preset or file); prints a summary and writes the trace and reports.
 
+#include <CLI/CLI.hpp>
 #include <ostream>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 namespace spmd {
 

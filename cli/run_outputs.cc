@@ -39,8 +39,8 @@ RunOutputs write_run_outputs(const std::string& folder, const sim::CostLog& log,
     std::ofstream csv = open_for_writing(dir / "devices.csv");
     traces::write_devices_csv(csv, log);
   }
-  open_for_writing(outputs.report_path) << traces::run_report_json(log, machine_name).dump(2)
-                                        << '\n';
+  open_for_writing(outputs.report_path)
+      << traces::run_report_json(log, machine_name).dump(2) << '\n';
   return outputs;
 }
 

@@ -2,11 +2,10 @@
 // `spmdsim scale`: one workload at several device counts; a table and a PNG plot (gnuplot) of
 // step time, communication share, all-reduce busbw and memory per device against devices.
 
+#include <CLI/CLI.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/machine_flags.h"
 

@@ -5,18 +5,19 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "reference/check.h"
-#include "reference/error.h"
 #include "cli/conform_command.h"
 #include "cli/demo_command.h"
 #include "cli/examples_command.h"
 #include "cli/perf_command.h"
 #include "cli/run_command.h"
 #include "cli/scale_command.h"
+#include "reference/check.h"
+#include "reference/error.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"spmdsim: a deterministic simulator and reference implementation for SPMD programs "
-               "(pmap, shard_map, lax collectives)"};
+  CLI::App app{
+      "spmdsim: a deterministic simulator and reference implementation for SPMD programs "
+      "(pmap, shard_map, lax collectives)"};
   app.require_subcommand(0, 1);
 
   spmd::ConformOptions conform_options;
@@ -26,8 +27,9 @@ int main(int argc, char** argv) {
 
   spmd::DemoOptions demo_options;
   CLI::App* demo = app.add_subcommand(
-      "demo", "The default: data-parallel MLP training with pmap on 8 simulated devices of a "
-              "ring, checked against the reference, with its costs and a trace");
+      "demo",
+      "The default: data-parallel MLP training with pmap on 8 simulated devices of a "
+      "ring, checked against the reference, with its costs and a trace");
   demo->add_option("--out", demo_options.out_folder, "Folder for the trace and reports")
       ->capture_default_str();
   demo->add_option("--steps", demo_options.steps, "Training steps")
@@ -36,25 +38,29 @@ int main(int argc, char** argv) {
 
   spmd::PerfOptions perf_options;
   CLI::App* perf = app.add_subcommand(
-      "perf", "One collective over a range of sizes on a simulated machine, printed like "
-              "nccl-tests (time, algbw, busbw)");
+      "perf",
+      "One collective over a range of sizes on a simulated machine, printed like "
+      "nccl-tests (time, algbw, busbw)");
   spmd::add_perf_flags(*perf, perf_options);
 
   spmd::RunOptions run_options;
   CLI::App* run = app.add_subcommand(
-      "run", "A built-in workload (MLP data parallel, transformer layer, collectives) on a "
-             "machine; writes a trace and reports");
+      "run",
+      "A built-in workload (MLP data parallel, transformer layer, collectives) on a "
+      "machine; writes a trace and reports");
   spmd::add_run_flags(*run, run_options);
 
   spmd::ScaleOptions scale_options;
   CLI::App* scale = app.add_subcommand(
-      "scale", "A workload at several device counts: a table and a PNG plot of step time, "
-               "communication share, all-reduce busbw and memory per device");
+      "scale",
+      "A workload at several device counts: a table and a PNG plot of step time, "
+      "communication share, all-reduce busbw and memory per device");
   spmd::add_scale_flags(*scale, scale_options);
 
   CLI::App* examples = app.add_subcommand(
-      "examples", "Run the JAX tutorial examples (pmap, in_axes, psum, data-parallel training) "
-                  "on the reference backend and print their results");
+      "examples",
+      "Run the JAX tutorial examples (pmap, in_axes, psum, data-parallel training) "
+      "on the reference backend and print their results");
   spmd::ExamplesOptions examples_options;
   spmd::add_examples_flags(*examples, examples_options);
 

@@ -119,7 +119,8 @@ Algorithm choose_algorithm(const CollectiveShape& shape, const topology::Topolog
         return is_power_of_two(shape.ranks) ? Algorithm::halving_doubling
                                             : Algorithm::double_binary_tree;
       }
-      if (topology.grid && shape.torus_dims.size() >= 2) return first_supported({Algorithm::torus, Algorithm::ring});
+      if (topology.grid && shape.torus_dims.size() >= 2)
+        return first_supported({Algorithm::torus, Algorithm::ring});
       return Algorithm::ring;
     }
     case CollectiveKind::reduce_scatter:

@@ -28,7 +28,14 @@ enum class Algorithm {
 std::string_view algorithm_name(Algorithm algorithm);
 Algorithm algorithm_from_name(std::string_view name);  // spmd::Error listing the names
 
-enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_to_all, permute, broadcast };
+enum class CollectiveKind {
+  all_reduce,
+  reduce_scatter,
+  all_gather,
+  all_to_all,
+  permute,
+  broadcast
+};
 
 // "all_reduce", "reduce_scatter", "all_gather", "all_to_all", "permute", "broadcast".
 std::string_view collective_kind_name(CollectiveKind kind);
@@ -42,8 +49,8 @@ struct CollectiveShape {
   int ranks = 1;
   std::int64_t elements = 0;
   std::int64_t element_bytes = 4;
-  std::vector<int> ring;                  // ring position -> rank; empty: 0..n-1
-  std::vector<int> torus_dims;            // torus: sizes per dimension, product == ranks
+  std::vector<int> ring;                         // ring position -> rank; empty: 0..n-1
+  std::vector<int> torus_dims;                   // torus: sizes per dimension, product == ranks
   std::vector<std::pair<int, int>> permutation;  // permute
   int root = 0;                                  // broadcast
   std::int64_t pipeline_chunk_bytes = 2 * 1024 * 1024;  // large messages split and pipelined

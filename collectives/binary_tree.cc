@@ -17,7 +17,9 @@ namespace {
 
 int depth_of(int position) { return tree_depth(position + 1); }
 
-std::int64_t piece_count(std::int64_t count, std::int64_t piece) { return (count + piece - 1) / piece; }
+std::int64_t piece_count(std::int64_t count, std::int64_t piece) {
+  return (count + piece - 1) / piece;
+}
 
 // Steps in one phase of a tree of depth `deepest` carrying `pieces` pieces, one depth per step.
 std::int64_t phase_steps(int deepest, std::int64_t pieces) {
@@ -34,7 +36,8 @@ void add_tree(ScheduleBuilder& builder, const RingOrder& positions, std::int64_t
   const std::int64_t piece = piece_elements(shape);
   const std::int64_t pieces = piece_count(count, piece);
   const std::int64_t reduce_steps =
-      broadcast_only ? 0 : phase_steps(deepest, piece_count(std::max(count, phase_elements), piece));
+      broadcast_only ? 0
+                     : phase_steps(deepest, piece_count(std::max(count, phase_elements), piece));
   for (std::int64_t c = 0; c < pieces; ++c) {
     const std::int64_t begin = base + c * piece, end = base + std::min(count, (c + 1) * piece);
     for (int i = 1; i < n; ++i) {  // children in position order: 2i+1 applies before 2i+2
@@ -42,13 +45,12 @@ void add_tree(ScheduleBuilder& builder, const RingOrder& positions, std::int64_t
       const int d = depth_of(i);
       const int child = positions.rank_at(i), up = positions.rank_at(parent);
       if (!broadcast_only) {
-        builder.add(static_cast<std::size_t>(deepest - d + c),
-                    Transfer{child, up, begin, end, begin, SourceBuffer::work,
-                             TransferAction::reduce});
+        builder.add(
+            static_cast<std::size_t>(deepest - d + c),
+            Transfer{child, up, begin, end, begin, SourceBuffer::work, TransferAction::reduce});
       }
       builder.add(static_cast<std::size_t>(reduce_steps + (d - 1) + c),
-                  Transfer{up, child, begin, end, begin, SourceBuffer::work,
-                           TransferAction::copy});
+                  Transfer{up, child, begin, end, begin, SourceBuffer::work, TransferAction::copy});
     }
   }
 }
@@ -60,7 +62,8 @@ std::vector<std::int64_t> tree_step_bytes(int n, std::int64_t count, const Colle
   const std::int64_t pieces = piece_count(count, piece);
   std::vector<std::int64_t> bytes;
   if (n == 1 || pieces == 0) return bytes;
-  const std::int64_t steps = phase_steps(deepest, piece_count(std::max(count, phase_elements), piece));
+  const std::int64_t steps =
+      phase_steps(deepest, piece_count(std::max(count, phase_elements), piece));
   // In both phases step t carries pieces t - deepest + 1 .. t (one per depth).
   const auto phase = [&](std::int64_t phase_length) {
     for (std::int64_t t = 0; t < phase_length; ++t) {
@@ -86,7 +89,8 @@ bool supports(const CollectiveShape& shape) {
 std::vector<int> rotated_to_root(const CollectiveShape& shape) {
   const RingOrder ring(shape.ring, shape.ranks);
   std::vector<int> ranks;
-  for (int p = 0; p < shape.ranks; ++p) ranks.push_back(ring.rank_at(ring.position_of(shape.root) + p));
+  for (int p = 0; p < shape.ranks; ++p)
+    ranks.push_back(ring.rank_at(ring.position_of(shape.root) + p));
   return ranks;
 }
 

@@ -30,7 +30,8 @@ Schedule build_reduction(const CollectiveShape& shape, bool scatter) {
     b.set_input_offset(d, -1);
     const std::int64_t begin = scatter ? d * block : 0;
     for (int r = 0; r < n; ++r) {
-      b.add(0, transfer(r, d, SourceBuffer::input, begin, begin + block, 0, TransferAction::reduce));
+      b.add(0,
+            transfer(r, d, SourceBuffer::input, begin, begin + block, 0, TransferAction::reduce));
     }
   }
   return b.build();

@@ -29,7 +29,8 @@ int distance(int n, int level) { return n >> (level + 1); }  // n/2, n/4, ..., 1
 
 // Every rank's range before each halving level and after the last: ranges[level][rank].
 std::vector<std::vector<Range>> halving_ranges(int n, std::int64_t count) {
-  std::vector<std::vector<Range>> ranges{std::vector<Range>(static_cast<std::size_t>(n), {0, count})};
+  std::vector<std::vector<Range>> ranges{
+      std::vector<Range>(static_cast<std::size_t>(n), {0, count})};
   for (int level = 0; level < levels(n); ++level) {
     const int d = distance(n, level);
     std::vector<Range> next = ranges.back();
@@ -48,7 +49,8 @@ void add_halving(ScheduleBuilder& b, int n, const std::vector<std::vector<Range>
     const int d = distance(n, level);
     for (int r = 0; r < n; ++r) {
       const int partner = r ^ d;
-      const auto [begin, end] = ranges[static_cast<std::size_t>(level + 1)][static_cast<std::size_t>(partner)];
+      const auto [begin, end] =
+          ranges[static_cast<std::size_t>(level + 1)][static_cast<std::size_t>(partner)];
       // The lower rank's partial goes on the left of every sum.
       const TransferAction action =
           (partner & d) == 0 ? TransferAction::reduce : TransferAction::reduce_received_left;
@@ -65,7 +67,8 @@ void add_doubling(ScheduleBuilder& b, int n, const std::vector<std::vector<Range
     const int level = levels(n) - 1 - k;  // distance 1 first
     const int d = distance(n, level);
     for (int r = 0; r < n; ++r) {
-      const auto [begin, end] = ranges[static_cast<std::size_t>(level + 1)][static_cast<std::size_t>(r)];
+      const auto [begin, end] =
+          ranges[static_cast<std::size_t>(level + 1)][static_cast<std::size_t>(r)];
       b.add(first_step + static_cast<std::size_t>(k),
             Transfer{r, r ^ d, begin, end, begin, SourceBuffer::work, TransferAction::copy});
     }
@@ -114,7 +117,8 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
   }
   std::vector<std::int64_t> bytes;
   if (!gather) bytes = halving;
-  if (shape.kind != CollectiveKind::reduce_scatter) bytes.insert(bytes.end(), halving.rbegin(), halving.rend());
+  if (shape.kind != CollectiveKind::reduce_scatter)
+    bytes.insert(bytes.end(), halving.rbegin(), halving.rend());
   return cost_model::steps_time_ps(bytes, latency_ps, bandwidth_bytes_per_s);
 }
 

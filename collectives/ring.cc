@@ -9,9 +9,9 @@
 
 namespace spmd::collectives {
 
-std::size_t add_ring_all_reduce(ScheduleBuilder& builder, const RingOrder& ring,
-                                std::int64_t base, std::int64_t count,
-                                const CollectiveShape& shape, std::size_t first_step) {
+std::size_t add_ring_all_reduce(ScheduleBuilder& builder, const RingOrder& ring, std::int64_t base,
+                                std::int64_t count, const CollectiveShape& shape,
+                                std::size_t first_step) {
   const int n = ring.size();
   if (n == 1) return 0;
   std::size_t step = first_step;
@@ -24,8 +24,8 @@ std::size_t add_ring_all_reduce(ScheduleBuilder& builder, const RingOrder& ring,
         // Reduce-scatter: chunk c is at position c + 1 + hop; all-gather: at c + hop.
         const std::int64_t at = reducing ? c + 1 + hop : c + hop;
         const auto [begin, end] = chunks[static_cast<std::size_t>(c)];
-        builder.add(step, Transfer{ring.rank_at(at), ring.rank_at(at + 1), base + begin,
-                                   base + end, base + begin, SourceBuffer::work,
+        builder.add(step, Transfer{ring.rank_at(at), ring.rank_at(at + 1), base + begin, base + end,
+                                   base + begin, SourceBuffer::work,
                                    reducing ? TransferAction::reduce : TransferAction::copy});
       }
     }
@@ -76,10 +76,9 @@ Schedule build_reduce_scatter(const CollectiveShape& shape) {
   for (int s = 0; s < n - 1; ++s) {
     for (int p = 0; p < n; ++p) {
       const int owner = ring.rank_at(p);
-      b.add(static_cast<std::size_t>(s),
-            Transfer{ring.rank_at(p + 1 + s), ring.rank_at(p + 2 + s), owner * block,
-                     (owner + 1) * block, owner * block, SourceBuffer::work,
-                     TransferAction::reduce});
+      b.add(static_cast<std::size_t>(s), Transfer{ring.rank_at(p + 1 + s), ring.rank_at(p + 2 + s),
+                                                  owner * block, (owner + 1) * block, owner * block,
+                                                  SourceBuffer::work, TransferAction::reduce});
     }
   }
   return b.build();
@@ -171,7 +170,8 @@ std::int64_t broadcast_time_ps(const CollectiveShape& shape, std::int64_t latenc
     std::int64_t largest = 0;  // the pieces t = step - j for chain positions j
     for (int j = 0; j + 1 < n; ++j) {
       const std::int64_t t = step - j;
-      if (t >= 0 && t < pieces) largest = std::max(largest, std::min(piece, shape.elements - t * piece));
+      if (t >= 0 && t < pieces)
+        largest = std::max(largest, std::min(piece, shape.elements - t * piece));
     }
     bytes.push_back(largest * shape.element_bytes);
   }

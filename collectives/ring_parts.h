@@ -14,9 +14,9 @@ namespace spmd::collectives {
 
 // Adds a ring all-reduce of elements [base, base + count) along `ring`, starting at step
 // `first_step`; returns the number of steps it takes.
-std::size_t add_ring_all_reduce(ScheduleBuilder& builder, const RingOrder& ring,
-                                std::int64_t base, std::int64_t count,
-                                const CollectiveShape& shape, std::size_t first_step);
+std::size_t add_ring_all_reduce(ScheduleBuilder& builder, const RingOrder& ring, std::int64_t base,
+                                std::int64_t count, const CollectiveShape& shape,
+                                std::size_t first_step);
 
 // The reduction order of ring all-reduces run with `shape`'s ring and pipeline pieces as NCCL's
 // chunks (at least one element each), folding as `algorithm`.

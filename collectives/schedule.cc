@@ -11,15 +11,13 @@ namespace {
 
 // Messages are built only on failure (SPMD_CHECK): validation runs on every schedule, and a large
 // schedule has millions of transfers.
-void validate_transfer(const Schedule& s, const Transfer& t, std::size_t step,
-                       std::size_t index) {
+void validate_transfer(const Schedule& s, const Transfer& t, std::size_t step, std::size_t index) {
   const auto in_ranks = [&](int r) { return r >= 0 && r < s.ranks; };
   SPMD_CHECK(in_ranks(t.source) && in_ranks(t.destination),
              fmt::format("schedule step {} transfer {}: source {} / destination {}, expected "
                          "ranks in 0..{}",
                          step, index, t.source, t.destination, s.ranks - 1));
-  const std::int64_t from_size =
-      t.from == SourceBuffer::input ? s.input_elements : s.work_elements;
+  const std::int64_t from_size = t.from == SourceBuffer::input ? s.input_elements : s.work_elements;
   SPMD_CHECK(t.begin >= 0 && t.begin <= t.end && t.end <= from_size,
              fmt::format("schedule step {} transfer {}: range [{}, {}), expected inside a source "
                          "buffer of {}",

@@ -27,10 +27,11 @@ class ScheduleBuilder {
   Schedule build();
 
  private:
-  std::int64_t& input_offset(int rank) { return schedule_.input_offset[static_cast<std::size_t>(rank)]; }
+  std::int64_t& input_offset(int rank) {
+    return schedule_.input_offset[static_cast<std::size_t>(rank)];
+  }
   Schedule schedule_;
 };
-
 
 // Elements per pipeline piece: pipeline_chunk_bytes in whole elements, at least one.
 std::int64_t piece_elements(const CollectiveShape& shape);

@@ -329,17 +329,17 @@ std::vector<Array> run_schedule_data(const Schedule& schedule, std::span<const A
     const bool zero_fill = schedule.work_fill == WorkFill::zero;
     switch (op) {
       case ReduceOp::sum:
-        return evaluate_results(results, flat_inputs, dtype,
-                                [](T a, T b) { return arith::add(a, b); },
-                                zero_fill ? T{} : arith::sum_identity<T>());
+        return evaluate_results(
+            results, flat_inputs, dtype, [](T a, T b) { return arith::add(a, b); },
+            zero_fill ? T{} : arith::sum_identity<T>());
       case ReduceOp::max:
-        return evaluate_results(results, flat_inputs, dtype,
-                                [](T a, T b) { return arith::max(a, b); },
-                                zero_fill ? T{} : arith::max_identity<T>());
+        return evaluate_results(
+            results, flat_inputs, dtype, [](T a, T b) { return arith::max(a, b); },
+            zero_fill ? T{} : arith::max_identity<T>());
       case ReduceOp::min:
-        return evaluate_results(results, flat_inputs, dtype,
-                                [](T a, T b) { return arith::min(a, b); },
-                                zero_fill ? T{} : arith::min_identity<T>());
+        return evaluate_results(
+            results, flat_inputs, dtype, [](T a, T b) { return arith::min(a, b); },
+            zero_fill ? T{} : arith::min_identity<T>());
     }
     SPMD_UNREACHABLE("run_schedule_data: a ReduceOp outside the enum");
   });

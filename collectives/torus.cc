@@ -61,7 +61,8 @@ Schedule build(const CollectiveShape& shape) {
   const Grid grid(shape.torus_dims);
   ScheduleBuilder b("torus", shape, shape.elements, shape.elements, WorkFill::identity);
   // ranges[level][rank]: the range a rank holds before reduce-scattering dimension count-1-level.
-  std::vector<std::vector<Range>> ranges{std::vector<Range>(static_cast<std::size_t>(n), {0, shape.elements})};
+  std::vector<std::vector<Range>> ranges{
+      std::vector<Range>(static_cast<std::size_t>(n), {0, shape.elements})};
   std::size_t step = 0;
   for (std::size_t level = 0; level < grid.count(); ++level) {
     const std::size_t j = grid.count() - 1 - level;

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "reference/reduction_order.h"
 #include "conformance/conformance_case.h"
+#include "reference/reduction_order.h"
 
 namespace spmd::conformance {
 

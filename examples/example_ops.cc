@@ -80,7 +80,8 @@ Array dot(const Array& a, const Array& b) {
     for (std::int64_t j = 0; j < cols; ++j) {
       float acc = 0;
       for (std::int64_t k = 0; k < inner; ++k) {
-        acc += x[static_cast<std::size_t>(i * inner + k)] * y[static_cast<std::size_t>(k * cols + j)];
+        acc +=
+            x[static_cast<std::size_t>(i * inner + k)] * y[static_cast<std::size_t>(k * cols + j)];
       }
       z[static_cast<std::size_t>(i * cols + j)] = acc;
     }

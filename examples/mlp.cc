@@ -4,9 +4,9 @@
 #define EIGEN_DONT_PARALLELIZE
 #include <Eigen/Core>
 
+#include "examples/example_ops.h"
 #include "reference/elementwise.h"
 #include "reference/pmap.h"
-#include "examples/example_ops.h"
 
 namespace spmd {
 namespace {
@@ -106,8 +106,8 @@ LossAndGrads mlp_loss_and_grads(const Values& params, const Array& x, const Arra
   // d/dP mean((P - Y)^2) = 2 (P - Y) / count.
   const Matrix d_prediction = error * (2.0f / count);
   const Matrix d_hidden = d_prediction * w2.transpose();
-  const Matrix d_pre = d_hidden.cwiseProduct(
-      (f.pre_activation.array() > 0.0f).cast<float>().matrix());
+  const Matrix d_pre =
+      d_hidden.cwiseProduct((f.pre_activation.array() > 0.0f).cast<float>().matrix());
   const VaryingAxes varying = x.varying_axes() | y.varying_axes();
   return {Array::scalar(squared / count).with_varying_axes(varying),
           {to_array(xs.transpose() * d_pre, params[0].shape(), varying),
@@ -162,8 +162,8 @@ TrainingRun train_data_parallel(Backend& backend, const MlpConfig& config,
   PmapOptions options;
   options.axis_name = config.axis_name;
   options.in_axes = {std::nullopt, std::nullopt, std::nullopt, std::nullopt, 0, 0};
-  const auto train_step = pmap(data_parallel_train_step(config.learning_rate, config.axis_name),
-                               options);
+  const auto train_step =
+      pmap(data_parallel_train_step(config.learning_rate, config.axis_name), options);
   for (int step = 1; step <= config.steps; ++step) {
     Values args = run.params;
     args.push_back(batch.x);

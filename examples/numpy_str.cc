@@ -24,9 +24,9 @@ constexpr int kPrecision = 8;
 template <class F>
 std::string chars(F value, std::chars_format format, int precision = -1) {
   char buffer[512];
-  const auto result = precision < 0 ? std::to_chars(buffer, buffer + sizeof buffer, value, format)
-                                    : std::to_chars(buffer, buffer + sizeof buffer, value, format,
-                                                    precision);
+  const auto result = precision < 0
+                          ? std::to_chars(buffer, buffer + sizeof buffer, value, format)
+                          : std::to_chars(buffer, buffer + sizeof buffer, value, format, precision);
   return std::string(buffer, result.ptr);
 }
 
@@ -80,7 +80,8 @@ std::string pad_right(const std::string& text, std::size_t width) {
   return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
 }
 
-// ---- Element formats (NumPy's FloatingFormat / IntegerFormat / BoolFormat) -----------------------
+// ---- Element formats (NumPy's FloatingFormat / IntegerFormat / BoolFormat)
+// -----------------------
 
 using ElementFormat = std::function<std::string(std::int64_t index)>;
 
@@ -152,9 +153,8 @@ ElementFormat scientific_format(const std::vector<F>& values) {
     const Parts parts =
         split_parts(chars(v, std::chars_format::scientific, static_cast<int>(digits)));
     const std::string magnitude = parts.exponent.substr(1);
-    texts.push_back(pad_left(parts.integer, left) + "." + parts.fraction + "e" +
-                    parts.exponent[0] + std::string(exponent_width - magnitude.size(), '0') +
-                    magnitude);
+    texts.push_back(pad_left(parts.integer, left) + "." + parts.fraction + "e" + parts.exponent[0] +
+                    std::string(exponent_width - magnitude.size(), '0') + magnitude);
   }
   return [texts](std::int64_t i) { return texts[static_cast<std::size_t>(i)]; };
 }
@@ -172,7 +172,9 @@ ElementFormat integer_format(const Array& array) {
     texts.push_back(fmt::format("{}", static_cast<std::int64_t>(array.element_as_double(i))));
     width = std::max(width, texts.back().size());
   }
-  return [texts, width](std::int64_t i) { return pad_left(texts[static_cast<std::size_t>(i)], width); };
+  return [texts, width](std::int64_t i) {
+    return pad_left(texts[static_cast<std::size_t>(i)], width);
+  };
 }
 
 // NumPy pads True to False's width in every array (rank 0 prints as a scalar instead).
@@ -189,7 +191,8 @@ ElementFormat element_format(const Array& array) {
   return integer_format(array);
 }
 
-// ---- Layout (NumPy's _formatArray with separator ' ', no summarization) --------------------------
+// ---- Layout (NumPy's _formatArray with separator ' ', no summarization)
+// --------------------------
 
 // Appends `word` to `line`, first moving to a new line when it would pass `width`, unless the
 // line holds nothing but its indent (wrapping would not help).

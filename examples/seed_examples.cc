@@ -1,9 +1,9 @@
 #include "examples/seed_examples.h"
 
+#include "examples/example_ops.h"
 #include "reference/elementwise.h"
 #include "reference/pmap.h"
 #include "reference/shard_map.h"
-#include "examples/example_ops.h"
 
 namespace spmd::seeds {
 namespace {
@@ -61,9 +61,7 @@ InOutAxesExample pmap_in_out_axes(Backend& backend) {
       first_value(run_pmap(backend, to_scalar_sum, pmap_options("i", {0, std::nullopt}), args));
 
   // out_axes=None: every device returns jnp.array(42.0); pmap returns one copy.
-  const auto fixed_value = [](Context&, const Values&) -> Values {
-    return {Array::scalar(42.0f)};
-  };
+  const auto fixed_value = [](Context&, const Values&) -> Values { return {Array::scalar(42.0f)}; };
   example.identical = first_value(
       run_pmap(backend, fixed_value, pmap_options("i", {0, std::nullopt}, {std::nullopt}),
                {Array(DType::float32, {kDevices, 1}), Array::scalar(0.0f)}));
@@ -88,9 +86,9 @@ StaticArgExample pmap_static_argument(Backend& backend, const Array& prepared) {
   const Array dynamic_shards = take(prepared, 2, 0);  // current_prepared_data[:, :, 0]
   const Array replicated = Array::scalar(0.5f);
   const auto first_column = [&](std::int32_t static_value) {
-    const Array result = first_value(run_pmap(
-        backend, static_op, options,
-        {dynamic_shards, Array::scalar<std::int32_t>(static_value), replicated}));
+    const Array result = first_value(
+        run_pmap(backend, static_op, options,
+                 {dynamic_shards, Array::scalar<std::int32_t>(static_value), replicated}));
     return take(result, 1, 0);  // result[:, 0]
   };
   return {first_column(7), first_column(3)};
@@ -106,9 +104,9 @@ CollectivesExample pmap_collectives(Backend& backend, const Array& prepared) {
   };
   CollectivesExample example;
   example.weights = arange_f32({3, 2}, 0.125f);  // exact binary fractions: sums stay exact
-  const Values outputs = run_pmap(backend, process_with_collectives,
-                                  pmap_options(axis, {0, std::nullopt}),
-                                  {prepared, example.weights});
+  const Values outputs =
+      run_pmap(backend, process_with_collectives, pmap_options(axis, {0, std::nullopt}),
+               {prepared, example.weights});
   example.summed = outputs[0];
   example.mean = outputs[1];
   example.gathered = outputs[2];
@@ -143,8 +141,8 @@ AxisIndexExample pmap_axis_index(Backend& backend) {
   const Array test_data = full_f32({kDevices, 10}, 1.0f);
   AxisIndexExample example;
   example.indices = first_value(run_pmap(backend, index_only, pmap_options("i"), {test_data}));
-  example.passed_ids = first_value(run_pmap(backend, device_specific, pmap_options("i"),
-                                            {test_data, arange_i32({kDevices})}));
+  example.passed_ids = first_value(
+      run_pmap(backend, device_specific, pmap_options("i"), {test_data, arange_i32({kDevices})}));
   example.from_axis_index =
       first_value(run_pmap(backend, from_axis_index, pmap_options("i"), {test_data}));
   return example;
@@ -176,8 +174,8 @@ Array pmap_conditional(Backend& backend) {
 }
 
 Array pmap_pmean_gradients(Backend& backend) {
-  const Array grads = Array::from_values<float>(
-      {3, 3}, {1.0f, 2.0f, 3.0f, 1.5f, 2.5f, 3.5f, 0.5f, 1.5f, 2.5f});
+  const Array grads =
+      Array::from_values<float>({3, 3}, {1.0f, 2.0f, 3.0f, 1.5f, 2.5f, 3.5f, 0.5f, 1.5f, 2.5f});
   const auto average = [](Context& ctx, const Values& args) -> Values {
     return {ctx.pmean(args[0], "devices")};
   };

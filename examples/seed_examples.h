@@ -28,13 +28,13 @@ ScaleExample pmap_scale(Backend& backend);
 // out_axes=0; a constant 42.0 returned once by out_axes=None; the in_axes example again on
 // devices [0, 1] only.
 struct InOutAxesExample {
-  Array global_data;    // (32, 3)
-  Array prepared;       // (4, 8, 3)
-  Array param;          // 5.0
+  Array global_data;      // (32, 3)
+  Array prepared;         // (4, 8, 3)
+  Array param;            // 5.0
   Array per_device_sums;  // (4, 3): sum(data_shard * param, axis=0)
-  Array scalar_sums;    // (4,):   sum(data_shard * param)
-  Array identical;      // ():     42.0 via out_axes=None
-  Array subset_result;  // (2, 3): devices=[0, 1]
+  Array scalar_sums;      // (4,):   sum(data_shard * param)
+  Array identical;        // ():     42.0 via out_axes=None
+  Array subset_result;    // (2, 3): devices=[0, 1]
 };
 InOutAxesExample pmap_in_out_axes(Backend& backend);
 
@@ -104,10 +104,10 @@ Array pmap_ppermute_swap(Backend& backend);
 // device's partial sum; psum over 'y' gives the true row sums.
 struct ShardMapExample {
   Array x;
-  Array block_shape;      // (2,) int32: one device's block shape
-  std::string error;      // the seed's version under check_vma=True
-  Array unchecked;        // (4,): the seed's version with check_vma=False
-  Array row_sums;         // (4,): with psum over 'y'
+  Array block_shape;  // (2,) int32: one device's block shape
+  std::string error;  // the seed's version under check_vma=True
+  Array unchecked;    // (4,): the seed's version with check_vma=False
+  Array row_sums;     // (4,): with psum over 'y'
 };
 ShardMapExample shard_map_row_sums(Backend& backend);
 

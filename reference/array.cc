@@ -101,7 +101,9 @@ bool Array::bitwise_equal(const Array& other) const {
 
 std::string shape_string(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
 
-std::string Array::type_string() const { return std::string(dtype_name(dtype_)) + shape_string(shape_); }
+std::string Array::type_string() const {
+  return std::string(dtype_name(dtype_)) + shape_string(shape_);
+}
 
 double Array::element_as_double(std::int64_t index) const {
   return visit_dtype(dtype_, [&](auto tag) -> double {

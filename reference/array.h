@@ -29,14 +29,16 @@ std::string shape_string(const Shape& shape);
 
 class Array {
  public:
-  Array();  // a float32 scalar 0
+  Array();                          // a float32 scalar 0
   Array(DType dtype, Shape shape);  // zero-filled
 
   static Array from_bytes(DType dtype, Shape shape, std::vector<std::byte> bytes);
   template <class T>
   static Array from_values(Shape shape, const std::vector<T>& values);
   template <class T>
-  static Array scalar(T value) { return from_values<T>({}, {value}); }
+  static Array scalar(T value) {
+    return from_values<T>({}, {value});
+  }
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }

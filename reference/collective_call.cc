@@ -65,8 +65,7 @@ std::string CollectiveCall::to_string() const {
       s += fmt::format(", perm=[{}]", fmt::join(perm, ", "));
       break;
     case CollectiveOp::pshuffle: s += fmt::format(", perm=[{}]", fmt::join(shuffle, ", ")); break;
-    default:
-      break;
+    default: break;
   }
   // fmt writes the nested lists as Python does: "[[0, 1], [2, 3]]".
   if (axis_index_groups) s += fmt::format(", axis_index_groups={}", *axis_index_groups);

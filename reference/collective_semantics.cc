@@ -109,7 +109,6 @@ Array group_sum(std::vector<Array> contributions, const ReductionOrder& order) {
   return all_reduce(contributions, ReduceOp::sum, order);
 }
 
-
 std::vector<Array> group_psum_scatter(const CollectiveCall& call,
                                       const std::vector<Array>& contributions,
                                       const ReductionOrder& order) {
@@ -158,7 +157,8 @@ std::vector<Array> group_permute(const CollectiveCall& call,
   if (call.op == CollectiveOp::ppermute) {
     for (auto [source, destination] : call.perm) move(source, destination);
   } else {
-    for (std::size_t i = 0; i < call.shuffle.size(); ++i) move(call.shuffle[i], static_cast<int>(i));
+    for (std::size_t i = 0; i < call.shuffle.size(); ++i)
+      move(call.shuffle[i], static_cast<int>(i));
   }
   return results;
 }
@@ -253,9 +253,10 @@ void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Sha
       throw Error("all_gather(to='invarying') does not take axis_index_groups, expected none");
     }
     if ((call.op == CollectiveOp::psum || call.op == CollectiveOp::pmean) && check_vma) {
-      throw Error("NotImplementedError: psum with axis_index_groups is not implemented under "
-                  "shard_map with check_vma=True (JAX bind_psum_invariant); pass "
-                  "check_vma=False");
+      throw Error(
+          "NotImplementedError: psum with axis_index_groups is not implemented under "
+          "shard_map with check_vma=True (JAX bind_psum_invariant); pass "
+          "check_vma=False");
     }
     const auto& groups = *call.axis_index_groups;
     for (const auto& g : groups) {

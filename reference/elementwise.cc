@@ -133,8 +133,9 @@ Array add(const Array& a, const Array& b) {
 Array sub(const Array& a, const Array& b) {
   check_same_dtype("sub", a, b);
   if (a.dtype() == DType::bool_) {
-    throw Error("sub: numpy boolean subtract, the `-` operator, is not supported for bool "
-                "operands, expected a numeric dtype");
+    throw Error(
+        "sub: numpy boolean subtract, the `-` operator, is not supported for bool "
+        "operands, expected a numeric dtype");
   }
   return visit_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -152,8 +153,9 @@ Array mul(const Array& a, const Array& b) {
 
 Array neg(const Array& a) {
   if (a.dtype() == DType::bool_) {
-    throw Error("neg: the numpy boolean negative, the `-` operator, is not supported for bool, "
-                "expected a numeric dtype");
+    throw Error(
+        "neg: the numpy boolean negative, the `-` operator, is not supported for bool, "
+        "expected a numeric dtype");
   }
   return visit_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -54,8 +54,7 @@ void check_tree(const FoldTree& tree, int group_size) {
       }
       ++uses[static_cast<std::size_t>(node.lhs)];
       ++uses[static_cast<std::size_t>(node.rhs)];
-    } else if (node.rank != FoldNode::kIdentityLeaf &&
-               (node.rank < 0 || node.rank >= group_size)) {
+    } else if (node.rank != FoldNode::kIdentityLeaf && (node.rank < 0 || node.rank >= group_size)) {
       fail(fmt::format("leaf rank {}, expected a rank in 0..{}", node.rank, group_size - 1));
     }
   }
@@ -146,14 +145,17 @@ void fold_chunks_with_op(std::span<const ChunkFold> chunks, const std::vector<co
                          ReduceOp op, T* out) {
   switch (op) {
     case ReduceOp::sum:
-      return fold_chunks(chunks, inputs, [](Acc a, Acc b) { return arith::add(a, b); },
-                         arith::sum_identity<Acc>(), out);
+      return fold_chunks(
+          chunks, inputs, [](Acc a, Acc b) { return arith::add(a, b); }, arith::sum_identity<Acc>(),
+          out);
     case ReduceOp::max:
-      return fold_chunks(chunks, inputs, [](Acc a, Acc b) { return arith::max(a, b); },
-                         arith::max_identity<Acc>(), out);
+      return fold_chunks(
+          chunks, inputs, [](Acc a, Acc b) { return arith::max(a, b); }, arith::max_identity<Acc>(),
+          out);
     case ReduceOp::min:
-      return fold_chunks(chunks, inputs, [](Acc a, Acc b) { return arith::min(a, b); },
-                         arith::min_identity<Acc>(), out);
+      return fold_chunks(
+          chunks, inputs, [](Acc a, Acc b) { return arith::min(a, b); }, arith::min_identity<Acc>(),
+          out);
   }
 }
 
@@ -192,8 +194,8 @@ std::string_view reduce_op_name(ReduceOp op) {
 Array all_reduce(std::span<const Array> contributions, ReduceOp op, const ReductionOrder& order) {
   check_inputs(contributions, op, "all_reduce");
   const Array& first = contributions.front();
-  const std::vector<ChunkFold> plan = order.all_reduce_plan(
-      static_cast<int>(contributions.size()), first.size(), first.dtype());
+  const std::vector<ChunkFold> plan =
+      order.all_reduce_plan(static_cast<int>(contributions.size()), first.size(), first.dtype());
   return evaluate(contributions, op, plan, order);
 }
 

@@ -134,8 +134,9 @@ Values stack_by_axes(const PmapOptions& options, const std::vector<Values>& per_
 Values run_pmap(Backend& backend, const DeviceFunction& function, const PmapOptions& options,
                 const Values& args) {
   if (DeviceScope::active()) {
-    throw Error("pmap called inside a pmap or shard_map body: nested pmap is not supported (JAX "
-                "0.8+ raises \"The context mesh ... should match the mesh passed to shard_map\")");
+    throw Error(
+        "pmap called inside a pmap or shard_map body: nested pmap is not supported (JAX "
+        "0.8+ raises \"The context mesh ... should match the mesh passed to shard_map\")");
   }
   check_options(options, args, backend.device_count());
   const int n = mapped_size(options, args);
@@ -159,7 +160,7 @@ Values run_pmap(Backend& backend, const DeviceFunction& function, const PmapOpti
 
 std::function<Values(Backend&, const Values&)> pmap(DeviceFunction function, PmapOptions options) {
   return [function = std::move(function), options = std::move(options)](Backend& backend,
-                                                                         const Values& args) {
+                                                                        const Values& args) {
     return run_pmap(backend, function, options, args);
   };
 }

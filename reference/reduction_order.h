@@ -26,17 +26,17 @@ struct ChunkFold {
 };
 
 enum class ReductionAlgorithm {
-  xla_cpu,                  // identity, then rank order; bfloat16 summed in float32
-  nccl_ring,                // NCCL ring, Simple protocol, one channel
-  nccl_tree_chain,          // NCCL tree within one node: a chain
-  gloo_ring,                // gloo::allreduce Algorithm::RING
-  gloo_ring_chunked,        // gloo::AllreduceRingChunked
-  gloo_bcube,               // gloo::allreduce Algorithm::BCUBE (base 2)
-  mpi_ring,                 // Open MPI coll/tuned allreduce algorithm 4
-  mpi_recursive_doubling,   // algorithm 3
-  mpi_rabenseifner,         // algorithm 6
-  mpi_linear,               // algorithm 1 (basic linear)
-  binary_tree,              // heap-ordered binary tree: node i = (x_i + sub(2i+1)) + sub(2i+2)
+  xla_cpu,                 // identity, then rank order; bfloat16 summed in float32
+  nccl_ring,               // NCCL ring, Simple protocol, one channel
+  nccl_tree_chain,         // NCCL tree within one node: a chain
+  gloo_ring,               // gloo::allreduce Algorithm::RING
+  gloo_ring_chunked,       // gloo::AllreduceRingChunked
+  gloo_bcube,              // gloo::allreduce Algorithm::BCUBE (base 2)
+  mpi_ring,                // Open MPI coll/tuned allreduce algorithm 4
+  mpi_recursive_doubling,  // algorithm 3
+  mpi_rabenseifner,        // algorithm 6
+  mpi_linear,              // algorithm 1 (basic linear)
+  binary_tree,             // heap-ordered binary tree: node i = (x_i + sub(2i+1)) + sub(2i+2)
   // The simulator's own algorithms (collectives/), with no real library behind them. Where the
   // simulator cannot run one (halving_doubling over a group that is not a power of two, torus
   // whose dims do not cover the group, reduce-scatter by a tree or a two-way ring) it runs a
@@ -52,13 +52,20 @@ enum class ReductionAlgorithm {
 };
 
 inline constexpr ReductionAlgorithm kAllReductionAlgorithms[] = {
-    ReductionAlgorithm::xla_cpu,          ReductionAlgorithm::nccl_ring,
-    ReductionAlgorithm::nccl_tree_chain,  ReductionAlgorithm::gloo_ring,
-    ReductionAlgorithm::gloo_ring_chunked, ReductionAlgorithm::gloo_bcube,
-    ReductionAlgorithm::mpi_ring,         ReductionAlgorithm::mpi_recursive_doubling,
-    ReductionAlgorithm::mpi_rabenseifner, ReductionAlgorithm::mpi_linear,
-    ReductionAlgorithm::binary_tree,      ReductionAlgorithm::halving_doubling,
-    ReductionAlgorithm::bidirectional_ring, ReductionAlgorithm::double_binary_tree,
+    ReductionAlgorithm::xla_cpu,
+    ReductionAlgorithm::nccl_ring,
+    ReductionAlgorithm::nccl_tree_chain,
+    ReductionAlgorithm::gloo_ring,
+    ReductionAlgorithm::gloo_ring_chunked,
+    ReductionAlgorithm::gloo_bcube,
+    ReductionAlgorithm::mpi_ring,
+    ReductionAlgorithm::mpi_recursive_doubling,
+    ReductionAlgorithm::mpi_rabenseifner,
+    ReductionAlgorithm::mpi_linear,
+    ReductionAlgorithm::binary_tree,
+    ReductionAlgorithm::halving_doubling,
+    ReductionAlgorithm::bidirectional_ring,
+    ReductionAlgorithm::double_binary_tree,
     ReductionAlgorithm::torus,
 };
 

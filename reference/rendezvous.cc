@@ -11,9 +11,10 @@
 namespace spmd {
 
 Rendezvous::Rendezvous(const Mesh& mesh, const ReductionOrder& order)
-    : Rendezvous(mesh, [&mesh, &order](const CollectiveCall& call, const std::vector<Array>& inputs) {
-        return evaluate_collective(call, mesh, inputs, order);
-      }) {}
+    : Rendezvous(mesh,
+                 [&mesh, &order](const CollectiveCall& call, const std::vector<Array>& inputs) {
+                   return evaluate_collective(call, mesh, inputs, order);
+                 }) {}
 
 Rendezvous::Rendezvous(const Mesh& mesh, CollectiveEvaluator evaluate)
     : mesh_(mesh),

@@ -131,8 +131,9 @@ Values assemble_by_specs(const Mesh& mesh, const ShardMapOptions& options,
 Values run_shard_map(Backend& backend, const Mesh& mesh, const DeviceFunction& function,
                      const ShardMapOptions& options, const Values& args) {
   if (DeviceScope::active()) {
-    throw Error("shard_map called inside a pmap or shard_map body: nested maps are not supported "
-                "(JAX requires the context mesh to match the mesh passed to shard_map)");
+    throw Error(
+        "shard_map called inside a pmap or shard_map body: nested maps are not supported "
+        "(JAX requires the context mesh to match the mesh passed to shard_map)");
   }
   if (mesh.device_count() > backend.device_count()) {
     throw Error(fmt::format("shard_map: mesh {} needs {} devices but backend '{}' has {}",
@@ -146,8 +147,8 @@ Values run_shard_map(Backend& backend, const Mesh& mesh, const DeviceFunction& f
 
 std::function<Values(Backend&, const Values&)> shard_map(DeviceFunction function, Mesh mesh,
                                                          ShardMapOptions options) {
-  return [function = std::move(function), mesh = std::move(mesh),
-          options = std::move(options)](Backend& backend, const Values& args) {
+  return [function = std::move(function), mesh = std::move(mesh), options = std::move(options)](
+             Backend& backend, const Values& args) {
     return run_shard_map(backend, mesh, function, options, args);
   };
 }

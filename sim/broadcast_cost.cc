@@ -56,9 +56,9 @@ CollectiveRecord broadcast_cost(Machine& machine, std::int64_t elements, DType d
   std::vector<int> devices(static_cast<std::size_t>(n));
   std::iota(devices.begin(), devices.end(), 0);
   std::exception_ptr failure;
-  start_schedule_run({machine.schedule(algorithm, shape), devices, shape.element_bytes,
-                      record.call},
-                     0, events, links, memory, [&](std::exception_ptr error) { failure = error; });
+  start_schedule_run(
+      {machine.schedule(algorithm, shape), devices, shape.element_bytes, record.call}, 0, events,
+      links, memory, [&](std::exception_ptr error) { failure = error; });
   while (!events.empty()) events.run_next();
   if (failure) std::rethrow_exception(failure);
   record.end_ps = events.now_ps();

@@ -141,8 +141,7 @@ std::pair<DType, Shape> result_type(const CollectiveCall& call, DType dtype, con
   Shape out = shape;
   switch (call.op) {
     case CollectiveOp::psum: return {reduction_dtype(call.op, dtype), out};
-    case CollectiveOp::pmean:
-      return {is_floating(dtype) ? dtype : DType::float32, out};
+    case CollectiveOp::pmean: return {is_floating(dtype) ? dtype : DType::float32, out};
     case CollectiveOp::all_gather: {
       const int rank = static_cast<int>(shape.size());
       if (call.tiled) {

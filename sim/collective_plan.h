@@ -25,12 +25,12 @@ namespace spmd::sim {
 // permutes), with a note in the cost log.
 struct AlgorithmChoice {
   topology::TopologyTraits topology_traits;
-  std::vector<int> ring_order;                    // the topology's ring, by device id
-  bool ring_by_rank = false;  // rings and trees follow group rank order, not the topology's
-  std::vector<int> torus_dims;                    // the topology's grid, by device id
+  std::vector<int> ring_order;  // the topology's ring, by device id
+  bool ring_by_rank = false;    // rings and trees follow group rank order, not the topology's
+  std::vector<int> torus_dims;  // the topology's grid, by device id
   std::int64_t pipeline_chunk_bytes = 2 * 1024 * 1024;
-  std::optional<collectives::Algorithm> forced;   // per call, else per machine (CLI --algorithm)
-  std::optional<collectives::Algorithm> for_kind; // the machine file's choice for this kind
+  std::optional<collectives::Algorithm> forced;    // per call, else per machine (CLI --algorithm)
+  std::optional<collectives::Algorithm> for_kind;  // the machine file's choice for this kind
 };
 
 struct CollectivePlan {

@@ -13,9 +13,8 @@ LinkState::LinkState(const topology::Topology& topology)
     : topology_(topology), free_at_ps_(topology.links().size(), 0) {}
 
 const RouteTiming& LinkState::route(int from, int to) {
-  const std::uint64_t key =
-      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32) |
-      static_cast<std::uint32_t>(to);
+  const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32) |
+                            static_cast<std::uint32_t>(to);
   auto it = routes_.find(key);
   if (it != routes_.end()) return it->second;
   RouteTiming timing;
@@ -50,7 +49,8 @@ std::int64_t LinkState::send(int from, int to, std::int64_t bytes, std::int64_t 
   SPMD_CHECK(transfer.links_free_ps >= route_free_ps,
              fmt::format("links from {} to {} free at {} ps would go back to {} ps ({} bytes)",
                          from, to, route_free_ps, transfer.links_free_ps, bytes));
-  for (int link : timing.links) free_at_ps_[static_cast<std::size_t>(link)] = transfer.links_free_ps;
+  for (int link : timing.links)
+    free_at_ps_[static_cast<std::size_t>(link)] = transfer.links_free_ps;
   ++transfers_;
   return transfer.arrival_ps;
 }

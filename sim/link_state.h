@@ -13,8 +13,8 @@ namespace spmd::sim {
 
 struct RouteTiming {
   std::vector<int> links;
-  std::int64_t latency_ps = 0;                // sum over the route
-  std::int64_t bandwidth_bytes_per_s = 0;     // the slowest link's
+  std::int64_t latency_ps = 0;             // sum over the route
+  std::int64_t bandwidth_bytes_per_s = 0;  // the slowest link's
 };
 
 class LinkState {

@@ -50,8 +50,8 @@ std::shared_ptr<const collectives::Schedule> Machine::schedule(
   const std::string key = schedule_key(algorithm, shape);
   auto it = schedules_->by_key.find(key);
   if (it != schedules_->by_key.end()) return it->second;
-  auto built = std::make_shared<const collectives::Schedule>(
-      collectives::build_schedule(algorithm, shape));
+  auto built =
+      std::make_shared<const collectives::Schedule>(collectives::build_schedule(algorithm, shape));
   // Bounded: a program with ever-new shapes should not hold every schedule it ever used.
   if (schedules_->by_key.size() >= 256) schedules_->by_key.clear();
   schedules_->by_key.emplace(key, built);

@@ -26,7 +26,8 @@ std::int64_t positive_bytes_value(const JsonValue& value, std::string_view examp
 
 void read_compute(const JsonValue& compute, MachineSpec& machine) {
   compute.require_object({"peak_flops", "memory_bandwidth"});
-  if (auto flops = compute.optional("peak_flops")) machine.peak_flops_per_s = flops_per_s_from_json(*flops);
+  if (auto flops = compute.optional("peak_flops"))
+    machine.peak_flops_per_s = flops_per_s_from_json(*flops);
   if (auto bandwidth = compute.optional("memory_bandwidth")) {
     machine.memory_bandwidth_bytes_per_s = bandwidth_from_json(*bandwidth);
   }

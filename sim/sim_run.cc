@@ -278,8 +278,8 @@ void SimRun::start_group(int index, int group) {
     record.axes = first.call.axes.to_string();
     record.dtype = std::string(dtype_name(first.dtype));
     record.shape = shape_string(first.shape);
-    const std::int64_t input_bytes = plan.shape.elements *
-                                     static_cast<std::int64_t>(dtype_size_bytes(first.dtype));
+    const std::int64_t input_bytes =
+        plan.shape.elements * static_cast<std::int64_t>(dtype_size_bytes(first.dtype));
     record.bytes = first.call.op == CollectiveOp::all_gather ? input_bytes * n : input_bytes;
     record.algorithm = std::string(collectives::algorithm_name(plan.algorithm));
     record.algorithm_note = plan.algorithm_note;
@@ -297,8 +297,13 @@ void SimRun::start_group(int index, int group) {
     for (int member : members) inputs.push_back(slot.arrivals.at(member).input);
     *results = group_results(first.call, plan, *schedule, inputs);
   }
-  ScheduleRunSetup setup{schedule, members, plan.shape.element_bytes, first.call.to_string(),
-                         static_cast<int>(slot.record), nullptr, 0};
+  ScheduleRunSetup setup{schedule,
+                         members,
+                         plan.shape.element_bytes,
+                         first.call.to_string(),
+                         static_cast<int>(slot.record),
+                         nullptr,
+                         0};
   if (machine_.options().record_link_transfers > 0) {
     setup.transfer_log = &log_;
     setup.transfer_limit = machine_.options().record_link_transfers;
@@ -364,7 +369,8 @@ void SimRun::charge_compute(int device, double flops, std::int64_t bytes_moved) 
   const MachineSpec& spec = machine_.spec();
   const std::int64_t time_ps = cost_model::compute_time_ps(
       flops, bytes_moved, spec.peak_flops_per_s, spec.memory_bandwidth_bytes_per_s);
-  log_.compute_spans.push_back({device, self.clock_ps, self.clock_ps + time_ps, flops, bytes_moved});
+  log_.compute_spans.push_back(
+      {device, self.clock_ps, self.clock_ps + time_ps, flops, bytes_moved});
   self.clock_ps += time_ps;
 }
 

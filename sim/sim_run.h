@@ -72,8 +72,8 @@ class SimRun {
   struct Arrival;
   struct Slot;
 
-  void run_device(int device, const Values& inputs, const DeviceFunction& function,
-                  Values& outputs, std::exception_ptr& error, bool& released);
+  void run_device(int device, const Values& inputs, const DeviceFunction& function, Values& outputs,
+                  std::exception_ptr& error, bool& released);
   void engine();
   void run_event();
   Array arrive(int device, Arrival arrival);
@@ -104,7 +104,7 @@ class SimRun {
   int done_ = 0;
   std::optional<std::string> abort_message_;
   std::exception_ptr engine_error_;  // thrown by an event: rethrown once every fiber is joined
-  boost::fibers::mutex mutex_;  // one thread: held only to satisfy the condition variables
+  boost::fibers::mutex mutex_;       // one thread: held only to satisfy the condition variables
 };
 
 }  // namespace spmd::sim

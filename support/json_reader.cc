@@ -84,8 +84,8 @@ const JsonValue& JsonValue::require_object(std::initializer_list<std::string_vie
     bool is_known = false;
     for (std::string_view name : known) is_known = is_known || key == name;
     if (!is_known) {
-      child(key, unused).fail(
-          fmt::format("unknown field, expected one of {}", joined_names(known)));
+      child(key, unused)
+          .fail(fmt::format("unknown field, expected one of {}", joined_names(known)));
     }
   }
   return *this;

@@ -27,8 +27,7 @@ double flops_per_s_from_json(const JsonValue& value) {
     if (!(flops > 0)) value.fail_value(R"(a compute rate > 0 like "989TFLOP/s")");
     return flops;
   }
-  return parse_flops(value.string(R"(a compute rate like "989TFLOP/s" or a number)"),
-                     value.path());
+  return parse_flops(value.string(R"(a compute rate like "989TFLOP/s" or a number)"), value.path());
 }
 
 }  // namespace spmd

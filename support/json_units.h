@@ -9,9 +9,9 @@
 
 namespace spmd {
 
-std::int64_t bytes_from_json(const JsonValue& value);               // "80GiB" or bytes
-std::int64_t bandwidth_from_json(const JsonValue& value);           // "100GB/s" or bytes/s
-std::int64_t duration_ps_from_json(const JsonValue& value);         // "1.5us"; no bare numbers
-double flops_per_s_from_json(const JsonValue& value);               // "989TFLOP/s" or FLOP/s
+std::int64_t bytes_from_json(const JsonValue& value);        // "80GiB" or bytes
+std::int64_t bandwidth_from_json(const JsonValue& value);    // "100GB/s" or bytes/s
+std::int64_t duration_ps_from_json(const JsonValue& value);  // "1.5us"; no bare numbers
+double flops_per_s_from_json(const JsonValue& value);        // "989TFLOP/s" or FLOP/s
 
 }  // namespace spmd

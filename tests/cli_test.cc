@@ -232,8 +232,9 @@ TEST(RunCommand, WritesReportsThatAgreeWithThePrintedSummary) {
   EXPECT_EQ(report["collectives"][0]["call"], "psum('model')");
   EXPECT_EQ(report["devices"].size(), 8u);
   const auto& totals = report["totals"];
-  EXPECT_EQ(totals["compute_ps"].get<std::int64_t>() + totals["communication_ps"].get<std::int64_t>(),
-            totals["total_ps"].get<std::int64_t>());
+  EXPECT_EQ(
+      totals["compute_ps"].get<std::int64_t>() + totals["communication_ps"].get<std::int64_t>(),
+      totals["total_ps"].get<std::int64_t>());
   EXPECT_GT(totals["compute_ps"].get<std::int64_t>(), 0);
   EXPECT_GT(totals["peak_memory_bytes"].get<std::int64_t>(), 0);
   EXPECT_EQ(lines_of(read_file(dir / "collectives.csv")).size(), 9u);  // header + 8
@@ -257,10 +258,10 @@ TEST(ScaleCommand, PrintsARowPerDeviceCountAndPlotsAPng) {
   EXPECT_EQ(rows[0][0], "8");
   EXPECT_EQ(rows[2][0], "32");
   for (const auto& row : rows) {
-    EXPECT_GT(std::stod(row[1]), 0.0);                                   // step time
-    EXPECT_GT(std::stod(row[2]), 0.0);                                   // communication %
+    EXPECT_GT(std::stod(row[1]), 0.0);  // step time
+    EXPECT_GT(std::stod(row[2]), 0.0);  // communication %
     EXPECT_LE(std::stod(row[2]), 100.0);
-    EXPECT_GT(std::stod(row[3]), 0.0);                                   // busbw
+    EXPECT_GT(std::stod(row[3]), 0.0);  // busbw
   }
   const std::string png = read_file(dir / "scale.png");
   ASSERT_GT(png.size(), 8u);

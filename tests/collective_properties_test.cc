@@ -665,7 +665,8 @@ RC_GTEST_PROP(CollectiveProperties, running_the_same_program_twice_gives_identic
   const auto run = [&] {
     ReferenceBackend backend(order);
     return run_per_device(
-        backend, mesh, as_args(inputs), 1, [&](Context& ctx, const Values& in) -> Values {
+        backend, mesh, as_args(inputs), 1,
+        [&](Context& ctx, const Values& in) -> Values {
           Array x = in[0];
           for (const Step& step : program) {
             switch (step.op) {

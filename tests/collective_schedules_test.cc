@@ -39,7 +39,8 @@ rc::Gen<CollectiveShape> shape_for(Algorithm algorithm, CollectiveKind kind) {
     } else {
       shape.ranks = *rc::gen::inRange(1, 17);
     }
-    const bool splits = kind == CollectiveKind::reduce_scatter || kind == CollectiveKind::all_to_all;
+    const bool splits =
+        kind == CollectiveKind::reduce_scatter || kind == CollectiveKind::all_to_all;
     shape.elements = splits ? shape.ranks * *rc::gen::inRange<std::int64_t>(0, 300)
                             : *rc::gen::inRange<std::int64_t>(0, 3000);
     shape.element_bytes = 4;
@@ -47,7 +48,8 @@ rc::Gen<CollectiveShape> shape_for(Algorithm algorithm, CollectiveKind kind) {
     shape.pipeline_chunk_bytes = *rc::gen::element<std::int64_t>(4, 16, 64, 1024, 2 << 20);
     shape.root = *rc::gen::inRange(0, shape.ranks);
     if (kind == CollectiveKind::permute) {
-      for (int r = 0; r < shape.ranks; ++r) shape.permutation.emplace_back(r, (r + 1) % shape.ranks);
+      for (int r = 0; r < shape.ranks; ++r)
+        shape.permutation.emplace_back(r, (r + 1) % shape.ranks);
     }
     RC_PRE(collectives::supports(algorithm, shape));
     return shape;
@@ -115,19 +117,21 @@ RC_GTEST_PROP(CollectiveSchedules, reductions_equal_the_reference_in_the_algorit
   for (int d = 0; d < shape.ranks; ++d) {
     std::vector<Array> blocks;
     for (const Array& x : inputs) blocks.push_back(slice(x, 0, d * block, (d + 1) * block));
-    const Array expected = reduce_with_tree(blocks, op, order.reduce_scatter_fold(shape.ranks, d), order);
+    const Array expected =
+        reduce_with_tree(blocks, op, order.reduce_scatter_fold(shape.ranks, d), order);
     RC_ASSERT(results[static_cast<std::size_t>(d)].bitwise_equal(expected));
   }
 }
 
 RC_GTEST_PROP(CollectiveSchedules, data_movement_is_exact, ()) {
   const Algorithm algorithm = *rc::gen::elementOf(kAlgorithms);
-  const CollectiveKind kind = *rc::gen::element(CollectiveKind::all_gather, CollectiveKind::all_to_all,
-                                                CollectiveKind::permute, CollectiveKind::broadcast);
+  const CollectiveKind kind =
+      *rc::gen::element(CollectiveKind::all_gather, CollectiveKind::all_to_all,
+                        CollectiveKind::permute, CollectiveKind::broadcast);
   const CollectiveShape shape = *shape_for(algorithm, kind);
   const std::vector<Array> inputs = flat_inputs(shape, DType::int32, *test_gen::seed());
-  const std::vector<Array> results =
-      collectives::run_schedule_data(collectives::build_schedule(algorithm, shape), inputs, ReduceOp::max);
+  const std::vector<Array> results = collectives::run_schedule_data(
+      collectives::build_schedule(algorithm, shape), inputs, ReduceOp::max);
   const int n = shape.ranks;
   for (int d = 0; d < n; ++d) {
     Array expected;
@@ -140,7 +144,9 @@ RC_GTEST_PROP(CollectiveSchedules, data_movement_is_exact, ()) {
         expected = concatenate(parts, 0);
         break;
       }
-      case CollectiveKind::permute: expected = inputs[static_cast<std::size_t>((d - 1 + n) % n)]; break;
+      case CollectiveKind::permute:
+        expected = inputs[static_cast<std::size_t>((d - 1 + n) % n)];
+        break;
       default: expected = inputs[static_cast<std::size_t>(shape.root)]; break;
     }
     RC_ASSERT(results[static_cast<std::size_t>(d)].bitwise_equal(expected));
@@ -183,15 +189,19 @@ TEST(CollectiveSchedules, ReductionAlgorithmsMatchTheOrdersAndInvert) {
 
 TEST(CollectiveSchedules, AutomaticChoiceFollowsSizeAndTopology) {
   CollectiveShape shape{.kind = CollectiveKind::all_reduce, .ranks = 8, .elements = 16};
-  EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{}), Algorithm::halving_doubling);
+  EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{}),
+            Algorithm::halving_doubling);
   shape.ranks = 6;
-  EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{}), Algorithm::double_binary_tree);
+  EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{}),
+            Algorithm::double_binary_tree);
   shape.elements = 1 << 20;
   EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{}), Algorithm::ring);
   shape.torus_dims = {2, 3};
-  EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{.grid = true}), Algorithm::torus);
+  EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{.grid = true}),
+            Algorithm::torus);
   shape.kind = CollectiveKind::permute;
-  EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{.grid = true}), Algorithm::direct);
+  EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{.grid = true}),
+            Algorithm::direct);
 }
 
 TEST(CollectiveSchedules, UnsupportedShapesAreRefused) {

@@ -10,7 +10,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "tests/programs.h"
 #include "reference/collective_groups.h"
 #include "reference/elementwise.h"
 #include "reference/partition_spec.h"
@@ -18,6 +17,7 @@
 #include "reference/reference_backend.h"
 #include "reference/shard_map.h"
 #include "tests/error_of.h"
+#include "tests/programs.h"
 
 namespace spmd {
 namespace {
@@ -35,7 +35,6 @@ Array iota_f32(Shape shape) {
 }
 
 PartitionSpec spec(std::vector<SpecEntry> entries) { return PartitionSpec(std::move(entries)); }
-
 
 Values pmap_on(const DeviceFunction& f, const Values& args, PmapOptions options,
                int backend_devices = 8) {

@@ -11,11 +11,11 @@
 #include <cstring>
 #include <limits>
 
-#include "tests/programs.h"
 #include "reference/elementwise.h"
 #include "reference/pmap.h"
 #include "reference/reference_backend.h"
 #include "reference/shard_map.h"
+#include "tests/programs.h"
 
 namespace spmd {
 namespace {
@@ -70,7 +70,6 @@ Values run_pmap_on(const DeviceFunction& f, const Values& args, PmapOptions opti
   if (options.axis_name == PmapOptions{}.axis_name) options.axis_name = "i";
   return run_pmap(reference, f, options, args);
 }
-
 
 // Every device's own outputs (shards), for rows that state per-device values.
 std::vector<Values> run_shards(const Mesh& mesh, const DeviceFunction& f, const Values& args,
@@ -378,8 +377,8 @@ TEST(ConformanceTable, Row22_ShardMapPsumOutSpecNone) {
   // psum(x,'i'), out P(None) -> [22,20,12,17].
   const Values out =
       shard_map_on(Mesh({4}, {"i"}),
-               [](Context& ctx, const Values& in) -> Values { return {ctx.psum(in[0], "i")}; },
-               {Array::from_values<std::int32_t>({16}, kSixteen)}, {P({{"i"}})}, {P({{}})});
+                   [](Context& ctx, const Values& in) -> Values { return {ctx.psum(in[0], "i")}; },
+                   {Array::from_values<std::int32_t>({16}, kSixteen)}, {P({{"i"}})}, {P({{}})});
   EXPECT_THAT(values<std::int32_t>(out[0]), ElementsAre(22, 20, 12, 17));
 }
 
@@ -394,10 +393,10 @@ TEST(ConformanceTable, Row23_ShardMapPsumOverOneAndTwoAxes) {
   EXPECT_EQ(one[0].shape(), (Shape{2, 4}));
   EXPECT_THAT(values<std::int32_t>(one[0]), ElementsAre(8, 10, 12, 14, 16, 18, 20, 22));
   const Values both = shard_map_on(mesh,
-                               [](Context& ctx, const Values& in) -> Values {
-                                 return {ctx.psum(in[0], {"i", "j"})};
-                               },
-                               {iota_i32({4, 4})}, {P({{"i"}, {"j"}})}, {P({{}, {}})});
+                                   [](Context& ctx, const Values& in) -> Values {
+                                     return {ctx.psum(in[0], {"i", "j"})};
+                                   },
+                                   {iota_i32({4, 4})}, {P({{"i"}, {"j"}})}, {P({{}, {}})});
   EXPECT_EQ(both[0].shape(), (Shape{2, 2}));
   EXPECT_THAT(values<std::int32_t>(both[0]), ElementsAre(20, 24, 36, 40));
 }
@@ -409,10 +408,10 @@ TEST(ConformanceTable, Row24_ShardMapAllGatherTiledAndUntiled) {
   const Array x = Array::from_values<std::int32_t>({4}, {3, 9, 5, 2});
   const std::vector<std::int32_t> four_times = {3, 9, 5, 2, 3, 9, 5, 2, 3, 9, 5, 2, 3, 9, 5, 2};
   const Values tiled = shard_map_on(mesh,
-                                [](Context& ctx, const Values& in) -> Values {
-                                  return {ctx.all_gather(in[0], "i", 0, /*tiled=*/true)};
-                                },
-                                {x}, {P({{"i"}})}, {P({{"i"}})});
+                                    [](Context& ctx, const Values& in) -> Values {
+                                      return {ctx.all_gather(in[0], "i", 0, /*tiled=*/true)};
+                                    },
+                                    {x}, {P({{"i"}})}, {P({{"i"}})});
   EXPECT_EQ(tiled[0].shape(), (Shape{16}));
   EXPECT_EQ(values<std::int32_t>(tiled[0]), four_times);
   const Values untiled = shard_map_on(
@@ -427,21 +426,22 @@ TEST(ConformanceTable, Row25_ShardMapPsumScatterTiled) {
   // out P('i') -> [22,20,12,17].
   const Values out =
       shard_map_on(Mesh({4}, {"i"}),
-               [](Context& ctx, const Values& in) -> Values {
-                 return {ctx.psum_scatter(in[0], "i", 0, /*tiled=*/true)};
-               },
-               {Array::from_values<std::int32_t>({16}, kSixteen)}, {P({{"i"}})}, {P({{"i"}})});
+                   [](Context& ctx, const Values& in) -> Values {
+                     return {ctx.psum_scatter(in[0], "i", 0, /*tiled=*/true)};
+                   },
+                   {Array::from_values<std::int32_t>({16}, kSixteen)}, {P({{"i"}})}, {P({{"i"}})});
   EXPECT_THAT(values<std::int32_t>(out[0]), ElementsAre(22, 20, 12, 17));
 }
 
 TEST(ConformanceTable, Row26_ShardMapPpermuteShift) {
   // #26 [doc shard_map f7; values unverified]: 1-D mesh 4, arange(8),
   // ppermute(x,'i',[(i,(i+1)%4)]), out P('i') -> [6,7,0,1,2,3,4,5].
-  const Values out = shard_map_on(Mesh({4}, {"i"}),
-                              [](Context& ctx, const Values& in) -> Values {
-                                return {ctx.ppermute(in[0], "i", {{0, 1}, {1, 2}, {2, 3}, {3, 0}})};
-                              },
-                              {iota_i32({8})}, {P({{"i"}})}, {P({{"i"}})});
+  const Values out =
+      shard_map_on(Mesh({4}, {"i"}),
+                   [](Context& ctx, const Values& in) -> Values {
+                     return {ctx.ppermute(in[0], "i", {{0, 1}, {1, 2}, {2, 3}, {3, 0}})};
+                   },
+                   {iota_i32({8})}, {P({{"i"}})}, {P({{"i"}})});
   EXPECT_THAT(values<std::int32_t>(out[0]), ElementsAre(6, 7, 0, 1, 2, 3, 4, 5));
 }
 
@@ -450,10 +450,10 @@ TEST(ConformanceTable, Row27_ShardMapAllToAllTiled) {
   // all_to_all(x,'i',0,0,tiled=True) -> [3,5,5,9,1,9,3,7,4,2,5,1,1,6,8,2].
   const Values out =
       shard_map_on(Mesh({4}, {"i"}),
-               [](Context& ctx, const Values& in) -> Values {
-                 return {ctx.all_to_all(in[0], "i", 0, 0, /*tiled=*/true)};
-               },
-               {Array::from_values<std::int32_t>({16}, kSixteen)}, {P({{"i"}})}, {P({{"i"}})});
+                   [](Context& ctx, const Values& in) -> Values {
+                     return {ctx.all_to_all(in[0], "i", 0, 0, /*tiled=*/true)};
+                   },
+                   {Array::from_values<std::int32_t>({16}, kSixteen)}, {P({{"i"}})}, {P({{"i"}})});
   EXPECT_THAT(values<std::int32_t>(out[0]),
               ElementsAre(3, 5, 5, 9, 1, 9, 3, 7, 4, 2, 5, 1, 1, 6, 8, 2));
 }
@@ -462,10 +462,10 @@ TEST(ConformanceTable, Row28_ShardMapPminAndPmax) {
   // #28 [test test_pmin / test_pmax]: mesh i=4, arange(8.) in P('i'): pmin -> [0,1];
   // pmax -> [6,7], out P().
   const Values out = shard_map_on(Mesh({4}, {"i"}),
-                              [](Context& ctx, const Values& in) -> Values {
-                                return {ctx.pmin(in[0], "i"), ctx.pmax(in[0], "i")};
-                              },
-                              {iota_f32({8})}, {P({{"i"}})}, {P(), P()});
+                                  [](Context& ctx, const Values& in) -> Values {
+                                    return {ctx.pmin(in[0], "i"), ctx.pmax(in[0], "i")};
+                                  },
+                                  {iota_f32({8})}, {P({{"i"}})}, {P(), P()});
   EXPECT_EQ(float_bits(out[0]), bits_of({0.0f, 1.0f}));
   EXPECT_EQ(float_bits(out[1]), bits_of({6.0f, 7.0f}));
 }
@@ -474,10 +474,10 @@ TEST(ConformanceTable, Row29_ShardMapRepeatedPsumOfAnInvariantValue) {
   // #29 [test test_repeated_psum_allowed]: mesh i=4, arange(4.) in P('i'),
   // psum(psum(x,'i'),'i'), out P() -> [24.] (the second psum multiplies by 4).
   const Values out = shard_map_on(Mesh({4}, {"i"}),
-                              [](Context& ctx, const Values& in) -> Values {
-                                return {ctx.psum(ctx.psum(in[0], "i"), "i")};
-                              },
-                              {iota_f32({4})}, {P({{"i"}})}, {P()});
+                                  [](Context& ctx, const Values& in) -> Values {
+                                    return {ctx.psum(ctx.psum(in[0], "i"), "i")};
+                                  },
+                                  {iota_f32({4})}, {P({{"i"}})}, {P()});
   EXPECT_EQ(float_bits(out[0]), bits_of({24.0f}));
 }
 
@@ -486,12 +486,13 @@ TEST(ConformanceTable, Row30_ShardMapAxisIndexOverTwoAxes) {
   // axis_index('j'), axis_index(('i','j')) as [None,None], out P('i','j') ->
   // arange(4)[:,None]+0, arange(2)[None,:]+0, arange(8).reshape(4,2).
   const auto as_1x1 = [](const Array& a) { return reshape(a, {1, 1}); };
-  const Values out = shard_map_on(Mesh({4, 2}, {"i", "j"}),
-                              [&](Context& ctx, const Values&) -> Values {
-                                return {as_1x1(ctx.axis_index("i")), as_1x1(ctx.axis_index("j")),
-                                        as_1x1(ctx.axis_index({"i", "j"}))};
-                              },
-                              {}, {}, {P({{"i"}, {"j"}}), P({{"i"}, {"j"}}), P({{"i"}, {"j"}})});
+  const Values out =
+      shard_map_on(Mesh({4, 2}, {"i", "j"}),
+                   [&](Context& ctx, const Values&) -> Values {
+                     return {as_1x1(ctx.axis_index("i")), as_1x1(ctx.axis_index("j")),
+                             as_1x1(ctx.axis_index({"i", "j"}))};
+                   },
+                   {}, {}, {P({{"i"}, {"j"}}), P({{"i"}, {"j"}}), P({{"i"}, {"j"}})});
   EXPECT_THAT(values<std::int32_t>(out[0]), ElementsAre(0, 0, 1, 1, 2, 2, 3, 3));
   EXPECT_THAT(values<std::int32_t>(out[1]), ElementsAre(0, 1, 0, 1, 0, 1, 0, 1));
   EXPECT_THAT(values<std::int32_t>(out[2]), ElementsAre(0, 1, 2, 3, 4, 5, 6, 7));
@@ -532,10 +533,10 @@ TEST(ConformanceTable, Row32_ShardMapAllToAllOverTwoAxesTransposes) {
   for (const Mesh& mesh : {Mesh({4, 2}, {"x", "y"}), Mesh({8}, {"x"})}) {
     const SpecEntry axes = mesh.axis_names();
     const Values out = shard_map_on(mesh,
-                                [&](Context& ctx, const Values& in) -> Values {
-                                  return {ctx.all_to_all(in[0], axes, 1, 1, /*tiled=*/true)};
-                                },
-                                {a}, {P({axes, {}})}, {P({{}, axes})});
+                                    [&](Context& ctx, const Values& in) -> Values {
+                                      return {ctx.all_to_all(in[0], axes, 1, 1, /*tiled=*/true)};
+                                    },
+                                    {a}, {P({axes, {}})}, {P({{}, axes})});
     EXPECT_EQ(out[0].shape(), (Shape{1, 64})) << mesh.to_string();
     EXPECT_EQ(values<std::int32_t>(out[0]), transposed) << mesh.to_string();
   }
@@ -602,8 +603,8 @@ Array reduce_on_mesh(const std::vector<T>& contributions,
   const auto n = static_cast<std::int64_t>(contributions.size());
   const Values out =
       shard_map_on(Mesh({static_cast<int>(n)}, {"i"}),
-               [&](Context& ctx, const Values& in) -> Values { return {f(ctx, in[0])}; },
-               {Array::from_values<T>({n}, contributions)}, {P({{"i"}})}, {P({{"i"}})});
+                   [&](Context& ctx, const Values& in) -> Values { return {f(ctx, in[0])}; },
+                   {Array::from_values<T>({n}, contributions)}, {P({{"i"}})}, {P({{"i"}})});
   return out[0];
 }
 
@@ -729,9 +730,9 @@ TEST(FoundByRunningJax, PsumOverAxesTheInputVariesOverOnlyInPartIsAnErrorUnderCh
   // of varying, unreduced, reduced or invarying state of the input"; pmax is accepted.
   const Mesh mesh({2, 2}, {"x", "y"});
   auto run = [&](const std::function<Array(Context&, const Array&)>& f) {
-    return shard_map_on(
-        mesh, [&](Context& ctx, const Values& in) -> Values { return {f(ctx, in[0])}; },
-        {iota_i32({4})}, {P({{"x"}})}, {P({{"x", "y"}})});
+    return shard_map_on(mesh,
+                        [&](Context& ctx, const Values& in) -> Values { return {f(ctx, in[0])}; },
+                        {iota_i32({4})}, {P({{"x"}})}, {P({{"x", "y"}})});
   };
   try {
     run([](Context& ctx, const Array& x) { return ctx.psum(x, {"x", "y"}); });

@@ -69,8 +69,8 @@ void expect_same_machine(const MachineSpec& a, const MachineSpec& b) {
   EXPECT_EQ(a.algorithms, b.algorithms);
   EXPECT_EQ(a.pipeline_chunk_bytes, b.pipeline_chunk_bytes);
   EXPECT_EQ(topology::kind_of(a.topology), topology::kind_of(b.topology));
-  EXPECT_TRUE(a.topology == b.topology) << machine_to_json(a).dump() << " vs "
-                                        << machine_to_json(b).dump();
+  EXPECT_TRUE(a.topology == b.topology)
+      << machine_to_json(a).dump() << " vs " << machine_to_json(b).dump();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -121,12 +121,12 @@ TEST(MachineFromJson, SizesAndBandwidthsMayBePlainJsonNumbers) {
 
 TEST(MachineFromJson, RingIsBidirectionalUnlessSaidOtherwise) {
   const json ring = {{"kind", "ring"}, {"link", kLink}};
-  EXPECT_TRUE(
-      std::get<topology::RingSpec>(machine_from_json(machine_with(8, ring)).topology).bidirectional);
-  EXPECT_FALSE(std::get<topology::RingSpec>(
-                   machine_from_json(with(machine_with(8, ring), "/topology/bidirectional", false))
-                       .topology)
-                   .bidirectional);
+  EXPECT_TRUE(std::get<topology::RingSpec>(machine_from_json(machine_with(8, ring)).topology)
+                  .bidirectional);
+  EXPECT_FALSE(
+      std::get<topology::RingSpec>(
+          machine_from_json(with(machine_with(8, ring), "/topology/bidirectional", false)).topology)
+          .bidirectional);
 }
 
 TEST(MachineFromJson, OneTorusLinkAppliesToEveryDimension) {
@@ -372,8 +372,7 @@ TEST(MakeTopology, EachKindHasTheMachinesDevices) {
   for (const TopologyCase& c : cases) {
     SCOPED_TRACE(c.topology.dump());
     const MachineSpec machine = machine_from_json(machine_with(c.devices, c.topology));
-    const std::unique_ptr<topology::Topology> topology =
-        topology::make_topology(machine.topology);
+    const std::unique_ptr<topology::Topology> topology = topology::make_topology(machine.topology);
     EXPECT_EQ(topology->device_count(), c.devices);
     EXPECT_EQ(topology->name(), c.name);
     EXPECT_EQ(topology->kind(), topology::kind_of(machine.topology));

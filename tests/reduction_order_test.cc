@@ -2,6 +2,8 @@
 // Concrete cases follow docs/reduction-orders.md; the numeric edge cases E1..E8 are listed there
 // under "Worth knowing" (and in docs/jax-checklist.md §7).
 
+#include "reference/reduction_order.h"
+
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -20,7 +22,6 @@
 #include "reference/error.h"
 #include "reference/fold_reduce.h"
 #include "reference/nccl_ring_loops.h"
-#include "reference/reduction_order.h"
 #include "reference/scalar_arithmetic.h"
 
 namespace spmd {
@@ -149,11 +150,9 @@ TEST(ReductionOrder, NcclRingFollowsTheRingOrder) {
 TEST(ReductionOrder, NcclRingAlignsToSixteenBytes) {
   // float64: 16/8 = 2 elements; int8: 16 elements.
   const auto f64 = order_of(Algorithm::nccl_ring).all_reduce_plan(3, 7, DType::float64);
-  expect_plan(f64, {{0, 4, fold_new_plus_acc({1, 2, 0})},
-                    {4, 7, fold_new_plus_acc({2, 0, 1})}});
+  expect_plan(f64, {{0, 4, fold_new_plus_acc({1, 2, 0})}, {4, 7, fold_new_plus_acc({2, 0, 1})}});
   const auto i8 = order_of(Algorithm::nccl_ring).all_reduce_plan(3, 20, DType::int8);
-  expect_plan(i8, {{0, 16, fold_new_plus_acc({1, 2, 0})},
-                   {16, 20, fold_new_plus_acc({2, 0, 1})}});
+  expect_plan(i8, {{0, 16, fold_new_plus_acc({1, 2, 0})}, {16, 20, fold_new_plus_acc({2, 0, 1})}});
 }
 
 TEST(ReductionOrder, NcclRingFullLoopsThenPartialLoop) {
@@ -162,7 +161,10 @@ TEST(ReductionOrder, NcclRingFullLoopsThenPartialLoop) {
   const FoldTree first = fold_new_plus_acc({1, 0});
   const FoldTree second = fold_new_plus_acc({0, 1});
   expect_plan(order.all_reduce_plan(2, 20, DType::float32),
-              {{0, 4, first}, {4, 8, second}, {8, 12, first}, {12, 16, second},
+              {{0, 4, first},
+               {4, 8, second},
+               {8, 12, first},
+               {12, 16, second},
                {16, 20, first}});  // remainder 4: alignUp(2, 4) = 4, chunk 1 empty
 }
 
@@ -177,9 +179,10 @@ TEST(ReductionOrder, NcclRingDefaultChunkIsTwoMiB) {
 }
 
 TEST(ReductionOrder, NcclTreeChainFoldsFromTheLastMember) {
-  EXPECT_EQ(tree_of(order_of(Algorithm::nccl_tree_chain, {2, 0, 1})
-                        .all_reduce_plan(3, 100, DType::float32)),
-            "(2 + (0 + 1))");
+  EXPECT_EQ(
+      tree_of(
+          order_of(Algorithm::nccl_tree_chain, {2, 0, 1}).all_reduce_plan(3, 100, DType::float32)),
+      "(2 + (0 + 1))");
 }
 
 // Gloo ring (docs/reduction-orders.md): bytes 40, numSeg = roundUp(max(1, 8), 4) = 8, spr = 2,
@@ -290,9 +293,9 @@ TEST(ReductionOrder, MpiRecursiveDoublingAndRabenseifner) {
   // Rabenseifner falls back to basic linear when count < pof2.
   EXPECT_EQ(tree_of(order_of(Algorithm::mpi_rabenseifner).all_reduce_plan(6, 3, DType::float32)),
             "(0 + (1 + (2 + (3 + (4 + 5)))))");
-  EXPECT_EQ(tree_of(order_of(Algorithm::mpi_recursive_doubling)
-                        .all_reduce_plan(6, 3, DType::float32)),
-            "(((0 + 1) + (2 + 3)) + (4 + 5))");
+  EXPECT_EQ(
+      tree_of(order_of(Algorithm::mpi_recursive_doubling).all_reduce_plan(6, 3, DType::float32)),
+      "(((0 + 1) + (2 + 3)) + (4 + 5))");
 }
 
 TEST(ReductionOrder, MpiLinear) {
@@ -303,14 +306,15 @@ TEST(ReductionOrder, MpiLinear) {
 TEST(ReductionOrder, BinaryTreeIsHeapOrdered) {
   EXPECT_EQ(tree_of(order_of(Algorithm::binary_tree).all_reduce_plan(5, 10, DType::float32)),
             "((0 + ((1 + 3) + 4)) + 2)");
-  EXPECT_EQ(tree_of(order_of(Algorithm::binary_tree, {4, 3, 2, 1, 0})
-                        .all_reduce_plan(5, 10, DType::float32)),
-            "((4 + ((3 + 1) + 0)) + 2)");
+  EXPECT_EQ(
+      tree_of(
+          order_of(Algorithm::binary_tree, {4, 3, 2, 1, 0}).all_reduce_plan(5, 10, DType::float32)),
+      "((4 + ((3 + 1) + 0)) + 2)");
 }
 
 TEST(ReductionOrder, RejectsBadRingsAndSizes) {
-  for (std::vector<int> ring : {std::vector<int>{0, 1, 1}, std::vector<int>{0, 1},
-                                std::vector<int>{0, 1, 3}}) {
+  for (std::vector<int> ring :
+       {std::vector<int>{0, 1, 1}, std::vector<int>{0, 1}, std::vector<int>{0, 1, 3}}) {
     try {
       order_of(Algorithm::nccl_ring, ring).all_reduce_plan(3, 10, DType::float32);
       FAIL() << "expected spmd::Error";
@@ -396,8 +400,7 @@ Array random_array(DType dtype, std::int64_t count, std::mt19937_64& rng, Specia
 }
 
 std::vector<Array> random_contributions(int n, DType dtype, std::int64_t count,
-                                        std::mt19937_64& rng,
-                                        Specials specials = Specials::none) {
+                                        std::mt19937_64& rng, Specials specials = Specials::none) {
   std::vector<Array> contributions;
   for (int r = 0; r < n; ++r) contributions.push_back(random_array(dtype, count, rng, specials));
   return contributions;
@@ -523,8 +526,8 @@ void check_tree_shape(const FoldTree& tree, int n) {
 RC_GTEST_PROP(ReductionOrderProperty, PlansCoverTheCountAndFoldEveryRankOnce, ()) {
   const int n = *rc::gen::inRange(1, 17);
   const std::int64_t count = *rc::gen::inRange<std::int64_t>(0, 5001);
-  const DType dtype = *rc::gen::elementOf(std::vector<DType>(std::begin(kAllDTypes),
-                                                             std::end(kAllDTypes)));
+  const DType dtype =
+      *rc::gen::elementOf(std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes)));
   const ReductionOrder order = gen_order(n);
   if (is_unmodelled(order.algorithm, n)) {
     RC_ASSERT_THROWS_AS(order.all_reduce_plan(n, count, dtype), Error);
@@ -561,9 +564,8 @@ Array wrapping_sum(std::span<const Array> inputs) {
 RC_GTEST_PROP(ReductionOrderProperty, IntegerSumsEqualThePlainWrappingSum, ()) {
   const int n = *rc::gen::inRange(1, 17);
   const std::int64_t count = *rc::gen::inRange<std::int64_t>(0, 5001);
-  const DType dtype =
-      *rc::gen::elementOf(std::vector<DType>{DType::int8, DType::uint8, DType::int32,
-                                             DType::int64});
+  const DType dtype = *rc::gen::elementOf(
+      std::vector<DType>{DType::int8, DType::uint8, DType::int32, DType::int64});
   const ReductionOrder order = gen_order(n);
   RC_PRE(!is_unmodelled(order.algorithm, n));
   std::mt19937_64 rng(*rc::gen::arbitrary<std::uint64_t>());
@@ -627,8 +629,8 @@ RC_GTEST_PROP(ReductionOrderProperty, FloatReductionsFollowTheirChunkTrees, ()) 
   const int n = *rc::gen::inRange(1, 17);
   const std::int64_t count = *rc::gen::inRange<std::int64_t>(0, 5001);
   const DType dtype = *rc::gen::elementOf(kFloatDTypes);
-  const ReduceOp op = *rc::gen::elementOf(std::vector<ReduceOp>{ReduceOp::sum, ReduceOp::sum,
-                                                                ReduceOp::max, ReduceOp::min});
+  const ReduceOp op = *rc::gen::elementOf(
+      std::vector<ReduceOp>{ReduceOp::sum, ReduceOp::sum, ReduceOp::max, ReduceOp::min});
   const ReductionOrder order = gen_order(n);
   RC_PRE(!is_unmodelled(order.algorithm, n));
   const Specials specials = !*rc::gen::arbitrary<bool>() ? Specials::none
@@ -721,9 +723,9 @@ double reduce_scalar(const std::vector<Array>& inputs, ReduceOp op, Algorithm al
 }
 
 TEST(FoldReduceEdgeCases, E1RankOrderFoldLosesTheOne) {
-  EXPECT_EQ(reduce_scalar(scalars<float>({1e8f, 1.0f, -1e8f, 1.0f}), ReduceOp::sum,
-                          Algorithm::xla_cpu),
-            1.0);
+  EXPECT_EQ(
+      reduce_scalar(scalars<float>({1e8f, 1.0f, -1e8f, 1.0f}), ReduceOp::sum, Algorithm::xla_cpu),
+      1.0);
 }
 
 TEST(FoldReduceEdgeCases, E2NegativeZeros) {
@@ -731,31 +733,29 @@ TEST(FoldReduceEdgeCases, E2NegativeZeros) {
   EXPECT_FALSE(std::signbit(reduce_scalar(zeros, ReduceOp::sum, Algorithm::xla_cpu)));
   EXPECT_TRUE(std::signbit(reduce_scalar(zeros, ReduceOp::sum, Algorithm::nccl_ring)));
   // A group of one is a copy: -0.0 stays.
-  EXPECT_TRUE(std::signbit(reduce_scalar(scalars<float>({-0.0f}), ReduceOp::sum,
-                                         Algorithm::xla_cpu)));
+  EXPECT_TRUE(
+      std::signbit(reduce_scalar(scalars<float>({-0.0f}), ReduceOp::sum, Algorithm::xla_cpu)));
 }
 
 TEST(FoldReduceEdgeCases, E3Bfloat16SumsInFloat32OnXlaCpu) {
   const float small = std::ldexp(1.0f, -8);
-  const auto one_first = scalars<BFloat16>({BFloat16::from_float(1.0f),
-                                            BFloat16::from_float(small),
-                                            BFloat16::from_float(small)});
+  const auto one_first = scalars<BFloat16>(
+      {BFloat16::from_float(1.0f), BFloat16::from_float(small), BFloat16::from_float(small)});
   EXPECT_EQ(reduce_scalar(one_first, ReduceOp::sum, Algorithm::xla_cpu), 1.0078125);
   // Per-step bfloat16 rounding where 1 meets 2^-8 first: 1 + 2^-8 ties to 1.0, twice.
   EXPECT_EQ(reduce_scalar(one_first, ReduceOp::sum, Algorithm::binary_tree), 1.0);
   // NCCL's ring adds x1 + x2 = 2^-7 first (chunk 0 starts at ring index 1), which is exact.
   EXPECT_EQ(reduce_scalar(one_first, ReduceOp::sum, Algorithm::nccl_ring), 1.0078125);
-  const auto one_second = scalars<BFloat16>({BFloat16::from_float(small),
-                                             BFloat16::from_float(1.0f),
-                                             BFloat16::from_float(small)});
+  const auto one_second = scalars<BFloat16>(
+      {BFloat16::from_float(small), BFloat16::from_float(1.0f), BFloat16::from_float(small)});
   EXPECT_EQ(reduce_scalar(one_second, ReduceOp::sum, Algorithm::nccl_ring), 1.0);
   EXPECT_EQ(reduce_scalar(one_second, ReduceOp::sum, Algorithm::xla_cpu), 1.0078125);
 }
 
 TEST(FoldReduceEdgeCases, E4Float16RoundsEveryStep) {
   const float small = std::ldexp(1.0f, -11);
-  const auto inputs = scalars<Float16>({Float16::from_float(1.0f), Float16::from_float(small),
-                                        Float16::from_float(small)});
+  const auto inputs = scalars<Float16>(
+      {Float16::from_float(1.0f), Float16::from_float(small), Float16::from_float(small)});
   EXPECT_EQ(reduce_scalar(inputs, ReduceOp::sum, Algorithm::xla_cpu), 1.0);
 }
 

@@ -5,19 +5,20 @@
 // that data and are not checked; the tests use arange-like data instead and check what follows
 // from it exactly, plus the shapes and identities the tutorials print.
 
+#include "examples/seed_examples.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <string>
 
+#include "cli/examples_command.h"
+#include "examples/example_ops.h"
+#include "examples/mlp.h"
+#include "examples/numpy_str.h"
 #include "reference/elementwise.h"
 #include "reference/pmap.h"
 #include "reference/reference_backend.h"
-#include "examples/example_ops.h"
-#include "cli/examples_command.h"
-#include "examples/mlp.h"
-#include "examples/numpy_str.h"
-#include "examples/seed_examples.h"
 
 namespace spmd {
 namespace {
@@ -48,12 +49,13 @@ TEST(seed001_aurora, PmapScaleWithInAxes00PrintsTheTutorialsArrays) {
   EXPECT_EQ(numpy_str(e.x),
             "[[ 0.  1.  2.  3.]\n [ 4.  5.  6.  7.]\n [ 8.  9. 10. 11.]\n [12. 13. 14. 15.]]");
   EXPECT_EQ(numpy_str(e.factors), "[10. 20. 30. 40.]");
-  EXPECT_EQ(numpy_str(e.result), "[[  0.  10.  20.  30.]\n"
-                                 " [ 80. 100. 120. 140.]\n"
-                                 " [240. 270. 300. 330.]\n"
-                                 " [480. 520. 560. 600.]]");
-  EXPECT_EQ(floats(e.result), (std::vector<float>{0, 10, 20, 30, 80, 100, 120, 140, 240, 270,
-                                                  300, 330, 480, 520, 560, 600}));
+  EXPECT_EQ(numpy_str(e.result),
+            "[[  0.  10.  20.  30.]\n"
+            " [ 80. 100. 120. 140.]\n"
+            " [240. 270. 300. 330.]\n"
+            " [480. 520. 560. 600.]]");
+  EXPECT_EQ(floats(e.result), (std::vector<float>{0, 10, 20, 30, 80, 100, 120, 140, 240, 270, 300,
+                                                  330, 480, 520, 560, 600}));
   EXPECT_EQ(shape_to_string(e.result.shape()), "(4, 4)");
 }
 
@@ -176,9 +178,9 @@ TEST(seed001_aurora, PsumAndPmeanOfThePrintedRowsGiveThePrintedSumAndMean) {
 // The arrays 001 prints, from the values it prints: our formatter lays them out as NumPy does.
 TEST(seed001_aurora, NumpyFormatterReproducesThePrintedArrays) {
   // In [10]: Result from pmap (raw):
-  EXPECT_EQ(numpy_str(f32({4, 3}, {23.570044f, 17.356874f, 21.184027f, 18.736385f, 23.411463f,
-                                   19.134218f, 18.431837f, 19.805702f, 25.691887f, 17.981094f,
-                                   19.538786f, 15.820544f})),
+  EXPECT_EQ(numpy_str(f32(
+                {4, 3}, {23.570044f, 17.356874f, 21.184027f, 18.736385f, 23.411463f, 19.134218f,
+                         18.431837f, 19.805702f, 25.691887f, 17.981094f, 19.538786f, 15.820544f})),
             "[[23.570044 17.356874 21.184027]\n"
             " [18.736385 23.411463 19.134218]\n"
             " [18.431837 19.805702 25.691887]\n"
@@ -227,8 +229,8 @@ TEST(seed002_pmap_basics, SimpleAddOfArangeAndOnes) {
   const auto simple_add = [](Context&, const Values& args) -> Values {
     return {add(convert(args[0], DType::float32), args[1])};
   };
-  const Values out = run_pmap(backend, simple_add, PmapOptions{},
-                              {arange_i32({4, 4}), full_f32({4, 4}, 1.0f)});
+  const Values out =
+      run_pmap(backend, simple_add, PmapOptions{}, {arange_i32({4, 4}), full_f32({4, 4}, 1.0f)});
   EXPECT_EQ(shape_to_string(out[0].shape()), "(4, 4)");
   EXPECT_EQ(out[0].dtype(), DType::float32);
   for (std::size_t i = 0; i < 16; ++i) EXPECT_EQ(out[0].values<float>()[i], i + 1.0f);
@@ -361,8 +363,8 @@ TEST(seed_data_parallel_training, PmeanOfShardGradientsMatchesTheWholeBatch) {
   options.out_axes = {std::nullopt, std::nullopt, std::nullopt, std::nullopt};
   const Values sharded = run_pmap(backend, averaged_grads, options, {batch.x, batch.y});
   const std::int64_t total = batch.x.dim(0) * batch.x.dim(1);
-  const LossAndGrads whole = mlp_loss_and_grads(
-      params, reshape(batch.x, {total, config.inputs}), reshape(batch.y, {total, config.outputs}));
+  const LossAndGrads whole = mlp_loss_and_grads(params, reshape(batch.x, {total, config.inputs}),
+                                                reshape(batch.y, {total, config.outputs}));
   for (int leaf = 0; leaf < kMlpLeaves; ++leaf) {
     const auto a = sharded[leaf].values<float>();
     const auto b = whole.grads[leaf].values<float>();
@@ -385,14 +387,14 @@ TEST(seed_examples_command, OutputIsIdenticalAcrossRuns) {
 
 TEST(seed_examples_command, PrintsEverySectionAndTheSeedsLines) {
   const std::string out = examples_output();
-  for (const char* header : {
-           "=== [001 Aurora 1.2 §1] pmap(scale, in_axes=(0, 0), axis_name='i') on 4 devices",
-           "=== [001 Aurora 1.2 §2-3]", "=== [001 Aurora 1.2 §4]", "=== [001 Aurora 1.2 §5]",
-           "=== [001 Aurora 1.2 §6]", "=== [001 Aurora 1.2 §7]", "=== [jax.pmap docs / 001 §7]",
-           "=== [002 pmap_basics Pattern 1]", "=== [002 pmap_basics]",
-           "=== [003 Data Parallelism with pmap]", "=== [004 Distributed JAX docs] psum",
-           "=== [004 Distributed JAX docs] shard_map",
-           "=== [000 Day 015 / 003 Data Parallelism] data-parallel MLP training"}) {
+  for (const char* header :
+       {"=== [001 Aurora 1.2 §1] pmap(scale, in_axes=(0, 0), axis_name='i') on 4 devices",
+        "=== [001 Aurora 1.2 §2-3]", "=== [001 Aurora 1.2 §4]", "=== [001 Aurora 1.2 §5]",
+        "=== [001 Aurora 1.2 §6]", "=== [001 Aurora 1.2 §7]", "=== [jax.pmap docs / 001 §7]",
+        "=== [002 pmap_basics Pattern 1]", "=== [002 pmap_basics]",
+        "=== [003 Data Parallelism with pmap]", "=== [004 Distributed JAX docs] psum",
+        "=== [004 Distributed JAX docs] shard_map",
+        "=== [000 Day 015 / 003 Data Parallelism] data-parallel MLP training"}) {
     EXPECT_NE(out.find(header), std::string::npos) << header;
   }
   // 001 In [8], as the seed prints it.

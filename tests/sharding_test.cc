@@ -73,8 +73,8 @@ TEST(SplitAndAssemble, BlockTransposeWithReorderedOutSpec) {
   ReferenceBackend reference;
   ShardMapOptions options{.in_specs = {PartitionSpec({{"i"}, {"j"}})},
                           .out_specs = {PartitionSpec({{"j"}, {"i"}})}};
-  const Values out = run_shard_map(
-      reference, mesh, [](Context&, const Values& in) { return in; }, options, {iota({2, 2})});
+  const Values out = run_shard_map(reference, mesh, [](Context&, const Values& in) { return in; },
+                                   options, {iota({2, 2})});
   EXPECT_EQ(values_of(out[0]), (std::vector<std::int32_t>{0, 2, 1, 3}));
 }
 
@@ -99,9 +99,8 @@ TEST(CheckVma, AllGatherInvariantMayBeReturnedReplicated) {
 TEST(NestedMaps, PmapInsideAPmapBodyIsAnError) {
   ReferenceBackend reference;
   auto inner = pmap([](Context&, const Values& in) { return in; }, {.axis_name = "j"});
-  auto outer = pmap(
-      [&](Context&, const Values& in) { return inner(reference, {stack(in, 0)}); },
-      {.axis_name = "i"});
+  auto outer = pmap([&](Context&, const Values& in) { return inner(reference, {stack(in, 0)}); },
+                    {.axis_name = "i"});
   try {
     outer(reference, {iota({2, 3})});
     FAIL() << "expected an error";

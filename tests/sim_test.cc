@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "backends/sim_backend.h"
 #include "collectives/algorithm.h"
 #include "cost_model/link_time.h"
 #include "reference/reference_backend.h"
@@ -13,7 +14,6 @@
 #include "sim/sim_errors.h"
 #include "tests/error_of.h"
 #include "tests/generators.h"
-#include "backends/sim_backend.h"
 
 namespace spmd {
 namespace {
@@ -44,8 +44,8 @@ sim::MachineSpec machine_for(const std::string& topology, int devices,
 // A topology that can hold `devices` devices.
 rc::Gen<std::string> topology_text(int devices) {
   return rc::gen::exec([=] {
-    std::vector<std::string> kinds = {"ring", "ring-uni", "torus", "mesh", "fully_connected",
-                                      "switch"};
+    std::vector<std::string> kinds = {"ring", "ring-uni",        "torus",
+                                      "mesh", "fully_connected", "switch"};
     for (int k = 2; k < devices; ++k) {
       if (devices % k == 0) kinds.push_back("hierarchical:" + std::to_string(k));
     }
@@ -106,7 +106,9 @@ RC_GTEST_PROP(Simulator, results_equal_the_reference_folding_in_the_algorithms_o
   std::vector<Values> args;
   for (const Array& x : inputs) args.push_back({x});
   const AxisNames axes(names);
-  const auto body = [&](Context& ctx, const Values& xs) { return Values{apply(ctx, op, xs[0], axes, n)}; };
+  const auto body = [&](Context& ctx, const Values& xs) {
+    return Values{apply(ctx, op, xs[0], axes, n)};
+  };
   const std::vector<Values> expected = run_per_device(reference, mesh, args, 1, body);
   const std::vector<Values> actual = run_per_device(machine, mesh, args, 1, body);
   for (int d = 0; d < devices; ++d) {
@@ -122,13 +124,16 @@ RC_GTEST_PROP(Simulator, results_equal_the_reference_folding_in_the_algorithms_o
 std::int64_t all_reduce_time_ps(sim::Machine& machine, std::int64_t elements) {
   const Mesh mesh({machine.device_count()}, {"i"});
   std::vector<Values> inputs(static_cast<std::size_t>(mesh.device_count()));
-  machine.run(mesh, inputs, [&](Context& ctx, const Values&) {
-    CollectiveCall call;
-    call.op = CollectiveOp::psum;
-    call.axes = AxisNames("i");
-    ctx.collective_cost(call, DType::float32, {elements});
-    return Values{};
-  }, /*check_vma=*/false);
+  machine.run(
+      mesh, inputs,
+      [&](Context& ctx, const Values&) {
+        CollectiveCall call;
+        call.op = CollectiveOp::psum;
+        call.axes = AxisNames("i");
+        ctx.collective_cost(call, DType::float32, {elements});
+        return Values{};
+      },
+      /*check_vma=*/false);
   const sim::CollectiveRecord& record = machine.cost_log().collectives.at(0);
   return record.end_ps - record.start_ps;
 }
@@ -184,23 +189,22 @@ SimulatedAndClosedForm simulate_and_close(const ClosedFormCase& c) {
   if (!result.supported) return result;
   result.simulated_ps = all_reduce_time_ps(machine, c.elements);
   result.algorithm_used = machine.cost_log().collectives.at(0).algorithm;
-  result.closed_form_ps = collectives::closed_form_time_ps(c.algorithm, shape, c.latency_ps,
-                                                           c.bandwidth_bytes_per_s);
+  result.closed_form_ps =
+      collectives::closed_form_time_ps(c.algorithm, shape, c.latency_ps, c.bandwidth_bytes_per_s);
   return result;
 }
 
 RC_GTEST_PROP(Simulator, uncontended_time_equals_the_closed_form, ()) {
   ClosedFormCase c;
-  c.algorithm = *rc::gen::element(
-      Algorithm::direct, Algorithm::ring, Algorithm::bidirectional_ring,
-      Algorithm::halving_doubling, Algorithm::binary_tree, Algorithm::double_binary_tree,
-      Algorithm::torus);
+  c.algorithm = *rc::gen::element(Algorithm::direct, Algorithm::ring, Algorithm::bidirectional_ring,
+                                  Algorithm::halving_doubling, Algorithm::binary_tree,
+                                  Algorithm::double_binary_tree, Algorithm::torus);
   c.devices = *rc::gen::inRange(1, 65);
   if (c.algorithm == Algorithm::halving_doubling) c.devices = 1 << *rc::gen::inRange(0, 7);
   c.elements = *rc::gen::inRange<std::int64_t>(0, 1 << 20);
   c.latency_ps = *rc::gen::inRange<std::int64_t>(0, 5'000'000);
-  c.bandwidth_bytes_per_s = *rc::gen::element<std::int64_t>(
-      1'000'000'000, 25'000'000'000, 100'000'000'000, 450'000'000'000, 3);
+  c.bandwidth_bytes_per_s = *rc::gen::element<std::int64_t>(1'000'000'000, 25'000'000'000,
+                                                            100'000'000'000, 450'000'000'000, 3);
   c.chunk_bytes = *rc::gen::element<std::int64_t>(64, 4096, 1 << 20, 2 << 20);
   // Two devices have one link each way: a two-way ring's halves share it.
   RC_PRE(!(c.algorithm == Algorithm::bidirectional_ring && c.devices == 2));
@@ -214,9 +218,13 @@ TEST(Simulator, DoubleTreeHalvesTurnToBroadcastTogether) {
   // Found by the property above: with an odd piece count the second tree has one piece fewer;
   // had it turned to broadcast a step early, its first broadcast would share a link with the
   // first tree's last reduce and the time would exceed the closed form by one piece.
-  const SimulatedAndClosedForm result = simulate_and_close(
-      {.algorithm = Algorithm::double_binary_tree, .devices = 2, .elements = 4257,
-       .latency_ps = 0, .bandwidth_bytes_per_s = 3, .chunk_bytes = 64});
+  const SimulatedAndClosedForm result =
+      simulate_and_close({.algorithm = Algorithm::double_binary_tree,
+                          .devices = 2,
+                          .elements = 4257,
+                          .latency_ps = 0,
+                          .bandwidth_bytes_per_s = 3,
+                          .chunk_bytes = 64});
   ASSERT_TRUE(result.supported);
   EXPECT_EQ(result.algorithm_used, "double_binary_tree");
   EXPECT_EQ(result.simulated_ps, result.closed_form_ps);
@@ -225,15 +233,18 @@ TEST(Simulator, DoubleTreeHalvesTurnToBroadcastTogether) {
 TEST(Simulator, TransfersSharingALinkWaitForEachOther) {
   // Four devices on a one-way ring; every device sends two hops ahead, so every link carries two
   // messages and they queue: the last leaves after three serializations.
-  sim::MachineSpec spec = machine_for(
-      "ring-uni", 4, {.bandwidth_bytes_per_s = 1'000'000'000, .latency_ps = 1'000'000});
+  sim::MachineSpec spec =
+      machine_for("ring-uni", 4, {.bandwidth_bytes_per_s = 1'000'000'000, .latency_ps = 1'000'000});
   sim::Machine machine(spec);
   const Mesh mesh({4}, {"i"});
   std::vector<Values> inputs;
   for (int d = 0; d < 4; ++d) inputs.push_back({Array(DType::float32, {250})});  // 1000 bytes
-  machine.run(mesh, inputs, [](Context& ctx, const Values& xs) {
-    return Values{ctx.ppermute(xs[0], AxisNames("i"), {{0, 2}, {1, 3}, {2, 0}, {3, 1}})};
-  }, false);
+  machine.run(
+      mesh, inputs,
+      [](Context& ctx, const Values& xs) {
+        return Values{ctx.ppermute(xs[0], AxisNames("i"), {{0, 2}, {1, 3}, {2, 0}, {3, 1}})};
+      },
+      false);
   const std::int64_t serialization = cost_model::serialization_ps(1000, 1'000'000'000);
   const sim::CollectiveRecord& record = machine.cost_log().collectives.at(0);
   EXPECT_EQ(record.end_ps - record.start_ps, 4 * serialization + 2 * 1'000'000);
@@ -246,11 +257,14 @@ TEST(Simulator, ComputeIsChargedAsARoofline) {
   spec.memory_bandwidth_bytes_per_s = 1'000'000'000'000;  // 1 byte per ps
   sim::Machine machine(spec);
   const Mesh mesh({2}, {"i"});
-  machine.run(mesh, {{}, {}}, [](Context& ctx, const Values&) {
-    ctx.charge_compute(5000, 100);   // compute bound: 5000 ps
-    ctx.charge_compute(10, 7000);    // memory bound: 7000 ps
-    return Values{};
-  }, false);
+  machine.run(
+      mesh, {{}, {}},
+      [](Context& ctx, const Values&) {
+        ctx.charge_compute(5000, 100);  // compute bound: 5000 ps
+        ctx.charge_compute(10, 7000);   // memory bound: 7000 ps
+        return Values{};
+      },
+      false);
   const sim::CostLog& log = machine.cost_log();
   EXPECT_EQ(log.compute_ps, (std::vector<std::int64_t>{12000, 12000}));
   EXPECT_EQ(log.end_ps, 12000);
@@ -264,11 +278,13 @@ TEST(Simulator, ACollectiveStartsWhenItsLastMemberArrives) {
   spec.peak_flops_per_s = 1e12;
   sim::Machine machine(spec, {.algorithm = Algorithm::direct});
   const Mesh mesh({2}, {"i"});
-  machine.run(mesh, {{Array(DType::float32, {1})}, {Array(DType::float32, {1})}},
-              [](Context& ctx, const Values& xs) {
-                if (ctx.device() == 1) ctx.charge_compute(3000, 0);
-                return Values{ctx.psum(xs[0], AxisNames("i"))};
-              }, false);
+  machine.run(
+      mesh, {{Array(DType::float32, {1})}, {Array(DType::float32, {1})}},
+      [](Context& ctx, const Values& xs) {
+        if (ctx.device() == 1) ctx.charge_compute(3000, 0);
+        return Values{ctx.psum(xs[0], AxisNames("i"))};
+      },
+      false);
   const sim::CostLog& log = machine.cost_log();
   EXPECT_EQ(log.collectives.at(0).start_ps, 3000);
   EXPECT_EQ(log.collectives.at(0).end_ps, 3000 + 4);  // 4 bytes at 1 byte/ps
@@ -285,7 +301,8 @@ std::string describe(const sim::CostLog& log) {
   }
   for (const auto& m : log.memory) {
     s += "peak " + std::to_string(m.peak_bytes) + ":";
-    for (const auto& p : m.timeline) s += " " + std::to_string(p.time_ps) + "=" + std::to_string(p.bytes_in_use);
+    for (const auto& p : m.timeline)
+      s += " " + std::to_string(p.time_ps) + "=" + std::to_string(p.bytes_in_use);
     s += "\n";
   }
   for (const auto& c : log.compute_spans) {
@@ -303,8 +320,8 @@ RC_GTEST_PROP(Simulator, two_runs_give_identical_results_and_logs, ()) {
   const auto run = [&](std::vector<Values>& outputs) {
     sim::Machine machine(machine_for(topology, mesh.device_count()));
     std::vector<Values> args;
-    for (const Array& x : test_gen::random_per_device(DType::float32, {8, 3},
-                                                      mesh.device_count(), seed)) {
+    for (const Array& x :
+         test_gen::random_per_device(DType::float32, {8, 3}, mesh.device_count(), seed)) {
       args.push_back({x});
     }
     outputs = run_per_device(machine, mesh, args, 1, [&](Context& ctx, const Values& xs) {
@@ -332,10 +349,13 @@ TEST(Simulator, DevicesThatDisagreeAreReportedAsADeadlock) {
   const Mesh mesh({4}, {"i"});
   std::vector<Values> inputs(4, Values{Array(DType::float32, {3})});
   const std::string message = error_of([&] {
-    machine.run(mesh, inputs, [](Context& ctx, const Values& xs) {
-      if (ctx.device() == 2) return Values{ctx.pmax(xs[0], AxisNames("i"))};
-      return Values{ctx.psum(xs[0], AxisNames("i"))};
-    }, false);
+    machine.run(
+        mesh, inputs,
+        [](Context& ctx, const Values& xs) {
+          if (ctx.device() == 2) return Values{ctx.pmax(xs[0], AxisNames("i"))};
+          return Values{ctx.psum(xs[0], AxisNames("i"))};
+        },
+        false);
   });
   EXPECT_NE(message.find("deadlock: devices disagree at collective #0"), std::string::npos)
       << message;
@@ -348,10 +368,13 @@ TEST(Simulator, ADeviceThatNeverArrivesIsReportedNotHung) {
   const Mesh mesh({4}, {"i"});
   std::vector<Values> inputs(4, Values{Array(DType::float32, {3})});
   const std::string message = error_of([&] {
-    machine.run(mesh, inputs, [](Context& ctx, const Values& xs) {
-      if (ctx.device() == 3) return Values{xs[0]};
-      return Values{ctx.psum(xs[0], AxisNames("i"))};
-    }, false);
+    machine.run(
+        mesh, inputs,
+        [](Context& ctx, const Values& xs) {
+          if (ctx.device() == 3) return Values{xs[0]};
+          return Values{ctx.psum(xs[0], AxisNames("i"))};
+        },
+        false);
   });
   EXPECT_EQ(message,
             "deadlock: no device can proceed: devices 0-2 wait in psum('i') of float32[3] "
@@ -365,9 +388,10 @@ TEST(Simulator, OutOfMemoryNamesDeviceOperationAndSizes) {
   const Mesh mesh({2}, {"i"});
   std::vector<Values> inputs(2, Values{Array(DType::float32, {1000})});  // 4000 bytes each
   const std::string message = error_of([&] {
-    machine.run(mesh, inputs, [](Context& ctx, const Values& xs) {
-      return Values{ctx.psum(xs[0], AxisNames("i"))};
-    }, false);
+    machine.run(
+        mesh, inputs,
+        [](Context& ctx, const Values& xs) { return Values{ctx.psum(xs[0], AxisNames("i"))}; },
+        false);
   });
   EXPECT_NE(message.find("out of memory on device 0"), std::string::npos) << message;
   EXPECT_NE(message.find("psum('i') buffers: requested 6000 bytes with 4000 in use of a "
@@ -381,19 +405,25 @@ TEST(Simulator, ProgramMemoryIsHeldUntilReleased) {
   spec.memory_bytes = 1000;
   sim::Machine machine(spec);
   const Mesh mesh({2}, {"i"});
-  machine.run(mesh, {{}, {}}, [](Context& ctx, const Values&) {
-    ctx.hold_memory(600, "parameters");
-    ctx.release_memory(600);
-    ctx.hold_memory(900, "activations");
-    return Values{};
-  }, false);
+  machine.run(
+      mesh, {{}, {}},
+      [](Context& ctx, const Values&) {
+        ctx.hold_memory(600, "parameters");
+        ctx.release_memory(600);
+        ctx.hold_memory(900, "activations");
+        return Values{};
+      },
+      false);
   EXPECT_EQ(machine.cost_log().memory.at(1).peak_bytes, 900);
   const std::string message = error_of([&] {
-    machine.run(mesh, {{}, {}}, [](Context& ctx, const Values&) {
-      ctx.hold_memory(600, "parameters");
-      ctx.hold_memory(600, "gradients");
-      return Values{};
-    }, false);
+    machine.run(
+        mesh, {{}, {}},
+        [](Context& ctx, const Values&) {
+          ctx.hold_memory(600, "parameters");
+          ctx.hold_memory(600, "gradients");
+          return Values{};
+        },
+        false);
   });
   EXPECT_NE(message.find("in gradients: requested 600 bytes with 600 in use of a capacity of "
                          "1000 bytes"),

@@ -1,13 +1,14 @@
 // Topologies: link counts, routes (connected walks from source to destination, shortest or in
 // dimension order), ring orders whose neighbours are linked, and errors for bad arguments.
 
+#include "topology/topology.h"
+
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
 #include "reference/error.h"
-#include "topology/topology.h"
-#include "topology/topology_spec.h"
 #include "tests/error_of.h"
+#include "topology/topology_spec.h"
 
 namespace spmd::topology {
 namespace {
@@ -49,7 +50,8 @@ RC_GTEST_PROP(Topology, ring_order_is_a_permutation, ()) {
   const auto topology = random_topology();
   std::vector<int> order = topology->ring_order();
   std::sort(order.begin(), order.end());
-  for (int i = 0; i < topology->device_count(); ++i) RC_ASSERT(order[static_cast<std::size_t>(i)] == i);
+  for (int i = 0; i < topology->device_count(); ++i)
+    RC_ASSERT(order[static_cast<std::size_t>(i)] == i);
 }
 
 int ring_gap_hops(const Topology& t) {
@@ -91,8 +93,10 @@ TEST(Topology, LinkCountsAndRoutes) {
   EXPECT_EQ(make_torus({4, 4}, {kLink, kLink}, false)->hop_count(0, 15), 6);
   EXPECT_EQ(make_switch(4, kLink)->hop_count(1, 3), 2);
   const auto boxes = make_hierarchical(2, 4, kLink, LinkSpec{50'000'000'000, 5'000'000});
-  EXPECT_EQ(boxes->links()[static_cast<std::size_t>(boxes->route(0, 5)[0])].spec.latency_ps, 5'000'000);
-  EXPECT_EQ(boxes->links()[static_cast<std::size_t>(boxes->route(0, 3)[0])].spec.latency_ps, 1'000'000);
+  EXPECT_EQ(boxes->links()[static_cast<std::size_t>(boxes->route(0, 5)[0])].spec.latency_ps,
+            5'000'000);
+  EXPECT_EQ(boxes->links()[static_cast<std::size_t>(boxes->route(0, 3)[0])].spec.latency_ps,
+            1'000'000);
   EXPECT_EQ(boxes->dims(), (std::vector<int>{2, 4}));
   EXPECT_EQ(boxes->name(), "hierarchical(2 nodes x 4)");
   EXPECT_EQ(torus->kind(), "torus");
@@ -100,11 +104,17 @@ TEST(Topology, LinkCountsAndRoutes) {
 
 TEST(Topology, BadArgumentsNameTheArgument) {
   EXPECT_EQ(error_of([] { make_ring(0, kLink, true); }), "make_ring: devices 0, expected >= 1");
-  EXPECT_EQ(error_of([] { make_torus({2, 2, 2, 2}, {kLink}, true); }),
+  EXPECT_EQ(error_of([] {
+              make_torus({2, 2, 2, 2}, {kLink}, true);
+            }),
             "make_torus: dims has 4 entries, expected 2 or 3");
-  EXPECT_EQ(error_of([] { make_torus({2, 0}, {kLink}, true); }),
+  EXPECT_EQ(error_of([] {
+              make_torus({2, 0}, {kLink}, true);
+            }),
             "make_torus: dims[1] 0, expected >= 1");
-  EXPECT_EQ(error_of([] { make_switch(4, LinkSpec{0, 1}); }),
+  EXPECT_EQ(error_of([] {
+              make_switch(4, LinkSpec{0, 1});
+            }),
             "make_switch: link: bandwidth 0 bytes/s, expected > 0");
   EXPECT_EQ(error_of([] { make_ring(4, kLink, true)->route(0, 4); }),
             "ring(4, bidirectional) route: to device 4, expected 0..3");
@@ -118,10 +128,14 @@ TEST(TopologySpecs, EveryTextSyntaxMakesItsKind) {
     int devices;
     const char* name;
   } cases[] = {
-      {"ring", 8, "ring(8, bidirectional)"}, {"ring-uni", 8, "ring(8)"},
-      {"torus", 8, "torus(2x4)"},           {"torus:2x2x2", 8, "torus(2x2x2)"},
-      {"mesh:4x2", 8, "mesh(4x2)"},         {"fully_connected", 6, "fully_connected(6)"},
-      {"switch", 5, "switch(5)"},           {"hierarchical:4", 12, "hierarchical(3 nodes x 4)"},
+      {"ring", 8, "ring(8, bidirectional)"},
+      {"ring-uni", 8, "ring(8)"},
+      {"torus", 8, "torus(2x4)"},
+      {"torus:2x2x2", 8, "torus(2x2x2)"},
+      {"mesh:4x2", 8, "mesh(4x2)"},
+      {"fully_connected", 6, "fully_connected(6)"},
+      {"switch", 5, "switch(5)"},
+      {"hierarchical:4", 12, "hierarchical(3 nodes x 4)"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text);

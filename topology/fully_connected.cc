@@ -18,9 +18,7 @@ class FullyConnected : public Topology {
     }
   }
 
-  std::string name() const override {
-    return fmt::format("fully_connected({})", device_count());
-  }
+  std::string name() const override { return fmt::format("fully_connected({})", device_count()); }
   std::string_view kind() const override { return "fully_connected"; }
 
   std::vector<int> route(int from, int to) const override {

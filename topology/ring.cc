@@ -15,7 +15,8 @@ class Ring : public Topology {
   Ring(int devices, LinkSpec link, bool bidirectional)
       : Topology(devices, devices), bidirectional_(bidirectional) {
     if (devices == 1) return;
-    for (int i = 0; i < devices; ++i) forward_.push_back(add_link(i, (i + 1) % devices, link, "ring"));
+    for (int i = 0; i < devices; ++i)
+      forward_.push_back(add_link(i, (i + 1) % devices, link, "ring"));
     // Two devices on a one-way ring: 0->1 and 1->0 are both forward links already.
     if (!bidirectional || devices == 2) {
       backward_ = devices == 2 ? std::vector<int>{forward_[1], forward_[0]} : std::vector<int>{};
@@ -40,9 +41,11 @@ class Ring : public Topology {
     if (ahead == 0) return links;
     const bool backwards = bidirectional_ && !backward_.empty() && n - ahead < ahead;
     if (backwards) {
-      for (int i = from; i != to; i = (i - 1 + n) % n) links.push_back(backward_[static_cast<std::size_t>(i)]);
+      for (int i = from; i != to; i = (i - 1 + n) % n)
+        links.push_back(backward_[static_cast<std::size_t>(i)]);
     } else {
-      for (int i = from; i != to; i = (i + 1) % n) links.push_back(forward_[static_cast<std::size_t>(i)]);
+      for (int i = from; i != to; i = (i + 1) % n)
+        links.push_back(forward_[static_cast<std::size_t>(i)]);
     }
     return links;
   }
@@ -73,8 +76,8 @@ RingSpec RingSpec::from_json(const JsonValue& object, int devices) {
   return spec;
 }
 
-std::optional<RingSpec> RingSpec::from_text(std::string_view name, std::string_view,
-                                            int devices, const CommandLineLinks& links) {
+std::optional<RingSpec> RingSpec::from_text(std::string_view name, std::string_view, int devices,
+                                            const CommandLineLinks& links) {
   if (name != "ring" && name != "ring-uni") return std::nullopt;
   return RingSpec{.devices = devices, .bidirectional = name == "ring", .link = links.link};
 }

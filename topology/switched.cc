@@ -41,7 +41,9 @@ class Star : public Topology {
 class Hierarchical : public Topology {
  public:
   Hierarchical(int nodes, int per_node, LinkSpec intra, LinkSpec inter)
-      : Topology(nodes * per_node, nodes * per_node + nodes + 1), nodes_(nodes), per_node_(per_node) {
+      : Topology(nodes * per_node, nodes * per_node + nodes + 1),
+        nodes_(nodes),
+        per_node_(per_node) {
     const int devices = nodes * per_node;
     const int network = devices + nodes;
     for (int d = 0; d < devices; ++d) {
@@ -130,9 +132,10 @@ std::optional<HierarchicalSpec> HierarchicalSpec::from_text(std::string_view nam
   const auto [end, error] = std::from_chars(args.data(), args.data() + args.size(), per_node);
   if (error != std::errc() || end != args.data() + args.size() || per_node < 1 ||
       devices % per_node != 0) {
-    throw Error(fmt::format("--topology: '{}:{}' for {} devices, expected hierarchical:K with K "
-                            "dividing the device count",
-                            name, args, devices));
+    throw Error(
+        fmt::format("--topology: '{}:{}' for {} devices, expected hierarchical:K with K "
+                    "dividing the device count",
+                    name, args, devices));
   }
   return HierarchicalSpec{.devices = devices,
                           .devices_per_node = per_node,

@@ -56,7 +56,8 @@ class Topology {
   virtual std::vector<int> ring_order() const = 0;
 
  protected:
-  Topology(int device_count, int node_count) : device_count_(device_count), node_count_(node_count) {}
+  Topology(int device_count, int node_count)
+      : device_count_(device_count), node_count_(node_count) {}
   int add_link(int from, int to, LinkSpec spec, std::string label);
 
  private:

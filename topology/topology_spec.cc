@@ -72,8 +72,7 @@ TopologySpec topology_from_json(const JsonValue& object, int devices) {
   if (!object.json().is_object()) {
     object.fail_type(R"(an object like {"kind": "ring", "link": {...}})");
   }
-  const std::string kinds =
-      "one of " + kind_names(std::make_index_sequence<kKindCount>());
+  const std::string kinds = "one of " + kind_names(std::make_index_sequence<kKindCount>());
   const JsonValue kind = object.required("kind", kinds);
   std::optional<TopologySpec> spec = from_json_of_kind(kind.string(kinds), object, devices);
   if (!spec) kind.fail_value(kinds);
@@ -84,8 +83,7 @@ nlohmann::json topology_to_json(const TopologySpec& spec) {
   return std::visit([](const auto& kind) { return kind.to_json(); }, spec);
 }
 
-TopologySpec topology_from_text(std::string_view text, int devices,
-                                const CommandLineLinks& links) {
+TopologySpec topology_from_text(std::string_view text, int devices, const CommandLineLinks& links) {
   const std::size_t colon = text.find(':');
   const std::string_view name = text.substr(0, colon);
   const std::string_view args = colon == std::string_view::npos ? "" : text.substr(colon + 1);
@@ -101,9 +99,7 @@ TopologySpec rescaled_topology(const TopologySpec& spec, int devices) {
                     spec);
 }
 
-std::string topology_text_syntax() {
-  return text_syntaxes(std::make_index_sequence<kKindCount>());
-}
+std::string topology_text_syntax() { return text_syntaxes(std::make_index_sequence<kKindCount>()); }
 
 std::unique_ptr<Topology> make_topology(const TopologySpec& spec) {
   return std::visit([](const auto& kind) { return kind.make(); }, spec);
@@ -118,8 +114,7 @@ LinkSpec link_from_json(const JsonValue& value) {
 }
 
 LinkSpec required_link(const JsonValue& object, std::string_view key) {
-  return link_from_json(
-      object.required(key, R"({"bandwidth": "100GB/s", "latency": "1us"})"));
+  return link_from_json(object.required(key, R"({"bandwidth": "100GB/s", "latency": "1us"})"));
 }
 
 nlohmann::json link_to_json(const LinkSpec& link) {

@@ -15,7 +15,9 @@
 namespace spmd::topology {
 namespace {
 
-std::string dims_text(const std::vector<int>& dims) { return fmt::format("{}", fmt::join(dims, "x")); }
+std::string dims_text(const std::vector<int>& dims) {
+  return fmt::format("{}", fmt::join(dims, "x"));
+}
 
 class Torus : public Topology {
  public:
@@ -64,12 +66,13 @@ class Torus : public Topology {
     const int rows = dims_[0];
     const int columns = static_cast<int>(inner.size());
     std::vector<int> order;
-    if (rows % 2 == 0 && columns > 1) return cycle(rows, columns, [&](int r, int c) {
-      return device_at(r, inner[static_cast<std::size_t>(c)]);
-    });
-    if (columns % 2 == 0 && rows > 1) return cycle(columns, rows, [&](int p, int c0) {
-      return device_at(c0, inner[static_cast<std::size_t>(p)]);
-    });
+    if (rows % 2 == 0 && columns > 1)
+      return cycle(rows, columns,
+                   [&](int r, int c) { return device_at(r, inner[static_cast<std::size_t>(c)]); });
+    if (columns % 2 == 0 && rows > 1)
+      return cycle(columns, rows, [&](int p, int c0) {
+        return device_at(c0, inner[static_cast<std::size_t>(p)]);
+      });
     return snake_path(0);
   }
 
@@ -134,7 +137,7 @@ class Torus : public Topology {
 
   std::vector<int> dims_;
   bool wrap_;
-  std::vector<std::vector<int>> plus_;   // [dimension][device] -> link, -1 if none
+  std::vector<std::vector<int>> plus_;  // [dimension][device] -> link, -1 if none
   std::vector<std::vector<int>> minus_;
 };
 
@@ -194,15 +197,16 @@ std::vector<int> near_square(int n) {
 std::vector<LinkSpec> dim_links_from_json(const JsonValue& object, std::size_t dim_count) {
   const std::optional<JsonValue> link = object.optional("link");
   const std::optional<JsonValue> links = object.optional("links");
-  if (link && links) links->fail(fmt::format("given together with {}, expected only one",
-                                             link->path()));
+  if (link && links)
+    links->fail(fmt::format("given together with {}, expected only one", link->path()));
   if (link) return std::vector<LinkSpec>(dim_count, link_from_json(*link));
   if (!links) {
     object.required("link", "a link for every dimension or \"links\" with one per dimension");
   }
   const std::vector<JsonValue> entries = links->elements("an array with one link per dimension");
   if (entries.size() != dim_count) {
-    links->fail(fmt::format("{} links, expected one per dimension ({})", entries.size(), dim_count));
+    links->fail(
+        fmt::format("{} links, expected one per dimension ({})", entries.size(), dim_count));
   }
   std::vector<LinkSpec> out;
   for (const JsonValue& entry : entries) out.push_back(link_from_json(entry));
@@ -234,14 +238,15 @@ GridSpec GridSpec::grid_from_json(const JsonValue& object, int devices) {
 
 GridSpec GridSpec::grid_from_text(std::string_view args, int devices,
                                   const CommandLineLinks& links) {
-  GridSpec spec{.devices = devices, .dims = args.empty() ? near_square(devices)
-                                                         : dims_from_text(args)};
+  GridSpec spec{.devices = devices,
+                .dims = args.empty() ? near_square(devices) : dims_from_text(args)};
   std::int64_t product = 1;
   for (int size : spec.dims) product *= size;
   if ((spec.dims.size() != 2 && spec.dims.size() != 3) || product != devices) {
-    throw Error(fmt::format("--topology: '{}' for {} devices, expected 2 or 3 sizes whose product "
-                            "is the device count",
-                            args, devices));
+    throw Error(
+        fmt::format("--topology: '{}' for {} devices, expected 2 or 3 sizes whose product "
+                    "is the device count",
+                    args, devices));
   }
   spec.dim_links.assign(spec.dims.size(), links.link);
   return spec;

@@ -23,15 +23,22 @@ json metadata(const char* name, int pid, int tid, const std::string& value) {
 
 json slice(const std::string& name, const char* category, int pid, int tid, std::int64_t start_ps,
            std::int64_t end_ps, json args) {
-  return {{"ph", "X"},      {"name", name},
-          {"cat", category}, {"pid", pid},
-          {"tid", tid},      {"ts", microseconds(start_ps)},
-          {"dur", microseconds(end_ps - start_ps)}, {"args", std::move(args)}};
+  return {{"ph", "X"},
+          {"name", name},
+          {"cat", category},
+          {"pid", pid},
+          {"tid", tid},
+          {"ts", microseconds(start_ps)},
+          {"dur", microseconds(end_ps - start_ps)},
+          {"args", std::move(args)}};
 }
 
 void add_device_tracks(json& events, int device) {
   events.push_back(metadata("process_name", device, 0, fmt::format("device {}", device)));
-  events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", device}, {"tid", 0},
+  events.push_back({{"ph", "M"},
+                    {"name", "process_sort_index"},
+                    {"pid", device},
+                    {"tid", 0},
                     {"args", {{"sort_index", device}}}});
   events.push_back(metadata("thread_name", device, kComputeThread, "compute"));
   events.push_back(metadata("thread_name", device, kCollectiveThread, "collectives"));
@@ -50,7 +57,7 @@ json collective_args(const sim::CollectiveRecord& record) {
 
 // The log keeps compute spans in the order they were charged; the trace lists them by device.
 std::vector<std::vector<const sim::ComputeSpan*>> spans_by_device(const sim::CostLog& log,
-                                                                    int devices) {
+                                                                  int devices) {
   std::vector<std::vector<const sim::ComputeSpan*>> by_device(static_cast<std::size_t>(devices));
   for (const sim::ComputeSpan& span : log.compute_spans) {
     if (span.device >= 0 && span.device < devices) {
@@ -64,8 +71,8 @@ void add_device_events(json& events, const sim::CostLog& log, int device,
                        const std::vector<const sim::ComputeSpan*>& compute_spans) {
   for (const sim::ComputeSpan* span_pointer : compute_spans) {
     const sim::ComputeSpan& span = *span_pointer;
-    events.push_back(slice("compute", "compute", device, kComputeThread, span.start_ps,
-                           span.end_ps, {{"flops", span.flops}, {"bytes", span.bytes}}));
+    events.push_back(slice("compute", "compute", device, kComputeThread, span.start_ps, span.end_ps,
+                           {{"flops", span.flops}, {"bytes", span.bytes}}));
   }
   // Every device of a mesh takes part in every collective (in one group or another).
   for (const sim::CollectiveRecord& record : log.collectives) {
@@ -73,7 +80,9 @@ void add_device_events(json& events, const sim::CostLog& log, int device,
                            record.end_ps, collective_args(record)));
   }
   for (const sim::MemoryPoint& point : log.memory.at(static_cast<std::size_t>(device)).timeline) {
-    events.push_back({{"ph", "C"}, {"name", "memory in use"}, {"pid", device},
+    events.push_back({{"ph", "C"},
+                      {"name", "memory in use"},
+                      {"pid", device},
                       {"ts", microseconds(point.time_ps)},
                       {"args", {{"bytes", point.bytes_in_use}}}});
   }
@@ -86,12 +95,23 @@ void add_flows(json& events, const sim::CostLog& log) {
   for (const sim::LinkTransferRecord& t : log.transfers) {
     const std::string name = log.collectives.at(static_cast<std::size_t>(t.collective)).call;
     const json args = {{"bytes", t.bytes}};
-    events.push_back({{"ph", "s"}, {"name", name}, {"cat", "link"}, {"id", id},
-                      {"pid", t.from_device}, {"tid", kCollectiveThread},
-                      {"ts", microseconds(t.start_ps)}, {"args", args}});
-    events.push_back({{"ph", "f"}, {"bp", "e"}, {"name", name}, {"cat", "link"}, {"id", id},
-                      {"pid", t.to_device}, {"tid", kCollectiveThread},
-                      {"ts", microseconds(t.end_ps)}, {"args", args}});
+    events.push_back({{"ph", "s"},
+                      {"name", name},
+                      {"cat", "link"},
+                      {"id", id},
+                      {"pid", t.from_device},
+                      {"tid", kCollectiveThread},
+                      {"ts", microseconds(t.start_ps)},
+                      {"args", args}});
+    events.push_back({{"ph", "f"},
+                      {"bp", "e"},
+                      {"name", name},
+                      {"cat", "link"},
+                      {"id", id},
+                      {"pid", t.to_device},
+                      {"tid", kCollectiveThread},
+                      {"ts", microseconds(t.end_ps)},
+                      {"args", args}});
     ++id;
   }
 }
@@ -107,18 +127,19 @@ json chrome_trace(const sim::CostLog& log, const TraceLabels& labels) {
   }
   add_flows(events, log);
   return {{"displayTimeUnit", "ns"},
-          {"otherData", {{"machine", labels.machine_name},
-                         {"devices", labels.devices},
-                         {"end_ps", log.end_ps},
-                         {"link_messages_recorded", log.transfers.size()},
-                         {"link_messages_truncated", log.transfers_truncated}}},
+          {"otherData",
+           {{"machine", labels.machine_name},
+            {"devices", labels.devices},
+            {"end_ps", log.end_ps},
+            {"link_messages_recorded", log.transfers.size()},
+            {"link_messages_truncated", log.transfers_truncated}}},
           {"traceEvents", std::move(events)}};
 }
 
 std::string chrome_trace_text(const sim::CostLog& log, const TraceLabels& labels) {
   const json trace = chrome_trace(log, labels);
-  std::string text = "{\"displayTimeUnit\": \"ns\",\n\"otherData\": " +
-                     trace["otherData"].dump() + ",\n\"traceEvents\": [\n";
+  std::string text = "{\"displayTimeUnit\": \"ns\",\n\"otherData\": " + trace["otherData"].dump() +
+                     ",\n\"traceEvents\": [\n";
   const json& events = trace["traceEvents"];
   for (std::size_t i = 0; i < events.size(); ++i) {
     text += events[i].dump();

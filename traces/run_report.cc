@@ -22,17 +22,17 @@ RunTotals run_totals(const sim::CostLog& log) {
   RunTotals totals;
   totals.total_ps = log.end_ps;
   for (std::size_t d = 0; d < log.device_end_ps.size(); ++d) {
-    if (log.device_end_ps[d] > log.device_end_ps[static_cast<std::size_t>(totals.critical_device)]) {
+    if (log.device_end_ps[d] >
+        log.device_end_ps[static_cast<std::size_t>(totals.critical_device)]) {
       totals.critical_device = static_cast<int>(d);
     }
   }
   const auto critical = static_cast<std::size_t>(totals.critical_device);
   totals.compute_ps = critical < log.compute_ps.size() ? log.compute_ps[critical] : 0;
   totals.communication_ps = totals.total_ps - totals.compute_ps;
-  totals.communication_share =
-      totals.total_ps > 0 ? static_cast<double>(totals.communication_ps) /
-                                static_cast<double>(totals.total_ps)
-                          : 0.0;
+  totals.communication_share = totals.total_ps > 0 ? static_cast<double>(totals.communication_ps) /
+                                                         static_cast<double>(totals.total_ps)
+                                                   : 0.0;
   for (const sim::CollectiveRecord& record : log.collectives) {
     totals.collective_ps += record.end_ps - record.start_ps;
   }
@@ -71,11 +71,19 @@ nlohmann::json run_report_json(const sim::CostLog& log, const std::string& machi
   const RunTotals totals = run_totals(log);
   nlohmann::json collectives = nlohmann::json::array();
   for (const sim::CollectiveRecord& r : log.collectives) {
-    collectives.push_back({{"op", r.op}, {"call", r.call}, {"axes", r.axes}, {"dtype", r.dtype},
-                           {"shape", r.shape}, {"bytes", r.bytes}, {"algorithm", r.algorithm},
-                           {"algorithm_note", r.algorithm_note}, {"groups", r.groups},
-                           {"group_size", r.group_size}, {"start_ps", r.start_ps},
-                           {"end_ps", r.end_ps}, {"time_ps", r.end_ps - r.start_ps},
+    collectives.push_back({{"op", r.op},
+                           {"call", r.call},
+                           {"axes", r.axes},
+                           {"dtype", r.dtype},
+                           {"shape", r.shape},
+                           {"bytes", r.bytes},
+                           {"algorithm", r.algorithm},
+                           {"algorithm_note", r.algorithm_note},
+                           {"groups", r.groups},
+                           {"group_size", r.group_size},
+                           {"start_ps", r.start_ps},
+                           {"end_ps", r.end_ps},
+                           {"time_ps", r.end_ps - r.start_ps},
                            {"algbw_GBps", r.algbw_bytes_per_s / 1e9},
                            {"busbw_GBps", r.busbw_bytes_per_s / 1e9}});
   }
@@ -87,15 +95,16 @@ nlohmann::json run_report_json(const sim::CostLog& log, const std::string& machi
                        {"end_ps", d < log.device_end_ps.size() ? log.device_end_ps[d] : 0}});
   }
   return {{"machine", machine_name},
-          {"totals", {{"total_ps", totals.total_ps},
-                      {"critical_device", totals.critical_device},
-                      {"compute_ps", totals.compute_ps},
-                      {"communication_ps", totals.communication_ps},
-                      {"communication_share", totals.communication_share},
-                      {"collective_ps", totals.collective_ps},
-                      {"peak_memory_bytes", totals.peak_memory_bytes},
-                      {"peak_memory_device", totals.peak_memory_device},
-                      {"link_messages", log.link_transfers}}},
+          {"totals",
+           {{"total_ps", totals.total_ps},
+            {"critical_device", totals.critical_device},
+            {"compute_ps", totals.compute_ps},
+            {"communication_ps", totals.communication_ps},
+            {"communication_share", totals.communication_share},
+            {"collective_ps", totals.collective_ps},
+            {"peak_memory_bytes", totals.peak_memory_bytes},
+            {"peak_memory_device", totals.peak_memory_device},
+            {"link_messages", log.link_transfers}}},
           {"collectives", std::move(collectives)},
           {"devices", std::move(devices)}};
 }

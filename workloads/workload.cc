@@ -7,8 +7,8 @@
 #include <set>
 
 #include "reference/error.h"
-#include "support/units.h"
 #include "support/json_reader.h"
+#include "support/units.h"
 
 namespace spmd {
 namespace {
@@ -35,8 +35,7 @@ DType parse_dtype(const JsonValue& value) {
 // A positive integer, or a size with a unit ("64MiB").
 std::int64_t bytes_value(const JsonValue& value) {
   if (value.is_number()) return positive_int64(value);
-  return parse_bytes(value.string("a positive integer or a size such as \"64MiB\""),
-                          value.path());
+  return parse_bytes(value.string("a positive integer or a size such as \"64MiB\""), value.path());
 }
 
 CollectiveSpec collective_spec(const JsonValue& call, DType default_dtype) {
@@ -263,9 +262,7 @@ sim::CostLog run_workload(sim::Machine& machine, const Workload& w) {
       mesh = Mesh({devices / w.model_parallel, w.model_parallel}, {"data", "model"});
       step = transformer_step(w);
       break;
-    case WorkloadKind::collectives:
-      step = collectives_step(w, devices);
-      break;
+    case WorkloadKind::collectives: step = collectives_step(w, devices); break;
   }
   const std::vector<Values> inputs(static_cast<std::size_t>(devices));
   sim::CostLog total;

@@ -6,10 +6,9 @@
 // real models.
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "reference/dtype.h"
 #include "sim/cost_log.h"
@@ -20,8 +19,8 @@ namespace spmd {
 enum class WorkloadKind { mlp_data_parallel, transformer_layer, collectives };
 
 struct CollectiveSpec {
-  std::string op;              // all_reduce, all_gather, reduce_scatter, all_to_all, ppermute
-  std::int64_t bytes = 0;      // per device, nccl-tests' S (all_gather: the gathered result)
+  std::string op;          // all_reduce, all_gather, reduce_scatter, all_to_all, ppermute
+  std::int64_t bytes = 0;  // per device, nccl-tests' S (all_gather: the gathered result)
   DType dtype = DType::float32;
 };
 

@@ -3,19 +3,20 @@
 // psum_scatter of over 1 Mi random elements on 8 virtual devices give the reference's bits for
 // float32, float16, bfloat16 and int32. GPU tests skip, naming what is missing, without a GPU.
 
+#include "backends/cuda/cuda_backend.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "backends/cuda/cuda_backend.h"
+#include "backends/backend_registry.h"
 #include "backends/cuda/cuda_device.h"
+#include "backends/sim_backend.h"
+#include "conformance/conformance_runner.h"
 #include "reference/reference_backend.h"
 #include "tests/generators.h"
-#include "backends/backend_registry.h"
-#include "conformance/conformance_runner.h"
-#include "backends/sim_backend.h"
 
 namespace spmd::cuda {
 namespace {
@@ -24,9 +25,9 @@ using collectives::Algorithm;
 
 // Torus is left out: the conformance runner cannot give the reference each group's grid
 // (tools/sim_backend.h); cuda_schedule_test covers it.
-constexpr Algorithm kAlgorithms[] = {Algorithm::direct,           Algorithm::ring,
-                                     Algorithm::bidirectional_ring, Algorithm::halving_doubling,
-                                     Algorithm::binary_tree,      Algorithm::double_binary_tree};
+constexpr Algorithm kAlgorithms[] = {
+    Algorithm::direct,           Algorithm::ring,        Algorithm::bidirectional_ring,
+    Algorithm::halving_doubling, Algorithm::binary_tree, Algorithm::double_binary_tree};
 
 class CudaBackendTest : public ::testing::Test {
  protected:
@@ -80,7 +81,8 @@ void expect_reduction_matches_reference(Algorithm algorithm, DType dtype, Collec
 TEST_F(CudaBackendTest, cuda_reductions_match_reference_in_algorithms_order_on_large_data) {
   for (Algorithm algorithm : kAlgorithms) {
     for (DType dtype : {DType::float32, DType::float16, DType::bfloat16, DType::int32}) {
-      for (CollectiveOp op : {CollectiveOp::psum, CollectiveOp::pmean, CollectiveOp::psum_scatter}) {
+      for (CollectiveOp op :
+           {CollectiveOp::psum, CollectiveOp::pmean, CollectiveOp::psum_scatter}) {
         expect_reduction_matches_reference(algorithm, dtype, op);
       }
     }

@@ -14,12 +14,12 @@
 
 #include "backends/cuda/cuda_device.h"
 #include "backends/cuda/schedule_on_gpu.h"
+#include "backends/sim_backend.h"
 #include "collectives/algorithm.h"
 #include "collectives/schedule_data.h"
+#include "conformance/conformance_runner.h"
 #include "reference/fold_reduce.h"
 #include "tests/generators.h"
-#include "conformance/conformance_runner.h"
-#include "backends/sim_backend.h"
 
 namespace spmd::cuda {
 namespace {
@@ -28,10 +28,13 @@ using collectives::Algorithm;
 using collectives::CollectiveKind;
 using collectives::CollectiveShape;
 
-constexpr Algorithm kAlgorithms[] = {
-    Algorithm::direct,      Algorithm::ring,        Algorithm::bidirectional_ring,
-    Algorithm::halving_doubling, Algorithm::binary_tree, Algorithm::double_binary_tree,
-    Algorithm::torus};
+constexpr Algorithm kAlgorithms[] = {Algorithm::direct,
+                                     Algorithm::ring,
+                                     Algorithm::bidirectional_ring,
+                                     Algorithm::halving_doubling,
+                                     Algorithm::binary_tree,
+                                     Algorithm::double_binary_tree,
+                                     Algorithm::torus};
 constexpr CollectiveKind kKinds[] = {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter,
                                      CollectiveKind::all_gather, CollectiveKind::all_to_all,
                                      CollectiveKind::permute,    CollectiveKind::broadcast};
@@ -143,7 +146,8 @@ TEST_F(CudaScheduleTest, gpu_schedule_matches_cpu_schedule_on_over_one_mebi_elem
     for (CollectiveKind kind : {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter}) {
       for (int ranks : {3, 8}) {
         for (DType dtype : kDTypes) {
-          const std::int64_t per_rank = kind == CollectiveKind::reduce_scatter ? count / ranks : count;
+          const std::int64_t per_rank =
+              kind == CollectiveKind::reduce_scatter ? count / ranks : count;
           check(algorithm, kind, ranks, per_rank, dtype, ReduceOp::sum, seed++);
         }
       }
@@ -164,8 +168,8 @@ TEST_F(CudaScheduleTest, gpu_max_and_min_match_cpu_schedule) {
 
 // Runs without a GPU: inputs are checked before any CUDA call.
 TEST(CudaScheduleInputs, gpu_schedule_rejects_inputs_of_the_wrong_size) {
-  const CollectiveShape shape = shape_of(Algorithm::ring, CollectiveKind::all_reduce, 3, 8,
-                                         DType::float32);
+  const CollectiveShape shape =
+      shape_of(Algorithm::ring, CollectiveKind::all_reduce, 3, 8, DType::float32);
   const collectives::Schedule schedule = collectives::build_schedule(Algorithm::ring, shape);
   std::vector<Array> inputs = test_gen::random_per_device(DType::float32, {8}, 3, 1);
   inputs[2] = Array(DType::float32, {5});
@@ -181,8 +185,10 @@ TEST(CudaScheduleInputs, gpu_schedule_rejects_inputs_of_the_wrong_size) {
 // not tell orders apart. On this data, ring and XLA:CPU's order give different float32 bits.
 TEST(CudaScheduleTestData, random_data_distinguishes_reduction_orders) {
   const std::vector<Array> inputs = test_gen::random_per_device(DType::float32, {1001}, 4, 7);
-  const Array ring = all_reduce(inputs, ReduceOp::sum, {.algorithm = ReductionAlgorithm::nccl_ring});
-  const Array direct = all_reduce(inputs, ReduceOp::sum, {.algorithm = ReductionAlgorithm::xla_cpu});
+  const Array ring =
+      all_reduce(inputs, ReduceOp::sum, {.algorithm = ReductionAlgorithm::nccl_ring});
+  const Array direct =
+      all_reduce(inputs, ReduceOp::sum, {.algorithm = ReductionAlgorithm::xla_cpu});
   EXPECT_TRUE(conformance::first_difference(ring, direct).has_value());
 }
 

@@ -94,9 +94,9 @@ class VirtualDevices {
       work_.emplace_back(work.size(), name + " work");
       upload(work_.back(), work.data(), work.size());
     }
-    receive_ = DeviceBuffer(static_cast<std::size_t>(largest_step_elements(schedule)) *
-                                element_bytes_,
-                            "the receive area");
+    receive_ =
+        DeviceBuffer(static_cast<std::size_t>(largest_step_elements(schedule)) * element_bytes_,
+                     "the receive area");
     // Pageable uploads may still be in flight on the legacy stream, which the virtual devices'
     // non-blocking streams do not wait for.
     check_cuda(cudaDeviceSynchronize(), "the uploads of the inputs");
@@ -189,8 +189,8 @@ class VirtualDevices {
 
 }  // namespace
 
-std::vector<Array> run_schedule_on_gpu(const Schedule& schedule,
-                                       std::span<const Array> flat_inputs, ReduceOp op) {
+std::vector<Array> run_schedule_on_gpu(const Schedule& schedule, std::span<const Array> flat_inputs,
+                                       ReduceOp op) {
   schedule.validate();
   collectives::check_schedule_inputs(schedule, flat_inputs, op, "run_schedule_on_gpu");
   VirtualDevices devices(schedule, flat_inputs, op);

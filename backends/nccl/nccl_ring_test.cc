@@ -7,21 +7,21 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "backends/cuda/cuda_device.h"
 #include "backends/nccl/nccl_all_reduce.h"
 #include "backends/nccl/nccl_environment.h"
 #include "backends/nccl/nccl_ring_log.h"
+#include "conformance/conformance_runner.h"
 #include "reference/fold_reduce.h"
 #include "tests/generators.h"
-#include "conformance/conformance_runner.h"
 
 namespace spmd::nccl {
 namespace {
@@ -37,8 +37,7 @@ std::string read_file(const std::string& path) {
 
 // Element counts: odd, not divisible by the ranks, over 1 Mi, and over 2 MiB chunks per rank for
 // 8 ranks of float32 (full loops of the Simple protocol, then a partial one).
-constexpr std::int64_t kCounts[] = {1, 7, 1001, (std::int64_t{1} << 20) + 3,
-                                    8 * 524288 + 4099};
+constexpr std::int64_t kCounts[] = {1, 7, 1001, (std::int64_t{1} << 20) + 3, 8 * 524288 + 4099};
 constexpr DType kDTypes[] = {DType::float32, DType::float16, DType::bfloat16, DType::int32};
 
 class NcclRingTest : public ::testing::Test {
@@ -79,8 +78,8 @@ TEST_F(NcclRingTest, nccl_ring_all_reduce_matches_reference_nccl_ring_order) {
   NcclRanks ranks(gpus_);
   if (gpus_ == 1) {
     std::cout << "a single rank: the order cannot be distinguished; checking sum == input\n";
-    expect_every_rank(ranks, [](const std::vector<Array>& inputs) { return inputs[0]; },
-                      "the input");
+    expect_every_rank(
+        ranks, [](const std::vector<Array>& inputs) { return inputs[0]; }, "the input");
     return;
   }
   ReductionOrder order{.algorithm = ReductionAlgorithm::nccl_ring};
@@ -128,8 +127,9 @@ TEST(NcclRingLog, ring_that_is_not_a_permutation_is_an_error) {
     ring_from_nccl_log("x NCCL INFO Channel 00/01 :    0   1   1", 3);
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "NCCL log: 'x NCCL INFO Channel 00/01 :    0   1   1': expected a "
-                           "permutation of 0..2");
+    EXPECT_STREQ(e.what(),
+                 "NCCL log: 'x NCCL INFO Channel 00/01 :    0   1   1': expected a "
+                 "permutation of 0..2");
   }
 }
 
