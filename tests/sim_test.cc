@@ -344,18 +344,18 @@ RC_GTEST_PROP(Simulator, two_runs_give_identical_results_and_logs, ()) {
 
 // ---- Deadlocks and memory
 
-TEST(Simulator, DevicesThatDisagreeAreReportedAsADeadlock) {
+// The error a run of `program` on 4 ring devices raises, each device holding a float32[3].
+std::string error_on_ring4(const DeviceFunction& program) {
   sim::Machine machine(machine_for("ring", 4));
   const Mesh mesh({4}, {"i"});
-  std::vector<Values> inputs(4, Values{Array(DType::float32, {3})});
-  const std::string message = error_of([&] {
-    machine.run(
-        mesh, inputs,
-        [](Context& ctx, const Values& xs) {
-          if (ctx.device() == 2) return Values{ctx.pmax(xs[0], AxisNames("i"))};
-          return Values{ctx.psum(xs[0], AxisNames("i"))};
-        },
-        false);
+  const std::vector<Values> inputs(4, Values{Array(DType::float32, {3})});
+  return error_of([&] { machine.run(mesh, inputs, program, false); });
+}
+
+TEST(Simulator, DevicesThatDisagreeAreReportedAsADeadlock) {
+  const std::string message = error_on_ring4([](Context& ctx, const Values& xs) {
+    if (ctx.device() == 2) return Values{ctx.pmax(xs[0], AxisNames("i"))};
+    return Values{ctx.psum(xs[0], AxisNames("i"))};
   });
   EXPECT_NE(message.find("deadlock: devices disagree at collective #0"), std::string::npos)
       << message;
@@ -364,17 +364,9 @@ TEST(Simulator, DevicesThatDisagreeAreReportedAsADeadlock) {
 }
 
 TEST(Simulator, ADeviceThatNeverArrivesIsReportedNotHung) {
-  sim::Machine machine(machine_for("ring", 4));
-  const Mesh mesh({4}, {"i"});
-  std::vector<Values> inputs(4, Values{Array(DType::float32, {3})});
-  const std::string message = error_of([&] {
-    machine.run(
-        mesh, inputs,
-        [](Context& ctx, const Values& xs) {
-          if (ctx.device() == 3) return Values{xs[0]};
-          return Values{ctx.psum(xs[0], AxisNames("i"))};
-        },
-        false);
+  const std::string message = error_on_ring4([](Context& ctx, const Values& xs) {
+    if (ctx.device() == 3) return Values{xs[0]};
+    return Values{ctx.psum(xs[0], AxisNames("i"))};
   });
   EXPECT_EQ(message,
             "deadlock: no device can proceed: devices 0-2 wait in psum('i') of float32[3] "
