@@ -157,10 +157,13 @@ TEST(TopologySpecs, BadTextNamesEveryKindsSyntax) {
             "--topology: 'hypercube', expected ring, ring-uni, torus[:AxB[xC]], mesh[:AxB[xC]], "
             "fully_connected, switch or hierarchical:K");
   EXPECT_EQ(error_of([] { topology_from_text("torus:4x4", 8); }),
-            "--topology: '4x4' for 8 devices, expected 2 or 3 sizes whose product is the device "
-            "count");
+            "--topology: 'torus:4x4' for 8 devices, expected 2 or 3 sizes whose product is the "
+            "device count");
   EXPECT_EQ(error_of([] { topology_from_text("torus:4xq", 8); }),
-            "--topology: '4xq', expected sizes like 4x2 or 2x2x2");
+            "--topology: 'torus:4xq', expected sizes like torus:4x2 or torus:2x2x2");
+  EXPECT_EQ(error_of([] { topology_from_text("hierarchical", 8); }),
+            "--topology: 'hierarchical' for 8 devices, expected hierarchical:K with K dividing "
+            "the device count");
   EXPECT_EQ(error_of([] { topology_from_text("hierarchical:3", 8); }),
             "--topology: 'hierarchical:3' for 8 devices, expected hierarchical:K with K dividing "
             "the device count");

@@ -133,9 +133,9 @@ std::optional<HierarchicalSpec> HierarchicalSpec::from_text(std::string_view nam
   if (error != std::errc() || end != args.data() + args.size() || per_node < 1 ||
       devices % per_node != 0) {
     throw Error(
-        fmt::format("--topology: '{}:{}' for {} devices, expected hierarchical:K with K "
+        fmt::format("--topology: '{}{}{}' for {} devices, expected hierarchical:K with K "
                     "dividing the device count",
-                    name, args, devices));
+                    name, args.empty() ? "" : ":", args, devices));
   }
   return HierarchicalSpec{.devices = devices,
                           .devices_per_node = per_node,

@@ -60,7 +60,9 @@ struct GridSpec {
 
  protected:
   static GridSpec grid_from_json(const JsonValue& object, int devices);
-  static GridSpec grid_from_text(std::string_view args, int devices, const CommandLineLinks& links);
+  // `args` after "KIND:" (empty: near-square dims for `devices`).
+  static GridSpec grid_from_text(std::string_view kind, std::string_view args, int devices,
+                                 const CommandLineLinks& links);
   nlohmann::json grid_to_json(std::string_view kind) const;
   // Near-square dims for `devices`, every dimension with the first one's link.
   GridSpec grid_rescaled(int devices) const;

@@ -169,8 +169,8 @@ namespace {
 
 constexpr std::string_view kDimsExpected = "an array of 2 or 3 sizes like [4, 4]";
 
-// "4x2" or "2x2x2"; spmd::Error naming --topology otherwise.
-std::vector<int> dims_from_text(std::string_view text) {
+// "4x2" or "2x2x2" after "KIND:"; spmd::Error naming --topology otherwise.
+std::vector<int> dims_from_text(std::string_view kind, std::string_view text) {
   std::vector<int> dims;
   std::size_t start = 0;
   while (true) {
@@ -179,7 +179,8 @@ std::vector<int> dims_from_text(std::string_view text) {
     int size = 0;
     const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), size);
     if (part.empty() || error != std::errc() || end != part.data() + part.size() || size < 1) {
-      throw Error(fmt::format("--topology: '{}', expected sizes like 4x2 or 2x2x2", text));
+      throw Error(fmt::format("--topology: '{}:{}', expected sizes like {}:4x2 or {}:2x2x2", kind,
+                              text, kind, kind));
     }
     dims.push_back(size);
     if (x == std::string_view::npos) return dims;
@@ -236,17 +237,17 @@ GridSpec GridSpec::grid_from_json(const JsonValue& object, int devices) {
   return spec;
 }
 
-GridSpec GridSpec::grid_from_text(std::string_view args, int devices,
+GridSpec GridSpec::grid_from_text(std::string_view kind, std::string_view args, int devices,
                                   const CommandLineLinks& links) {
   GridSpec spec{.devices = devices,
-                .dims = args.empty() ? near_square(devices) : dims_from_text(args)};
+                .dims = args.empty() ? near_square(devices) : dims_from_text(kind, args)};
   std::int64_t product = 1;
   for (int size : spec.dims) product *= size;
   if ((spec.dims.size() != 2 && spec.dims.size() != 3) || product != devices) {
     throw Error(
-        fmt::format("--topology: '{}' for {} devices, expected 2 or 3 sizes whose product "
+        fmt::format("--topology: '{}:{}' for {} devices, expected 2 or 3 sizes whose product "
                     "is the device count",
-                    args, devices));
+                    kind, args, devices));
   }
   spec.dim_links.assign(spec.dims.size(), links.link);
   return spec;
@@ -267,7 +268,7 @@ nlohmann::json GridSpec::grid_to_json(std::string_view kind) const {
 
 GridSpec GridSpec::grid_rescaled(int new_devices) const {
   const LinkSpec first_link = dim_links.empty() ? LinkSpec{} : dim_links.front();
-  return grid_from_text("", new_devices, {.link = first_link});
+  return grid_from_text("", "", new_devices, {.link = first_link});
 }
 
 TorusSpec TorusSpec::from_json(const JsonValue& object, int devices) {
@@ -277,7 +278,7 @@ TorusSpec TorusSpec::from_json(const JsonValue& object, int devices) {
 std::optional<TorusSpec> TorusSpec::from_text(std::string_view name, std::string_view args,
                                               int devices, const CommandLineLinks& links) {
   if (name != kKind) return std::nullopt;
-  return TorusSpec{grid_from_text(args, devices, links)};
+  return TorusSpec{grid_from_text(kKind, args, devices, links)};
 }
 
 std::unique_ptr<Topology> TorusSpec::make() const { return make_torus(dims, dim_links, true); }
@@ -289,7 +290,7 @@ MeshSpec MeshSpec::from_json(const JsonValue& object, int devices) {
 std::optional<MeshSpec> MeshSpec::from_text(std::string_view name, std::string_view args,
                                             int devices, const CommandLineLinks& links) {
   if (name != kKind) return std::nullopt;
-  return MeshSpec{grid_from_text(args, devices, links)};
+  return MeshSpec{grid_from_text(kKind, args, devices, links)};
 }
 
 std::unique_ptr<Topology> MeshSpec::make() const { return make_torus(dims, dim_links, false); }
