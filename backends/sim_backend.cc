@@ -1,24 +1,18 @@
 #include "backends/sim_backend.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <string_view>
 #include <vector>
 
 #include "reference/error.h"
 #include "sim/machine.h"
+#include "support/name_lists.h"
 
 namespace spmd {
 namespace {
 
 using collectives::Algorithm;
-
-// "a, b or c".
-std::string one_of(const std::vector<std::string_view>& names) {
-  if (names.size() < 2) return fmt::format("{}", fmt::join(names, ""));
-  return fmt::format("{} or {}", fmt::join(names.begin(), names.end() - 1, ", "), names.back());
-}
 
 }  // namespace
 
@@ -31,7 +25,7 @@ Algorithm algorithm_for_order(const ReductionOrder& order) {
     }
   }
   throw Error(fmt::format("--order {} has no simulator algorithm, expected {}",
-                          reduction_algorithm_name(order.algorithm), one_of(simulated)));
+                          reduction_algorithm_name(order.algorithm), or_list(simulated)));
 }
 
 ReductionOrder order_for_algorithm(Algorithm algorithm) {
@@ -47,7 +41,7 @@ ReductionOrder order_for_algorithm(Algorithm algorithm) {
   throw Error(
       fmt::format("--algorithm {}: the conformance runner cannot give the reference each "
                   "group's grid, expected {}",
-                  collectives::algorithm_name(algorithm), one_of(with_order)));
+                  collectives::algorithm_name(algorithm), or_list(with_order)));
 }
 
 std::unique_ptr<Backend> make_sim_backend(const ReductionOrder& order, int device_count,

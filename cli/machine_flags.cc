@@ -4,6 +4,7 @@
 
 #include "reference/error.h"
 #include "sim/machine_presets.h"
+#include "support/name_lists.h"
 #include "support/units.h"
 
 namespace spmd {
@@ -18,8 +19,12 @@ topology::LinkSpec parse_link(const std::string& text, const std::string& flag) 
           .latency_ps = parse_duration_ps(text.substr(comma + 1), flag)};
 }
 
-sim::MachineSpec machine_from_topology_flags(const MachineFlags& flags, int devices) {
+void check_device_count(int devices) {
   if (devices < 1) throw Error(fmt::format("--devices {}: expected a positive integer", devices));
+}
+
+sim::MachineSpec machine_from_topology_flags(const MachineFlags& flags, int devices) {
+  check_device_count(devices);
   sim::MachineSpec spec;
   spec.devices = devices;
   const topology::CommandLineLinks links{
@@ -30,12 +35,26 @@ sim::MachineSpec machine_from_topology_flags(const MachineFlags& flags, int devi
   return spec;
 }
 
+std::string algorithm_names() {
+  std::vector<std::string_view> names;
+  for (collectives::Algorithm a : collectives::all_algorithms()) {
+    names.push_back(collectives::algorithm_name(a));
+  }
+  return comma_list(names);
+}
+
 }  // namespace
+
+std::string preset_names() {
+  const std::vector<std::string> presets = machine_preset_names();
+  return comma_list(std::vector<std::string_view>(presets.begin(), presets.end()));
+}
 
 void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices) {
   command.add_option("--machine", flags.machine,
-                     "A preset (dgx-h100, dgx-h100-x4, tpu-v4-64, tpu-v5e-256) or a machine "
-                     "file (docs/machine-format.md); overrides --topology and --link");
+                     fmt::format("A preset ({}) or a machine file (docs/machine-format.md); "
+                                 "overrides --topology and --link",
+                                 preset_names()));
   if (with_devices) {
     command.add_option("--devices,-n", flags.devices, "Number of devices")->capture_default_str();
   }
@@ -48,8 +67,8 @@ void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices
                   "hierarchical: the links between nodes, e.g. 400Gb/s,5us")
       ->capture_default_str();
   command.add_option("--algorithm", flags.algorithm,
-                     "Collective algorithm: direct, ring, bidirectional_ring, halving_doubling, "
-                     "binary_tree, double_binary_tree, torus (default: automatic)");
+                     fmt::format("Collective algorithm: {} (default: automatic)",
+                                 algorithm_names()));
 }
 
 sim::MachineSpec machine_from_flags(const MachineFlags& flags) {
@@ -59,7 +78,7 @@ sim::MachineSpec machine_from_flags(const MachineFlags& flags) {
 
 sim::MachineSpec machine_with_devices(const MachineFlags& flags, int devices) {
   if (flags.machine.empty()) return machine_from_topology_flags(flags, devices);
-  if (devices < 1) throw Error(fmt::format("--devices {}: expected a positive integer", devices));
+  check_device_count(devices);
   sim::MachineSpec spec = machine_from_name_or_file(flags.machine);
   spec.name = fmt::format("{}, scaled to {} devices", spec.name, devices);
   spec.devices = devices;

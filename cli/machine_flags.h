@@ -18,6 +18,8 @@ struct MachineFlags {
   std::string algorithm;                  // every collective, where it can run
 };
 
+// "dgx-h100, dgx-h100-x4, ...": the presets --machine takes, for help texts.
+std::string preset_names();
 // `with_devices`: false for commands that set the device count themselves (scale).
 void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices = true);
 // The machine; spmd::Error naming the flag and the expected form for bad values.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/machine_flags.h"
 #include "cli/run_outputs.h"
 #include "sim/machine.h"
 #include "sim/machine_presets.h"
@@ -32,7 +33,7 @@ void print_collectives(const sim::CostLog& log, std::ostream& out) {
 void add_run_flags(CLI::App& command, RunOptions& options) {
   command
       .add_option("MACHINE", options.machine,
-                  "A preset (dgx-h100, dgx-h100-x4, tpu-v4-64, tpu-v5e-256) or a machine file")
+                  fmt::format("A preset ({}) or a machine file", preset_names()))
       ->required();
   command.add_option("WORKLOAD", options.workload, "A workload file (docs/workload-format.md)")
       ->required();

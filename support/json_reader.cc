@@ -1,12 +1,12 @@
 #include "support/json_reader.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <fstream>
 #include <utility>
 
 #include "reference/error.h"
+#include "support/name_lists.h"
 
 namespace spmd {
 
@@ -20,10 +20,6 @@ nlohmann::json parse_json_file(const std::string& file) {
   } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e400
     throw Error(fmt::format("{}: not valid JSON ({})", file, e.what()));
   }
-}
-
-std::string joined_names(std::initializer_list<std::string_view> names) {
-  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 namespace {
@@ -79,13 +75,13 @@ void JsonValue::fail_type(std::string_view expected) const {
 }
 
 const JsonValue& JsonValue::require_object(std::initializer_list<std::string_view> known) const {
-  if (!value_->is_object()) fail_type(fmt::format("an object with fields {}", joined_names(known)));
+  if (!value_->is_object()) fail_type(fmt::format("an object with fields {}", comma_list(known)));
   for (const auto& [key, unused] : value_->items()) {
     bool is_known = false;
     for (std::string_view name : known) is_known = is_known || key == name;
     if (!is_known) {
       child(key, unused)
-          .fail(fmt::format("unknown field, expected one of {}", joined_names(known)));
+          .fail(fmt::format("unknown field, expected one of {}", comma_list(known)));
     }
   }
   return *this;

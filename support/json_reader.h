@@ -81,7 +81,4 @@ class JsonValue {
   std::string root_name_;  // shown for the root's path
 };
 
-// "a, b or c" style lists for messages: names joined by ", ".
-std::string joined_names(std::initializer_list<std::string_view> names);
-
 }  // namespace spmd

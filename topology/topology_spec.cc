@@ -4,12 +4,11 @@
 #include "topology/topology_spec.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
-#include <array>
 
 #include "reference/error.h"
 #include "support/json_units.h"
+#include "support/name_lists.h"
 #include "support/units.h"
 
 namespace spmd::topology {
@@ -45,17 +44,12 @@ std::optional<TopologySpec> from_text_of_kind(std::string_view name, std::string
 
 template <std::size_t... I>
 std::string kind_names(std::index_sequence<I...>) {
-  const std::array<std::string_view, kKindCount> names{KindAt<I>::kKind...};
-  return fmt::format("{}", fmt::join(names, ", "));
+  return comma_list({KindAt<I>::kKind...});
 }
 
-// "A, B or C".
 template <std::size_t... I>
 std::string text_syntaxes(std::index_sequence<I...>) {
-  static_assert(kKindCount >= 2);
-  const std::array<std::string_view, kKindCount> syntaxes{KindAt<I>::kTextSyntax...};
-  return fmt::format("{} or {}", fmt::join(syntaxes.begin(), syntaxes.end() - 1, ", "),
-                     syntaxes.back());
+  return or_list({KindAt<I>::kTextSyntax...});
 }
 
 }  // namespace
