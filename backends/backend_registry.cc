@@ -31,14 +31,17 @@ void register_backend(const std::string& name, BackendFactory factory) {
   registry()[name] = std::move(factory);
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& name, const ReductionOrder& order,
-                                      int device_count) {
-  auto it = registry().find(name);
-  if (it == registry().end()) {
+void check_backend_name(const std::string& name) {
+  if (!registry().contains(name)) {
     throw Error(fmt::format("--backend {} is not known, expected one of: {}", name,
                             fmt::join(backend_names(), ", ")));
   }
-  return it->second(order, device_count);
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name, const ReductionOrder& order,
+                                      int device_count) {
+  check_backend_name(name);
+  return registry().at(name)(order, device_count);
 }
 
 std::vector<std::string> backend_names() {

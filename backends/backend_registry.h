@@ -21,5 +21,7 @@ void register_backend(const std::string& name, BackendFactory factory);
 std::unique_ptr<Backend> make_backend(const std::string& name, const ReductionOrder& order,
                                       int device_count);
 std::vector<std::string> backend_names();  // sorted
+// spmd::Error listing the known names unless `name` is registered.
+void check_backend_name(const std::string& name);
 
 }  // namespace spmd

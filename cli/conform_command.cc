@@ -33,11 +33,30 @@ void add_conform_flags(CLI::App& command, ConformOptions& options) {
       ->required();
 }
 
+namespace {
+
+// --topology is checked before any case says its device count: it must name a topology for some
+// count a conformance case can have, else the error is the one for 8 devices.
+void check_topology_for_cases(const std::string& text) {
+  constexpr int kMostCaseDevices = 1024;
+  for (int devices = 1; devices <= kMostCaseDevices; ++devices) {
+    try {
+      topology::topology_from_text(text, devices);
+      return;
+    } catch (const Error&) {
+      // Try the next count.
+    }
+  }
+  topology::topology_from_text(text, 8);  // throws its message
+}
+
+}  // namespace
+
 int run_conform_command(const ConformOptions& options, std::ostream& out) {
   conformance::RunOptions run_options{.backend = options.backend};
-  make_backend(options.backend, ReductionOrder{}, 1);  // fail early on an unknown backend
+  check_backend_name(options.backend);  // fail early on an unknown backend
   if (options.backend == "sim") {
-    topology::topology_from_text(options.topology, 8);  // fail early on a malformed topology
+    check_topology_for_cases(options.topology);  // fail early on a malformed topology
     register_backend("sim",
                      [topology = options.topology](const ReductionOrder& order, int device_count) {
                        return make_sim_backend(order, device_count, topology);

@@ -208,6 +208,20 @@ TEST_F(CaseFolder, MalformedCaseMakesTheCliExitWithTwo) {
   EXPECT_THAT(out.str(), HasSubstr("not valid JSON"));
 }
 
+// The simulator's --topology is checked before a case gives its device count: a grid that fits
+// the cases' 4 devices runs; text that fits no device count is an error.
+TEST(Cli, SimTopologyThatFitsTheCasesRuns) {
+  std::ostringstream out;
+  ConformOptions options;
+  options.backend = "sim";
+  options.topology = "torus:2x2";
+  options.paths = {std::string(SPMD_CONFORMANCE_DIR) + "/pmap_psum_pmean_all_gather.json"};
+  EXPECT_EQ(run_conform_command(options, out), 0) << out.str();
+  options.topology = "torus:2xq";
+  EXPECT_EQ(test_errors::error_of([&] { run_conform_command(options, out); }),
+            "--topology: 'torus:2xq', expected sizes like torus:4x2 or torus:2x2x2");
+}
+
 TEST(Cli, MissingPathIsAnError) {
   std::ostringstream out;
   ConformOptions options;
