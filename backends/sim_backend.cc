@@ -58,6 +58,7 @@ std::unique_ptr<Backend> make_sim_backend(const ReductionOrder& order, int devic
   sim::SimOptions options;
   options.algorithm = algorithm_for_order(order);
   options.ring_by_rank = true;
+  options.numerics = order.numerics();
   return std::make_unique<sim::Machine>(spec, options);
 }
 

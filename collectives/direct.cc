@@ -1,5 +1,6 @@
 // Direct: one step in which every rank sends what each other rank needs straight to it. A
-// reduction applies the arrivals in rank order onto the identity: XLA:CPU's fold.
+// reduction applies the arrivals in rank order onto the identity: XLA:CPU's fold, a group of one
+// included (XLA:CPU folds it too; -0.0 becomes +0.0).
 
 #include "collectives/algorithm_parts.h"
 #include "collectives/schedule_builder.h"
@@ -24,8 +25,6 @@ Schedule build_reduction(const CollectiveShape& shape, bool scatter) {
   const int n = shape.ranks;
   const std::int64_t block = scatter ? shape.elements / n : shape.elements;
   ScheduleBuilder b("direct", shape, shape.elements, block, WorkFill::identity);
-  // A group of one is a plain copy (XLA's single-replica memcpy keeps -0.0), not identity + x.
-  if (n == 1) return b.build();
   for (int d = 0; d < n; ++d) {
     b.set_input_offset(d, -1);
     const std::int64_t begin = scatter ? d * block : 0;

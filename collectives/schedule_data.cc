@@ -297,6 +297,46 @@ std::vector<Array> evaluate_results(const std::vector<std::vector<Piece>>& resul
   return arrays;
 }
 
+// The operation with operands and result flushed when subnormal (FloatNumerics), as in
+// fold_reduce.cc; a compile-time choice so that the inner loop has no branch.
+template <class T, bool kFlush, class Op>
+auto combining(Op op) {
+  return [op](T a, T b) {
+    if constexpr (kFlush) {
+      return arith::flush_subnormal(op(arith::flush_subnormal(a), arith::flush_subnormal(b)));
+    } else {
+      return op(a, b);
+    }
+  };
+}
+
+template <bool kFlush>
+std::vector<Array> evaluate_with_op(const std::vector<std::vector<Piece>>& results,
+                                    std::span<const Array> flat_inputs, DType dtype, ReduceOp op,
+                                    bool zero_fill) {
+  return visit_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    switch (op) {
+      case ReduceOp::sum:
+        return evaluate_results(
+            results, flat_inputs, dtype,
+            combining<T, kFlush>([](T a, T b) { return arith::add(a, b); }),
+            zero_fill ? T{} : arith::sum_identity<T>());
+      case ReduceOp::max:
+        return evaluate_results(
+            results, flat_inputs, dtype,
+            combining<T, kFlush>([](T a, T b) { return arith::max(a, b); }),
+            zero_fill ? T{} : arith::max_identity<T>());
+      case ReduceOp::min:
+        return evaluate_results(
+            results, flat_inputs, dtype,
+            combining<T, kFlush>([](T a, T b) { return arith::min(a, b); }),
+            zero_fill ? T{} : arith::min_identity<T>());
+    }
+    SPMD_UNREACHABLE("run_schedule_data: a ReduceOp outside the enum");
+  });
+}
+
 }  // namespace
 
 void check_schedule_inputs(const Schedule& schedule, std::span<const Array> inputs, ReduceOp op,
@@ -320,29 +360,15 @@ void check_schedule_inputs(const Schedule& schedule, std::span<const Array> inpu
 }
 
 std::vector<Array> run_schedule_data(const Schedule& schedule, std::span<const Array> flat_inputs,
-                                     ReduceOp op) {
+                                     ReduceOp op, const FloatNumerics& numerics) {
   check_schedule_inputs(schedule, flat_inputs, op, "run_schedule_data");
   const std::vector<std::vector<Piece>> results = execute_symbolically(schedule);
   const DType dtype = flat_inputs.empty() ? DType::float32 : flat_inputs[0].dtype();
-  return visit_dtype(dtype, [&](auto zero) {
-    using T = decltype(zero);
-    const bool zero_fill = schedule.work_fill == WorkFill::zero;
-    switch (op) {
-      case ReduceOp::sum:
-        return evaluate_results(
-            results, flat_inputs, dtype, [](T a, T b) { return arith::add(a, b); },
-            zero_fill ? T{} : arith::sum_identity<T>());
-      case ReduceOp::max:
-        return evaluate_results(
-            results, flat_inputs, dtype, [](T a, T b) { return arith::max(a, b); },
-            zero_fill ? T{} : arith::max_identity<T>());
-      case ReduceOp::min:
-        return evaluate_results(
-            results, flat_inputs, dtype, [](T a, T b) { return arith::min(a, b); },
-            zero_fill ? T{} : arith::min_identity<T>());
-    }
-    SPMD_UNREACHABLE("run_schedule_data: a ReduceOp outside the enum");
-  });
+  const bool zero_fill = schedule.work_fill == WorkFill::zero;
+  if (numerics.flush_subnormals) {
+    return evaluate_with_op<true>(results, flat_inputs, dtype, op, zero_fill);
+  }
+  return evaluate_with_op<false>(results, flat_inputs, dtype, op, zero_fill);
 }
 
 }  // namespace spmd::collectives

@@ -14,6 +14,7 @@
 
 #include "collectives/schedule.h"
 #include "reference/array.h"
+#include "reference/float_numerics.h"
 #include "reference/fold_reduce.h"
 
 namespace spmd::collectives {
@@ -21,8 +22,9 @@ namespace spmd::collectives {
 // `flat_inputs[r]` is rank r's input: a 1-D array of schedule.input_elements, all of one dtype.
 // Returns each rank's result, work[result_begin, result_end), as a 1-D array; ranks whose
 // results are the same expressions share one array. A bool sum is rejected, as in fold_reduce.
+// Under numerics.flush_subnormals every operation flushes its operands and result (fold_reduce).
 std::vector<Array> run_schedule_data(const Schedule& schedule, std::span<const Array> flat_inputs,
-                                     ReduceOp op);
+                                     ReduceOp op, const FloatNumerics& numerics);
 
 // The checks above, for any executor of schedules (backends/cuda): one input per rank, each a 1-D
 // array of input_elements of one dtype, and no bool sum. spmd::Error starting with `caller`.

@@ -377,13 +377,13 @@ DeviceFunction body_function(const Case& c) {
       }
       switch (std::get<ElementwiseOp>(step.action)) {
         case ElementwiseOp::add:
-          steps.push_back(add(value(step.args[0]), value(step.args[1])));
+          steps.push_back(add(value(step.args[0]), value(step.args[1]), ctx.numerics()));
           break;
         case ElementwiseOp::sub:
-          steps.push_back(sub(value(step.args[0]), value(step.args[1])));
+          steps.push_back(sub(value(step.args[0]), value(step.args[1]), ctx.numerics()));
           break;
         case ElementwiseOp::mul:
-          steps.push_back(mul(value(step.args[0]), value(step.args[1])));
+          steps.push_back(mul(value(step.args[0]), value(step.args[1]), ctx.numerics()));
           break;
         case ElementwiseOp::neg: steps.push_back(neg(value(step.args[0]))); break;
         case ElementwiseOp::convert:

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "reference/check.h"
+
 namespace spmd {
 namespace {
 
@@ -77,7 +79,19 @@ Array Array::from_bytes(DType dtype, Shape shape, std::vector<std::byte> bytes) 
 
 std::span<std::byte> Array::mutable_bytes() {
   if (bytes_.use_count() > 1) bytes_ = std::make_shared<std::vector<std::byte>>(*bytes_);
+  unrounded_f32_.reset();  // the values it was rounded from no longer match
   return *bytes_;
+}
+
+Array Array::with_unrounded_f32(Array values) const {
+  SPMD_CHECK(dtype_ == DType::bfloat16 && values.dtype() == DType::float32 &&
+                 values.shape() == shape_,
+             fmt::format("with_unrounded_f32: {} with values {}, expected bfloat16 with float32 "
+                         "values of the same shape",
+                         type_string(), values.type_string()));
+  Array copy = *this;
+  copy.unrounded_f32_ = std::make_shared<const Array>(std::move(values));
+  return copy;
 }
 
 Array Array::with_varying_axes(VaryingAxes axes) const {

@@ -68,8 +68,17 @@ class Array {
   Array with_shape(Shape shape) const {
     Array out = *this;
     out.shape_ = std::move(shape);
+    out.unrounded_f32_.reset();
     return out;
   }
+
+  // A bfloat16 array that an add / sub / mul computed in float32 under
+  // FloatNumerics::bf16_excess_precision keeps the float32 values it was rounded from, for the
+  // consumers XLA lets skip the rounding (psum, pmean, psum_scatter, a convert to float32). Null
+  // for every other array. Copies keep it; new arrays made from this one (slices, reshapes, other
+  // element-wise results) and writes drop it.
+  const Array* unrounded_f32() const { return unrounded_f32_.get(); }
+  Array with_unrounded_f32(Array values) const;
 
   // Same dtype, shape and bytes (NaN payloads included).
   bool bitwise_equal(const Array& other) const;
@@ -90,6 +99,7 @@ class Array {
   Shape shape_;
   std::shared_ptr<std::vector<std::byte>> bytes_;
   VaryingAxes varying_axes_ = 0;
+  std::shared_ptr<const Array> unrounded_f32_;
 };
 
 template <class T>

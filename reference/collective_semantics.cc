@@ -30,16 +30,34 @@ bool is_reduction(CollectiveOp op) {
          op == CollectiveOp::pmin;
 }
 
+// "((0, 1), (1, 2))", as Python prints JAX's tuple of pairs.
+std::string perm_string(const CollectiveCall& call) {
+  std::vector<std::string> pairs;
+  for (auto [source, destination] : call.perm) {
+    pairs.push_back(fmt::format("({}, {})", source, destination));
+  }
+  if (pairs.size() == 1) return fmt::format("({},)", pairs.front());
+  return fmt::format("({})", fmt::join(pairs, ", "));
+}
+
+// JAX 0.10.2 looks each index up in the group's device list as Python indexes a list: -n..n-1
+// are valid, negative ones counting from the end (docs/jax-differences.md). Then sources and
+// destinations must each name distinct devices.
 void validate_perm(const CollectiveCall& call, int n) {
+  for (auto [source, destination] : call.perm) {
+    if (source < -n || source >= n || destination < -n || destination >= n) {
+      throw Error(fmt::format(
+          "IndexError: list index out of range (ppermute pair ({}, {}) over a group of {}, "
+          "expected indices in -{}..{})",
+          source, destination, n, n, n - 1));
+    }
+  }
   std::set<int> sources, destinations;
   for (auto [source, destination] : call.perm) {
-    const int s = ((source % n) + n) % n;  // JAX lowers indices modulo the group size
-    const int d = ((destination % n) + n) % n;
-    if (!sources.insert(s).second || !destinations.insert(d).second) {
-      std::string perm = call.to_string();
-      throw Error("ppermute sources and destinations must be unique, got " +
-                  perm.substr(perm.find("perm=") + 5, perm.rfind(']') - perm.find("perm=") - 4) +
-                  ".");
+    if (!sources.insert((source + n) % n).second ||
+        !destinations.insert((destination + n) % n).second) {
+      throw Error(fmt::format("ppermute sources and destinations must be unique, got {}.",
+                              perm_string(call)));
     }
   }
 }
@@ -150,9 +168,9 @@ std::vector<Array> group_permute(const CollectiveCall& call,
   const int n = static_cast<int>(contributions.size());
   std::vector<Array> results;
   for (const Array& c : contributions) results.push_back(zeros_like(c));
-  auto move = [&](int source, int destination) {
-    results[static_cast<std::size_t>(((destination % n) + n) % n)] =
-        contributions[static_cast<std::size_t>(((source % n) + n) % n)];
+  auto move = [&](int source, int destination) {  // indices in -n..n-1 (validate_perm)
+    results[static_cast<std::size_t>((destination + n) % n)] =
+        contributions[static_cast<std::size_t>((source + n) % n)];
   };
   if (call.op == CollectiveOp::ppermute) {
     for (auto [source, destination] : call.perm) move(source, destination);
@@ -172,7 +190,8 @@ std::vector<Array> evaluate_group(const CollectiveCall& call, std::vector<Array>
       return std::vector<Array>(n, group_sum(std::move(contributions), order));
     case CollectiveOp::pmean:
       return std::vector<Array>(
-          n, pmean_from_sum(group_sum(std::move(contributions), order), axis_size));
+          n, pmean_from_sum(group_sum(std::move(contributions), order), axis_size,
+                            order.numerics()));
     case CollectiveOp::pmax:
       return std::vector<Array>(n, all_reduce(contributions, ReduceOp::max, order));
     case CollectiveOp::pmin:
@@ -233,12 +252,18 @@ void check_sum_axes_all_varying_or_all_invariant(const CollectiveCall& call, con
 
 void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Array& input,
                          bool check_vma) {
-  validate_collective(call, mesh, input.shape(), check_vma);
+  validate_collective(call, mesh, input.dtype(), input.shape(), check_vma);
   if (check_vma) check_sum_axes_all_varying_or_all_invariant(call, mesh, input);
 }
 
-void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Shape& shape,
-                         bool check_vma) {
+void validate_collective(const CollectiveCall& call, const Mesh& mesh, DType dtype,
+                         const Shape& shape, bool check_vma) {
+  if (call.op == CollectiveOp::psum_scatter && dtype == DType::bool_) {
+    // Unlike psum, psum_scatter does not convert bool first; lax.add rejects it.
+    throw Error(
+        "TypeError: add does not accept dtype bool at position 0. Accepted dtypes at position 0 "
+        "are subtypes of integer, floating, complexfloating.");
+  }
   const std::vector<int> positions = resolve_axes(mesh, call.axes, api_name(call.op));
   int total = 1;
   for (int k : positions) total *= mesh.shape()[static_cast<std::size_t>(k)];
@@ -271,8 +296,8 @@ void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Sha
   if (call.op == CollectiveOp::ppermute) validate_perm(call, n);
   if (call.op == CollectiveOp::pshuffle) {
     validate_shuffle(call);
-    // JAX's pshuffle is ppermute(x, name, zip(perm, range(len(perm)))), whose indices are taken
-    // modulo the axis size: a perm longer than the axis can repeat a source there.
+    // JAX's pshuffle is ppermute(x, name, zip(perm, range(len(perm)))): a perm longer than the
+    // axis names a device that is not there.
     CollectiveCall as_ppermute = call;
     as_ppermute.op = CollectiveOp::ppermute;
     for (std::size_t i = 0; i < call.shuffle.size(); ++i) {
@@ -308,18 +333,19 @@ std::vector<Array> evaluate_collective(const CollectiveCall& call, const Mesh& m
   return results;
 }
 
-Array pmean_from_sum(Array sum, int n) {
+Array pmean_from_sum(Array sum, int n, const FloatNumerics& numerics) {
   if (!is_floating(sum.dtype())) sum = convert(sum, DType::float32);
+  if (n == 1) return sum;
   if (sum.dtype() == DType::bfloat16) {
     // XLA:CPU normalizes bfloat16 arithmetic to float32 (FloatNormalization), so the reciprocal
     // is a float32 constant and the product rounds to bfloat16 once. Found by running JAX 0.10.2
     // (docs/jax-differences.md); float16 keeps a float16 reciprocal.
-    const Array product =
-        mul(convert(sum, DType::float32), convert(Array::scalar<double>(1.0 / n), DType::float32));
+    const Array product = mul(convert(sum, DType::float32),
+                              convert(Array::scalar<double>(1.0 / n), DType::float32), numerics);
     return convert(product, DType::bfloat16);
   }
   const Array reciprocal = convert(Array::scalar<double>(1.0 / n), sum.dtype());
-  return mul(sum, reciprocal);
+  return mul(sum, reciprocal, numerics);
 }
 
 Array axis_index_value(const Mesh& mesh, const AxisNames& axes, int device) {

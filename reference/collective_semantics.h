@@ -16,9 +16,9 @@ namespace spmd {
 // `check_vma` is shard_map's flag: psum with axis_index_groups is not implemented under it.
 void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Array& input,
                          bool check_vma);
-// The same checks from the input's shape alone (they read nothing else).
-void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Shape& shape,
-                         bool check_vma);
+// The same checks from the input's dtype and shape alone (they read nothing else).
+void validate_collective(const CollectiveCall& call, const Mesh& mesh, DType dtype,
+                         const Shape& shape, bool check_vma);
 
 // The varying-axes type of the result, given the input's: reductions over A make the result
 // invariant along A; the others vary along A (inputs are implicitly pvary'd, as with
@@ -32,8 +32,9 @@ std::vector<Array> evaluate_collective(const CollectiveCall& call, const Mesh& m
                                        const ReductionOrder& order);
 
 // pmean from psum's result: sum * RN(1/n) (XLA rewrites x / n so), the reciprocal in float32 for
-// bfloat16 (one rounding at the end); int and bool become float32.
-Array pmean_from_sum(Array sum, int n);
+// bfloat16 (one rounding at the end); int and bool become float32. For n == 1 the sum itself
+// (XLA removes a multiply by 1). The multiply rounds as `numerics` says.
+Array pmean_from_sum(Array sum, int n, const FloatNumerics& numerics);
 
 // axis_index(axes) on `device`: an int32 scalar, the combined index, first-named axis major.
 Array axis_index_value(const Mesh& mesh, const AxisNames& axes, int device);

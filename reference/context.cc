@@ -2,6 +2,8 @@
 
 #include "reference/collective_groups.h"
 #include "reference/collective_semantics.h"
+#include "reference/elementwise.h"
+#include "reference/reduction_dtype.h"
 
 namespace spmd {
 namespace {
@@ -14,6 +16,21 @@ CollectiveCall reduction(CollectiveOp op, const AxisNames& axes, Context::Groups
   return call;
 }
 
+bool is_all_reduce(CollectiveOp op) {
+  return op == CollectiveOp::psum || op == CollectiveOp::pmean || op == CollectiveOp::pmax ||
+         op == CollectiveOp::pmin;
+}
+
+// An all-reduce in a program of one device: XLA replaces it by its operand (AllReduceSimplifier,
+// and pmean's multiply by 1 is removed), so -0.0, NaN payloads and subnormals keep their bits;
+// only the type changes as the collective's does. psum_scatter is not simplified and folds.
+Array single_device_all_reduce(CollectiveOp op, const Array& x) {
+  const DType dtype = reduction_dtype(op, x.dtype());
+  Array result = x.dtype() == dtype ? x : convert(x, dtype);
+  if (op == CollectiveOp::pmean && !is_floating(dtype)) result = convert(result, DType::float32);
+  return result;
+}
+
 }  // namespace
 
 Array Context::collective(const CollectiveCall& call, const Array& x) {
@@ -23,11 +40,30 @@ Array Context::collective(const CollectiveCall& call, const Array& x) {
       call.op != CollectiveOp::pshuffle && call.op != CollectiveOp::all_to_all) {
     return x;  // JAX: an empty axis tuple leaves x unchanged
   }
+  if (mesh_.device_count() == 1 && is_all_reduce(call.op)) {
+    return single_device_all_reduce(call.op, x).with_varying_axes(varying);
+  }
+  const bool sums = call.op == CollectiveOp::psum || call.op == CollectiveOp::pmean ||
+                    call.op == CollectiveOp::psum_scatter;
+  if (const Array* unrounded = x.unrounded_f32(); unrounded != nullptr && sums) {
+    return sum_unrounded_bf16(call, *unrounded).with_varying_axes(varying);
+  }
   return run_collective(call, x).with_varying_axes(varying);
 }
 
+// XLA:CPU promotes a bfloat16 sum to float32 (AllReducePromotion) and, with excess precision,
+// feeds it the float32 values of the add / sub / mul before it: the float32 sum of `unrounded`,
+// rounded once to bfloat16. pmean rounds the sum, then scales it as for any bfloat16 sum.
+Array Context::sum_unrounded_bf16(const CollectiveCall& call, const Array& unrounded) {
+  CollectiveCall sum = call;
+  if (call.op == CollectiveOp::pmean) sum.op = CollectiveOp::psum;
+  const Array rounded = convert(run_collective(sum, unrounded), DType::bfloat16);
+  if (call.op != CollectiveOp::pmean) return rounded;
+  return pmean_from_sum(rounded, collective_axis_size(mesh_, call), numerics_);
+}
+
 void Context::collective_cost(const CollectiveCall& call, DType dtype, const Shape& shape) {
-  validate_collective(call, mesh_, shape, check_vma_);
+  validate_collective(call, mesh_, dtype, shape, check_vma_);
   if (call.axes.names.empty() && call.op != CollectiveOp::ppermute &&
       call.op != CollectiveOp::pshuffle && call.op != CollectiveOp::all_to_all) {
     return;  // as in collective(): nothing to do

@@ -13,6 +13,7 @@
 
 #include "reference/array.h"
 #include "reference/collective_call.h"
+#include "reference/float_numerics.h"
 #include "reference/mesh.h"
 
 namespace spmd {
@@ -22,8 +23,8 @@ using Values = std::vector<Array>;
 
 class Context {
  public:
-  Context(const Mesh& mesh, int device, bool check_vma)
-      : mesh_(mesh), device_(device), check_vma_(check_vma) {}
+  Context(const Mesh& mesh, int device, bool check_vma, FloatNumerics numerics = kIeeeNumerics)
+      : mesh_(mesh), device_(device), check_vma_(check_vma), numerics_(numerics) {}
   virtual ~Context() = default;
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -31,6 +32,9 @@ class Context {
   int device() const { return device_; }
   const Mesh& mesh() const { return mesh_; }
   bool check_vma() const { return check_vma_; }
+  // The backend's arithmetic: element-wise operations in the device function take it
+  // (spmd::add(a, b, ctx.numerics()), ...) so that they round as the collectives do.
+  const FloatNumerics& numerics() const { return numerics_; }
 
   using Groups = std::optional<AxisIndexGroups>;
 
@@ -82,6 +86,10 @@ class Context {
   void collective_cost(const CollectiveCall& call, DType dtype, const Shape& shape);
 
   // Any collective from its description: checks it, runs it on the backend, types the result.
+  // On a mesh of one device psum, pmean, pmax and pmin return their operand without folding it
+  // (XLA removes a single-replica all-reduce). A bfloat16 operand that carries its float32 value
+  // (Array::unrounded_f32, FloatNumerics::bf16_excess_precision) is summed in float32 by psum,
+  // pmean and psum_scatter, rounded once at the end.
   Array collective(const CollectiveCall& call, const Array& x);
 
  protected:
@@ -96,10 +104,12 @@ class Context {
 
  private:
   Values each_leaf(const Values& xs, const CollectiveCall& call);
+  Array sum_unrounded_bf16(const CollectiveCall& call, const Array& unrounded);
 
   const Mesh& mesh_;
   int device_;
   bool check_vma_;
+  FloatNumerics numerics_;
 };
 
 // The per-device program: the device's arguments in, its results out.

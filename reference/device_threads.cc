@@ -10,8 +10,9 @@ namespace {
 
 class RendezvousContext : public Context {
  public:
-  RendezvousContext(const Mesh& mesh, int device, bool check_vma, Rendezvous& rendezvous)
-      : Context(mesh, device, check_vma), rendezvous_(rendezvous) {}
+  RendezvousContext(const Mesh& mesh, int device, bool check_vma, Rendezvous& rendezvous,
+                    const FloatNumerics& numerics)
+      : Context(mesh, device, check_vma, numerics), rendezvous_(rendezvous) {}
 
  protected:
   Array run_collective(const CollectiveCall& call, const Array& x) override {
@@ -40,7 +41,7 @@ std::exception_ptr first_error(const std::vector<std::exception_ptr>& errors,
 std::vector<Values> run_devices_on_threads(const std::string& backend, const Mesh& mesh,
                                            const std::vector<Values>& inputs,
                                            const DeviceFunction& function, bool check_vma,
-                                           Rendezvous& rendezvous) {
+                                           Rendezvous& rendezvous, const FloatNumerics& numerics) {
   const auto n = static_cast<std::size_t>(mesh.device_count());
   if (inputs.size() != n) {
     throw Error(
@@ -51,7 +52,7 @@ std::vector<Values> run_devices_on_threads(const std::string& backend, const Mes
   std::vector<bool> released(n, false);
   auto run_device = [&](int device) {
     const auto d = static_cast<std::size_t>(device);
-    RendezvousContext context(mesh, device, check_vma, rendezvous);
+    RendezvousContext context(mesh, device, check_vma, rendezvous, numerics);
     const DeviceScope scope;
     try {
       outputs[d] = function(context, inputs[d]);

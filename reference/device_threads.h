@@ -13,10 +13,10 @@ namespace spmd {
 
 // Backend::run's contract (reference/backend.h): outputs by device id; the error of the
 // lowest-numbered device that failed on its own, else a DeadlockError. `backend` names the
-// caller in the error for a wrong number of input lists.
+// caller in the error for a wrong number of input lists. Each device's Context has `numerics`.
 std::vector<Values> run_devices_on_threads(const std::string& backend, const Mesh& mesh,
                                            const std::vector<Values>& inputs,
                                            const DeviceFunction& function, bool check_vma,
-                                           Rendezvous& rendezvous);
+                                           Rendezvous& rendezvous, const FloatNumerics& numerics);
 
 }  // namespace spmd

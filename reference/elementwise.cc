@@ -122,33 +122,71 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
   return out;
 }
 
-Array add(const Array& a, const Array& b) {
-  check_same_dtype("add", a, b);
+namespace {
+
+enum class BinaryOp { add, sub, mul };
+
+template <class T>
+T apply(BinaryOp op, T x, T y) {
+  switch (op) {
+    case BinaryOp::add: return arith::add(x, y);
+    case BinaryOp::sub: return arith::sub(x, y);
+    case BinaryOp::mul: return arith::mul(x, y);
+  }
+  return x;
+}
+
+Array convert_values(const Array& a, DType dtype);
+
+// One binary operation on every element pair. bfloat16 is computed as float32 (flushed there, as
+// XLA:CPU's FloatNormalization computes it) and rounded once; float16 needs no flush (its
+// subnormals are normal in float32) and computes through arith, which rounds once as well.
+template <class T>
+Array arithmetic(const Array& a, const Array& b, BinaryOp op, const FloatNumerics& numerics) {
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    const Array wide = arithmetic<float>(convert_values(a, DType::float32),
+                                         convert_values(b, DType::float32), op, numerics);
+    const Array rounded = convert_values(wide, DType::bfloat16);
+    return numerics.bf16_excess_precision ? rounded.with_unrounded_f32(wide) : rounded;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (numerics.flush_subnormals) {
+      return binary<T>(a, b, [op](T x, T y) {
+        return arith::flush_subnormal(
+            apply(op, arith::flush_subnormal(x), arith::flush_subnormal(y)));
+      });
+    }
+    return binary<T>(a, b, [op](T x, T y) { return apply(op, x, y); });
+  } else {
+    return binary<T>(a, b, [op](T x, T y) { return apply(op, x, y); });
+  }
+}
+
+Array binary_op(const char* name, BinaryOp op, const Array& a, const Array& b,
+                const FloatNumerics& numerics) {
+  check_same_dtype(name, a, b);
   return visit_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    return binary<T>(a, b, [](T x, T y) { return arith::add(x, y); });
+    return arithmetic<T>(a, b, op, numerics);
   });
 }
 
-Array sub(const Array& a, const Array& b) {
-  check_same_dtype("sub", a, b);
-  if (a.dtype() == DType::bool_) {
+}  // namespace
+
+Array add(const Array& a, const Array& b, const FloatNumerics& numerics) {
+  return binary_op("add", BinaryOp::add, a, b, numerics);
+}
+
+Array sub(const Array& a, const Array& b, const FloatNumerics& numerics) {
+  if (a.dtype() == DType::bool_ && b.dtype() == DType::bool_) {
     throw Error(
         "sub: numpy boolean subtract, the `-` operator, is not supported for bool "
         "operands, expected a numeric dtype");
   }
-  return visit_dtype(a.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    return binary<T>(a, b, [](T x, T y) { return arith::sub(x, y); });
-  });
+  return binary_op("sub", BinaryOp::sub, a, b, numerics);
 }
 
-Array mul(const Array& a, const Array& b) {
-  check_same_dtype("mul", a, b);
-  return visit_dtype(a.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    return binary<T>(a, b, [](T x, T y) { return arith::mul(x, y); });
-  });
+Array mul(const Array& a, const Array& b, const FloatNumerics& numerics) {
+  return binary_op("mul", BinaryOp::mul, a, b, numerics);
 }
 
 Array neg(const Array& a) {
@@ -167,7 +205,9 @@ Array neg(const Array& a) {
   });
 }
 
-Array convert(const Array& a, DType dtype) {
+namespace {
+
+Array convert_values(const Array& a, DType dtype) {
   if (a.dtype() == dtype) return a;
   return visit_dtype(a.dtype(), [&](auto from_tag) {
     using From = decltype(from_tag);
@@ -180,6 +220,16 @@ Array convert(const Array& a, DType dtype) {
       return out.with_varying_axes(a.varying_axes());
     });
   });
+}
+
+}  // namespace
+
+Array convert(const Array& a, DType dtype) {
+  if (a.dtype() == dtype) return a;
+  if (const Array* unrounded = a.unrounded_f32(); unrounded != nullptr && dtype == DType::float32) {
+    return unrounded->with_varying_axes(a.varying_axes());
+  }
+  return convert_values(a, dtype);
 }
 
 }  // namespace spmd

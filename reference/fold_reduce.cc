@@ -139,24 +139,45 @@ void fold_chunks(std::span<const ChunkFold> chunks, const std::vector<const T*>&
   }
 }
 
+// The element operation, with operands and result flushed to signed zero when subnormal under
+// FloatNumerics::flush_subnormals (a compile-time choice: the fold's inner loop has no branch).
+template <class Acc, bool kFlush, class Op>
+auto combining(Op op) {
+  return [op](Acc a, Acc b) {
+    if constexpr (kFlush) {
+      return arith::flush_subnormal(op(arith::flush_subnormal(a), arith::flush_subnormal(b)));
+    } else {
+      return op(a, b);
+    }
+  };
+}
+
 // Picks the element operation and its identity for accumulator type Acc.
-template <class T, class Acc>
+template <class T, class Acc, bool kFlush>
 void fold_chunks_with_op(std::span<const ChunkFold> chunks, const std::vector<const T*>& inputs,
                          ReduceOp op, T* out) {
   switch (op) {
     case ReduceOp::sum:
-      return fold_chunks(
-          chunks, inputs, [](Acc a, Acc b) { return arith::add(a, b); }, arith::sum_identity<Acc>(),
-          out);
+      return fold_chunks(chunks, inputs,
+                         combining<Acc, kFlush>([](Acc a, Acc b) { return arith::add(a, b); }),
+                         arith::sum_identity<Acc>(), out);
     case ReduceOp::max:
-      return fold_chunks(
-          chunks, inputs, [](Acc a, Acc b) { return arith::max(a, b); }, arith::max_identity<Acc>(),
-          out);
+      return fold_chunks(chunks, inputs,
+                         combining<Acc, kFlush>([](Acc a, Acc b) { return arith::max(a, b); }),
+                         arith::max_identity<Acc>(), out);
     case ReduceOp::min:
-      return fold_chunks(
-          chunks, inputs, [](Acc a, Acc b) { return arith::min(a, b); }, arith::min_identity<Acc>(),
-          out);
+      return fold_chunks(chunks, inputs,
+                         combining<Acc, kFlush>([](Acc a, Acc b) { return arith::min(a, b); }),
+                         arith::min_identity<Acc>(), out);
   }
+}
+
+template <class T, class Acc>
+void fold_chunks_with_numerics(std::span<const ChunkFold> chunks,
+                               const std::vector<const T*>& inputs, ReduceOp op,
+                               const FloatNumerics& numerics, T* out) {
+  if (numerics.flush_subnormals) fold_chunks_with_op<T, Acc, true>(chunks, inputs, op, out);
+  else fold_chunks_with_op<T, Acc, false>(chunks, inputs, op, out);
 }
 
 Array evaluate(std::span<const Array> inputs, ReduceOp op, std::span<const ChunkFold> chunks,
@@ -171,11 +192,11 @@ Array evaluate(std::span<const Array> inputs, ReduceOp op, std::span<const Chunk
     // XLA:CPU AllReducePromotion({BF16 -> F32}): the sum runs in float32, one rounding at the end.
     if constexpr (std::is_same_v<T, BFloat16>) {
       if (op == ReduceOp::sum && order.bf16_accumulates_in_f32()) {
-        fold_chunks_with_op<T, float>(chunks, sources, op, out);
+        fold_chunks_with_numerics<T, float>(chunks, sources, op, order.numerics(), out);
         return;
       }
     }
-    fold_chunks_with_op<T, T>(chunks, sources, op, out);
+    fold_chunks_with_numerics<T, T>(chunks, sources, op, order.numerics(), out);
   });
   return result;
 }

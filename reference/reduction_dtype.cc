@@ -16,7 +16,11 @@ ReduceOp reduction_op(CollectiveOp op, DType input) {
     case CollectiveOp::psum:
     case CollectiveOp::pmean: return ReduceOp::sum;
     case CollectiveOp::psum_scatter:
-      return input == DType::bool_ ? ReduceOp::max : ReduceOp::sum;  // XLA's add on PRED is OR
+      if (input == DType::bool_) {
+        throw Error("psum_scatter of bool, expected it rejected by validate_collective (JAX's "
+                    "add does not accept bool)");
+      }
+      return ReduceOp::sum;
     case CollectiveOp::pmax: return ReduceOp::max;
     case CollectiveOp::pmin: return ReduceOp::min;
     default: break;

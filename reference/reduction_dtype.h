@@ -1,8 +1,8 @@
 #pragma once
 // The bool rules of the reduction collectives, in one place for the reference and the simulator:
 // JAX converts bool to int32 before psum / pmean (so they sum in int32 and return int32), but
-// not before psum_scatter, whose XLA add on PRED is a logical OR: max on bool. See
-// docs/jax-checklist.md.
+// not before psum_scatter, which rejects bool (lax.add does not accept it); pmax and pmin of bool
+// are OR and AND. See docs/jax-checklist.md.
 
 #include "reference/collective_call.h"
 #include "reference/dtype.h"
@@ -15,9 +15,9 @@ namespace spmd {
 // reduce nothing and keep `input`.
 DType reduction_dtype(CollectiveOp op, DType input);
 
-// The operator a reduction collective reduces with: sum for psum, pmean and psum_scatter (max,
-// that is OR, for psum_scatter of bool), max for pmax, min for pmin. Throws spmd::Error for the
-// collectives that reduce nothing.
+// The operator a reduction collective reduces with: sum for psum, pmean and psum_scatter, max for
+// pmax, min for pmin. Throws spmd::Error for the collectives that reduce nothing and for
+// psum_scatter of bool.
 ReduceOp reduction_op(CollectiveOp op, DType input);
 
 }  // namespace spmd

@@ -66,8 +66,10 @@ const OrderParts& parts_of(ReductionAlgorithm algorithm) {
   return entry->parts();
 }
 
-// A group of one is a plain copy in every backend (XLA: single_replica memcpy keeps -0.0).
-FoldTree single_leaf() {
+// A group of one: XLA:CPU folds its member onto the identity like any other group (found by
+// running JAX, docs/jax-differences.md); NCCL, Gloo and Open MPI copy it.
+FoldTree group_of_one_fold(ReductionAlgorithm algorithm) {
+  if (algorithm == ReductionAlgorithm::xla_cpu) return fold_from_identity({0});
   FoldTree tree;
   tree.add_leaf(0);
   return tree;
@@ -121,7 +123,9 @@ std::vector<ChunkFold> ReductionOrder::all_reduce_plan(int group_size, std::int6
   const auto element_bytes = static_cast<std::int64_t>(dtype_size_bytes(dtype));
   check_parameters(*this, element_bytes);
   const RingOrder ring_order(ring, group_size);
-  if (group_size == 1) return reduction_orders::single_chunk(count, single_leaf());
+  if (group_size == 1) {
+    return reduction_orders::single_chunk(count, group_of_one_fold(algorithm));
+  }
   return parts_of(algorithm).all_reduce_plan(*this, ring_order, count, element_bytes);
 }
 
@@ -135,7 +139,7 @@ FoldTree ReductionOrder::reduce_scatter_fold(int group_size, int destination) co
                             destination, group_size - 1));
   }
   const RingOrder ring_order(ring, group_size);
-  if (group_size == 1) return single_leaf();
+  if (group_size == 1) return group_of_one_fold(algorithm);
   return parts_of(algorithm).reduce_scatter_fold(*this, ring_order, destination);
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "reference/dtype.h"
+#include "reference/float_numerics.h"
 #include "reference/fold_tree.h"
 
 namespace spmd {
@@ -99,9 +100,17 @@ struct ReductionOrder {
   // AllReducePromotion); otherwise every addition rounds to the element type.
   bool bf16_accumulates_in_f32() const { return algorithm == ReductionAlgorithm::xla_cpu; }
 
+  // The arithmetic of the platform whose order this is: XLA:CPU's (subnormals flushed, bfloat16
+  // excess precision) for xla_cpu; plain IEEE for the GPU, Gloo, Open MPI and simulator orders.
+  FloatNumerics numerics() const {
+    return algorithm == ReductionAlgorithm::xla_cpu ? kXlaCpuNumerics : kIeeeNumerics;
+  }
+
   // All-reduce of `count` elements of `dtype` over a group of `group_size`: chunks covering
   // [0, count) in increasing order, each with its fold. Empty chunks are left out, so count == 0
-  // gives no chunks. A group of one has the single leaf 0 as its fold (a plain copy). Throws
+  // gives no chunks. A group of one folds rank 0 onto the identity under xla_cpu (XLA:CPU's
+  // in-process all-reduce does so inside a multi-device program: -0.0 becomes +0.0) and is a
+  // plain copy of rank 0 under the other orders (NCCL, Gloo and Open MPI copy). Throws
   // spmd::Error for a bad group size, ring or algorithm parameter.
   std::vector<ChunkFold> all_reduce_plan(int group_size, std::int64_t count, DType dtype) const;
 

@@ -77,16 +77,49 @@ T neg(T a) {
   }
 }
 
-// XLA:CPU's max / min: std::max(acc, x) and std::min(acc, x) on the stored values, so a NaN x
-// is dropped (NaN < anything is false) and ties keep the accumulator (+0 vs -0 stays as is).
+template <class T>
+bool is_nan(T value) {
+  if constexpr (is_half_v<T>) return std::isnan(value.to_float());
+  else if constexpr (std::is_floating_point_v<T>) return std::isnan(value);
+  else return false;
+}
+
+// A subnormal becomes a zero of its sign for the types that XLA:CPU computes with denormals
+// flushed (FloatNumerics::flush_subnormals): float32, float64 and bfloat16, whose exponent range
+// is float32's. float16 and the integer types are returned unchanged.
+template <class T>
+T flush_subnormal(T value) {
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    const bool subnormal = (value.bits & 0x7f80u) == 0 && (value.bits & 0x007fu) != 0;
+    return subnormal ? T{static_cast<std::uint16_t>(value.bits & 0x8000u)} : value;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return std::fpclassify(value) == FP_SUBNORMAL ? std::copysign(T{0}, value) : value;
+  } else {
+    return value;
+  }
+}
+
+template <class T>
+T max_identity();
+template <class T>
+T min_identity();
+
+// XLA:CPU's max / min: std::max(acc, x) and std::min(acc, x) on the stored values, folded from
+// the identity, so a NaN x is dropped (NaN < anything is false) and ties keep the accumulator
+// (+0 vs -0 stays as is). A fold without the identity (a tree) can meet a NaN accumulator: it is
+// dropped too, and two NaNs give the identity, so that NaN is dropped in every order.
 template <class T>
 T max(T acc, T x) {
+  if (is_nan(x)) return is_nan(acc) ? max_identity<T>() : acc;
+  if (is_nan(acc)) return x;
   if constexpr (is_half_v<T>) return (acc.to_float() < x.to_float()) ? x : acc;
   else return std::max(acc, x);
 }
 
 template <class T>
 T min(T acc, T x) {
+  if (is_nan(x)) return is_nan(acc) ? min_identity<T>() : acc;
+  if (is_nan(acc)) return x;
   if constexpr (is_half_v<T>) return (x.to_float() < acc.to_float()) ? x : acc;
   else return std::min(acc, x);
 }

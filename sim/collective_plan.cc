@@ -107,7 +107,7 @@ CollectivePlan plan_collective(const CollectiveCall& call, DType dtype, const Sh
 
 std::vector<Array> group_results(const CollectiveCall& call, const CollectivePlan& plan,
                                  const collectives::Schedule& schedule,
-                                 const std::vector<Array>& inputs,
+                                 const std::vector<Array>& inputs, const FloatNumerics& numerics,
                                  const ScheduleExecutor& execute) {
   const int n = plan.shape.ranks;
   std::vector<Array> flat;
@@ -116,7 +116,7 @@ std::vector<Array> group_results(const CollectiveCall& call, const CollectivePla
     Array f = flat_input(call, x, n);
     flat.push_back(f.dtype() == plan.work_dtype ? f : convert(f, plan.work_dtype));
   }
-  std::vector<Array> flat_results = execute(schedule, flat, plan.op);
+  std::vector<Array> flat_results = execute(schedule, flat, plan.op, numerics);
   std::vector<Array> results;
   results.reserve(inputs.size());
   for (std::size_t r = 0; r < inputs.size(); ++r) {
@@ -124,7 +124,9 @@ std::vector<Array> group_results(const CollectiveCall& call, const CollectivePla
     const bool promoted_bf16 =
         plan.work_dtype == DType::float32 && plan.input_dtype == DType::bfloat16;
     if (promoted_bf16) result = convert(result, DType::bfloat16);  // one rounding at the end
-    if (call.op == CollectiveOp::pmean) result = pmean_from_sum(result, plan.axis_size);
+    if (call.op == CollectiveOp::pmean) {
+      result = pmean_from_sum(result, plan.axis_size, numerics);
+    }
     // Members with the same result share one array (reductions): convert only once.
     if (r > 0 && flat_results[r].shares_storage_with(flat_results[r - 1]) &&
         results.back().dtype() == result.dtype()) {

@@ -51,12 +51,14 @@ CollectivePlan plan_collective(const CollectiveCall& call, DType dtype, const Sh
 // What carries out a schedule's data: collectives::run_schedule_data on the CPU by default, or a
 // device executor with the same semantics (backends/cuda run_schedule_on_gpu).
 using ScheduleExecutor = std::function<std::vector<Array>(
-    const collectives::Schedule& schedule, std::span<const Array> flat_inputs, ReduceOp op)>;
+    const collectives::Schedule& schedule, std::span<const Array> flat_inputs, ReduceOp op,
+    const FloatNumerics& numerics)>;
 
-// Every member's result, by executing `schedule` (built from plan.shape) on the group's inputs.
+// Every member's result, by executing `schedule` (built from plan.shape) on the group's inputs,
+// with the platform's arithmetic `numerics`.
 std::vector<Array> group_results(const CollectiveCall& call, const CollectivePlan& plan,
                                  const collectives::Schedule& schedule,
-                                 const std::vector<Array>& inputs,
+                                 const std::vector<Array>& inputs, const FloatNumerics& numerics,
                                  const ScheduleExecutor& execute = collectives::run_schedule_data);
 
 // The result each member would get, as zeros: cost-only runs move no data.

@@ -15,6 +15,7 @@
 
 #include "collectives/algorithm.h"
 #include "reference/backend.h"
+#include "reference/float_numerics.h"
 #include "sim/cost_log.h"
 #include "sim/machine_spec.h"
 
@@ -33,6 +34,9 @@ struct SimOptions {
   std::size_t fiber_stack_bytes = 0;
   // Keep every link message in the cost log (for traces' flow arrows), up to this many; 0: none.
   std::size_t record_link_transfers = 0;
+  // The arithmetic of the modeled platform, in element-wise operations and reductions: plain
+  // IEEE by default; `spmdsim conform` gives the numerics of the order it checks against.
+  FloatNumerics numerics = kIeeeNumerics;
 };
 
 class Machine : public Backend {

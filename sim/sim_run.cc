@@ -115,7 +115,7 @@ std::vector<Values> SimRun::run(const std::vector<Values>& inputs, const DeviceF
 void SimRun::run_device(int device, const Values& inputs, const DeviceFunction& function,
                         Values& outputs, std::exception_ptr& error, bool& released) {
   Device& self = *devices_[static_cast<std::size_t>(device)];
-  SimContext context(mesh_, device, check_vma_, *this);
+  SimContext context(mesh_, device, check_vma_, machine_.options().numerics, *this);
   const DeviceScope scope;
   try {
     std::int64_t input_bytes = 0;
@@ -295,7 +295,7 @@ void SimRun::start_group(int index, int group) {
   if (first.with_data) {
     std::vector<Array> inputs;
     for (int member : members) inputs.push_back(slot.arrivals.at(member).input);
-    *results = group_results(first.call, plan, *schedule, inputs);
+    *results = group_results(first.call, plan, *schedule, inputs, machine_.options().numerics);
   }
   ScheduleRunSetup setup{schedule,
                          members,

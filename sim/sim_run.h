@@ -30,8 +30,9 @@ class SimRun;
 // What a device function sees on the simulator.
 class SimContext : public Context {
  public:
-  SimContext(const Mesh& mesh, int device, bool check_vma, SimRun& run)
-      : Context(mesh, device, check_vma), run_(run) {}
+  SimContext(const Mesh& mesh, int device, bool check_vma, const FloatNumerics& numerics,
+             SimRun& run)
+      : Context(mesh, device, check_vma, numerics), run_(run) {}
 
   void charge_compute(double flops, std::int64_t bytes_moved) override;
   void hold_memory(std::int64_t bytes, const std::string& what) override;

@@ -12,6 +12,7 @@
 #include "reference/elementwise.h"
 #include "reference/pmap.h"
 #include "reference/reference_backend.h"
+#include "reference/scalar_arithmetic.h"
 #include "reference/shard_map.h"
 #include "tests/generators.h"
 
@@ -41,9 +42,11 @@ T add_in(T a, T b) {
 
 // XLA:CPU all-reduce of float contributions given in group rank order
 // (docs/reduction-orders.md#xla-cpu): acc = +0.0; acc += x_r for r = 0..n-1 in the element type,
-// bfloat16 carried in float32 and rounded once; a group of one is a memcpy.
-Array xla_cpu_float_sum(const std::vector<Array>& in_rank_order) {
-  if (in_rank_order.size() == 1) return in_rank_order.front();
+// bfloat16 carried in float32 and rounded once, float32 / bfloat16 / float64 subnormals flushed
+// (operands and results). A group of one folds too; only a program on one device copies.
+Array xla_cpu_float_sum(const std::vector<Array>& in_rank_order, bool one_device_program) {
+  if (one_device_program) return in_rank_order.front();
+  const auto ftz = [](auto value) { return arith::flush_subnormal(value); };
   Array out(in_rank_order.front().dtype(), in_rank_order.front().shape());
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -53,11 +56,11 @@ Array xla_cpu_float_sum(const std::vector<Array>& in_rank_order) {
       for (std::size_t i = 0; i < o.size(); ++i) {
         if constexpr (std::is_same_v<T, BFloat16>) {
           float acc = +0.0f;
-          for (const Array& x : in_rank_order) acc = acc + x.values<T>()[i].to_float();
+          for (const Array& x : in_rank_order) acc = ftz(acc + ftz(x.values<T>()[i].to_float()));
           o[i] = BFloat16::from_float(acc);
         } else {
           T acc{};  // +0.0
-          for (const Array& x : in_rank_order) acc = add_in(acc, x.values<T>()[i]);
+          for (const Array& x : in_rank_order) acc = ftz(add_in(ftz(acc), ftz(x.values<T>()[i])));
           o[i] = acc;
         }
       }
@@ -68,7 +71,10 @@ Array xla_cpu_float_sum(const std::vector<Array>& in_rank_order) {
 
 // Value of `node` of a fold tree for element i, in accumulator type Acc.
 template <class T, class Acc>
-Acc eval_fold(const FoldTree& tree, int node, const std::vector<Array>& x, std::size_t i) {
+// With `ftz` (XLA:CPU) every addition flushes subnormal operands and results to signed zero.
+template <class T, class Acc>
+Acc eval_fold(const FoldTree& tree, int node, const std::vector<Array>& x, std::size_t i,
+              bool ftz) {
   const FoldNode& n = tree.nodes[static_cast<std::size_t>(node)];
   if (n.rank == FoldNode::kIdentityLeaf) return Acc{};  // +0
   if (n.rank != FoldNode::kNotLeaf) {
@@ -76,12 +82,14 @@ Acc eval_fold(const FoldTree& tree, int node, const std::vector<Array>& x, std::
     if constexpr (std::is_same_v<T, Acc>) return v;
     else return v.to_float();
   }
-  return add_in(eval_fold<T, Acc>(tree, n.lhs, x, i), eval_fold<T, Acc>(tree, n.rhs, x, i));
+  const auto flush = [ftz](Acc v) { return ftz ? arith::flush_subnormal(v) : v; };
+  return flush(add_in(flush(eval_fold<T, Acc>(tree, n.lhs, x, i, ftz)),
+                      flush(eval_fold<T, Acc>(tree, n.rhs, x, i, ftz))));
 }
 
 // Elements [begin, end) of `out` folded by `tree` over the contributions; with bf16_in_f32 a
 // bfloat16 sum is carried in float32 and rounded once (a lone leaf is still a plain copy).
-void fold_elements(const FoldTree& tree, const std::vector<Array>& x, bool bf16_in_f32,
+void fold_elements(const FoldTree& tree, const std::vector<Array>& x, bool bf16_in_f32, bool ftz,
                    std::int64_t begin, std::int64_t end, Array& out) {
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -93,11 +101,11 @@ void fold_elements(const FoldTree& tree, const std::vector<Array>& x, bool bf16_
       for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
         if constexpr (std::is_same_v<T, BFloat16>) {
           if (bf16_in_f32 && !lone_leaf) {
-            o[i] = BFloat16::from_float(eval_fold<T, float>(tree, root, x, i));
+            o[i] = BFloat16::from_float(eval_fold<T, float>(tree, root, x, i, ftz));
             continue;
           }
         }
-        o[i] = eval_fold<T, T>(tree, root, x, i);
+        o[i] = eval_fold<T, T>(tree, root, x, i, ftz);
       }
     }
   });
@@ -109,16 +117,20 @@ bool bf16_in_f32(const ReductionOrder& order) {
   return order.algorithm == ReductionAlgorithm::xla_cpu;
 }
 
-// An all-reduce sum per the order's declared plan: each element by the fold of its chunk.
-Array planned_float_sum(const std::vector<Array>& in_rank_order, const ReductionOrder& order) {
+// An all-reduce sum per the order's declared plan: each element by the fold of its chunk (a
+// program on one device copies: XLA removes its all-reduces).
+Array planned_float_sum(const std::vector<Array>& in_rank_order, const ReductionOrder& order,
+                        bool one_device_program) {
   const Array& first = in_rank_order.front();
+  if (one_device_program) return first;
   Array out(first.dtype(), first.shape());
   std::int64_t covered = 0;
   for (const ChunkFold& chunk :
        order.all_reduce_plan(static_cast<int>(in_rank_order.size()), first.size(), first.dtype())) {
     RC_ASSERT(chunk.begin == covered);  // the chunks tile [0, count) in order
     covered = chunk.end;
-    fold_elements(chunk.tree, in_rank_order, bf16_in_f32(order), chunk.begin, chunk.end, out);
+    fold_elements(chunk.tree, in_rank_order, bf16_in_f32(order), order.numerics().flush_subnormals,
+                  chunk.begin, chunk.end, out);
   }
   RC_ASSERT(covered == first.size());
   return out;
@@ -126,8 +138,10 @@ Array planned_float_sum(const std::vector<Array>& in_rank_order, const Reduction
 
 // std::max / std::min folds from the identity, in rank order (XLA:CPU,
 // docs/reduction-orders.md#xla-cpu); a group of one is a memcpy.
-Array max_or_min_fold(const std::vector<Array>& in_rank_order, bool is_max) {
-  if (in_rank_order.size() == 1) return in_rank_order.front();
+Array max_or_min_fold(const std::vector<Array>& in_rank_order, bool is_max,
+                      bool one_device_program) {
+  if (one_device_program) return in_rank_order.front();
+  const auto ftz = [](auto value) { return arith::flush_subnormal(value); };
   Array out(in_rank_order.front().dtype(), in_rank_order.front().shape());
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -138,7 +152,7 @@ Array max_or_min_fold(const std::vector<Array>& in_rank_order, bool is_max) {
         T acc = T::from_float(is_max ? -std::numeric_limits<float>::infinity()
                                      : std::numeric_limits<float>::infinity());
         for (const Array& x : in_rank_order) {
-          const T v = x.values<T>()[i];
+          const T v = ftz(x.values<T>()[i]);
           const bool take = is_max ? acc.to_float() < v.to_float() : v.to_float() < acc.to_float();
           if (take) acc = v;
         }
@@ -149,7 +163,8 @@ Array max_or_min_fold(const std::vector<Array>& in_rank_order, bool is_max) {
                        : (std::is_floating_point_v<T> ? std::numeric_limits<T>::infinity()
                                                       : std::numeric_limits<T>::max());
         for (const Array& x : in_rank_order) {
-          acc = is_max ? std::max(acc, x.values<T>()[i]) : std::min(acc, x.values<T>()[i]);
+          const T v = ftz(x.values<T>()[i]);
+          acc = is_max ? std::max(acc, v) : std::min(acc, v);
         }
         o[i] = acc;
       }
@@ -294,7 +309,8 @@ RC_GTEST_PROP(CollectiveProperties, float_psum_equals_explicit_fold_in_declared_
       backend, mesh, as_args(inputs), 1,
       [&](Context& ctx, const Values& in) -> Values { return {ctx.psum(in[0], axes)}; });
   for (int d = 0; d < mesh.device_count(); ++d) {
-    const Array expected = xla_cpu_float_sum(in_rank_order(inputs, group_members(mesh, axes, d)));
+    const Array expected = xla_cpu_float_sum(in_rank_order(inputs, group_members(mesh, axes, d)),
+                                             mesh.device_count() == 1);
     RC_ASSERT(bits_equal(out[static_cast<std::size_t>(d)][0], expected));
   }
 }
@@ -324,7 +340,8 @@ RC_GTEST_PROP(CollectiveProperties,
         [&](Context& ctx, const Values& in) -> Values { return {ctx.psum(in[0], axes)}; });
     for (int d = 0; d < mesh.device_count(); ++d) {
       const Array expected =
-          planned_float_sum(in_rank_order(inputs, group_members(mesh, axes, d)), order);
+          planned_float_sum(in_rank_order(inputs, group_members(mesh, axes, d)), order,
+                            mesh.device_count() == 1);
       RC_ASSERT(bits_equal(out[static_cast<std::size_t>(d)][0], expected));
     }
   }
@@ -358,7 +375,8 @@ RC_GTEST_PROP(CollectiveProperties, float_psum_scatter_equals_reduce_scatter_fol
       blocks.push_back(slice(inputs[static_cast<std::size_t>(m)], dim, r * block, (r + 1) * block));
     }
     Array expected(dtype, blocks.front().shape());
-    fold_elements(order.reduce_scatter_fold(n, r), blocks, bf16_in_f32(order), 0, expected.size(),
+    fold_elements(order.reduce_scatter_fold(n, r), blocks, bf16_in_f32(order),
+                  order.numerics().flush_subnormals, 0, expected.size(),
                   expected);
     RC_ASSERT(bits_equal(out[static_cast<std::size_t>(d)][0], expected));
   }
@@ -415,8 +433,11 @@ RC_GTEST_PROP(CollectiveProperties, pmax_and_pmin_equal_std_max_and_std_min_fold
                                   });
   for (int d = 0; d < mesh.device_count(); ++d) {
     const auto group = in_rank_order(inputs, group_members(mesh, axes, d));
-    RC_ASSERT(bits_equal(out[static_cast<std::size_t>(d)][0], max_or_min_fold(group, true)));
-    RC_ASSERT(bits_equal(out[static_cast<std::size_t>(d)][1], max_or_min_fold(group, false)));
+    const bool one_device = mesh.device_count() == 1;
+    RC_ASSERT(bits_equal(out[static_cast<std::size_t>(d)][0],
+                         max_or_min_fold(group, true, one_device)));
+    RC_ASSERT(bits_equal(out[static_cast<std::size_t>(d)][1],
+                         max_or_min_fold(group, false, one_device)));
   }
 }
 

@@ -106,7 +106,8 @@ RC_GTEST_PROP(CollectiveSchedules, reductions_equal_the_reference_in_the_algorit
   shape.element_bytes = static_cast<std::int64_t>(dtype_size_bytes(dtype));
   const std::vector<Array> inputs = flat_inputs(shape, dtype, *test_gen::seed());
   const std::vector<Array> results =
-      collectives::run_schedule_data(collectives::build_schedule(algorithm, shape), inputs, op);
+      collectives::run_schedule_data(collectives::build_schedule(algorithm, shape), inputs, op,
+                                       kIeeeNumerics);
   const ReductionOrder order = collectives::reduction_order(algorithm, shape);
   if (kind == CollectiveKind::all_reduce) {
     const Array expected = all_reduce(inputs, op, order);
@@ -131,7 +132,7 @@ RC_GTEST_PROP(CollectiveSchedules, data_movement_is_exact, ()) {
   const CollectiveShape shape = *shape_for(algorithm, kind);
   const std::vector<Array> inputs = flat_inputs(shape, DType::int32, *test_gen::seed());
   const std::vector<Array> results = collectives::run_schedule_data(
-      collectives::build_schedule(algorithm, shape), inputs, ReduceOp::max);
+      collectives::build_schedule(algorithm, shape), inputs, ReduceOp::max, kIeeeNumerics);
   const int n = shape.ranks;
   for (int d = 0; d < n; ++d) {
     Array expected;

@@ -92,12 +92,14 @@ TEST(ReductionOrder, XlaCpuFoldsFromIdentityInRankOrder) {
             "(((id + 0) + 1) + 2)");
 }
 
-TEST(ReductionOrder, GroupOfOneIsASingleLeafForEveryAlgorithm) {
+TEST(ReductionOrder, GroupOfOneFoldsFromTheIdentityOnXlaCpuAndIsACopyElsewhere) {
   for (Algorithm algorithm : kAllReductionAlgorithms) {
     SCOPED_TRACE(std::string(reduction_algorithm_name(algorithm)));
     const ReductionOrder order = order_of(algorithm);
-    expect_plan(order.all_reduce_plan(1, 7, DType::float32), {{0, 7, fold_new_plus_acc({0})}});
-    EXPECT_EQ(order.reduce_scatter_fold(1, 0).to_string(), "0");
+    const bool xla = algorithm == Algorithm::xla_cpu;
+    expect_plan(order.all_reduce_plan(1, 7, DType::float32),
+                {{0, 7, xla ? fold_from_identity({0}) : fold_new_plus_acc({0})}});
+    EXPECT_EQ(order.reduce_scatter_fold(1, 0).to_string(), xla ? "(id + 0)" : "0");
   }
 }
 
@@ -582,12 +584,13 @@ RC_GTEST_PROP(ReductionOrderProperty, IntegerSumsEqualThePlainWrappingSum, ()) {
 template <class T>
 Array xla_cpu_left_fold(std::span<const Array> inputs) {
   const auto count = static_cast<std::size_t>(inputs[0].size());
-  if (inputs.size() == 1) return inputs[0];  // single_replica: a plain copy
+  // XLA:CPU runs with subnormals flushed (DAZ + FTZ) for float32, bfloat16 and float64.
+  const auto ftz = [](auto value) { return arith::flush_subnormal(value); };
   std::vector<T> out(count);
   for (std::size_t e = 0; e < count; ++e) {
     if constexpr (std::is_same_v<T, BFloat16>) {
       float acc = 0.0f;  // AllReducePromotion: f32 sum, one rounding at the end
-      for (const Array& input : inputs) acc = acc + input.values<T>()[e].to_float();
+      for (const Array& input : inputs) acc = ftz(acc + ftz(input.values<T>()[e].to_float()));
       out[e] = BFloat16::from_float(acc);
     } else if constexpr (std::is_same_v<T, Float16>) {
       Float16 acc{};  // +0, rounded to float16 at every step
@@ -597,7 +600,7 @@ Array xla_cpu_left_fold(std::span<const Array> inputs) {
       out[e] = acc;
     } else {
       T acc = T{0};
-      for (const Array& input : inputs) acc = acc + input.values<T>()[e];
+      for (const Array& input : inputs) acc = ftz(acc + ftz(input.values<T>()[e]));
       out[e] = acc;
     }
   }
@@ -732,9 +735,11 @@ TEST(FoldReduceEdgeCases, E2NegativeZeros) {
   const auto zeros = scalars<float>({-0.0f, -0.0f});
   EXPECT_FALSE(std::signbit(reduce_scalar(zeros, ReduceOp::sum, Algorithm::xla_cpu)));
   EXPECT_TRUE(std::signbit(reduce_scalar(zeros, ReduceOp::sum, Algorithm::nccl_ring)));
-  // A group of one is a copy: -0.0 stays.
-  EXPECT_TRUE(
+  // A group of one folds onto +0.0 under XLA:CPU (so -0.0 becomes +0.0) and is a copy in NCCL.
+  EXPECT_FALSE(
       std::signbit(reduce_scalar(scalars<float>({-0.0f}), ReduceOp::sum, Algorithm::xla_cpu)));
+  EXPECT_TRUE(
+      std::signbit(reduce_scalar(scalars<float>({-0.0f}), ReduceOp::sum, Algorithm::nccl_ring)));
 }
 
 TEST(FoldReduceEdgeCases, E3Bfloat16SumsInFloat32OnXlaCpu) {

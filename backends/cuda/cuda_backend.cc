@@ -35,7 +35,7 @@ std::vector<Array> evaluate_on_gpu(const CollectiveCall& call, const Mesh& mesh,
         sim::plan_collective(call, first.dtype(), first.shape(), members, axis_size, choice);
     const collectives::Schedule schedule = collectives::build_schedule(plan.algorithm, plan.shape);
     std::vector<Array> group =
-        sim::group_results(call, plan, schedule, group_inputs, run_schedule_on_gpu);
+        sim::group_results(call, plan, schedule, group_inputs, kIeeeNumerics, run_schedule_on_gpu);
     for (std::size_t r = 0; r < members.size(); ++r) {
       results[static_cast<std::size_t>(members[r])] = std::move(group[r]);
     }
@@ -61,7 +61,8 @@ std::vector<Values> CudaBackend::run(const Mesh& mesh, const std::vector<Values>
     set_cuda_device(gpu);
     return evaluate_on_gpu(call, mesh, collective_inputs, choice);
   });
-  return run_devices_on_threads("CudaBackend", mesh, inputs, function, check_vma, rendezvous);
+  return run_devices_on_threads("CudaBackend", mesh, inputs, function, check_vma, rendezvous,
+                                kIeeeNumerics);
 }
 
 }  // namespace spmd::cuda

@@ -93,7 +93,8 @@ class CudaScheduleTest : public ::testing::Test {
     const std::vector<Array> inputs =
         test_gen::random_per_device(dtype, {shape.elements}, ranks, seed);
     const std::vector<Array> gpu = run_schedule_on_gpu(schedule, inputs, op);
-    const std::vector<Array> cpu = collectives::run_schedule_data(schedule, inputs, op);
+    const std::vector<Array> cpu =
+        collectives::run_schedule_data(schedule, inputs, op, kIeeeNumerics);
     const std::string what =
         fmt::format("{} {} {}[{}] over {} ranks, {}", collectives::algorithm_name(algorithm),
                     collectives::collective_kind_name(kind), dtype_name(dtype), shape.elements,

@@ -37,16 +37,45 @@ __device__ T add(T a, T b) {
   }
 }
 
+// -inf / +inf: the identities of max / min for the floating types (NaN cannot occur in others).
+template <class T>
+__device__ T infinity(bool negative) {
+  if constexpr (std::is_same_v<T, Float16>) {
+    return Float16{static_cast<std::uint16_t>(negative ? 0xfc00u : 0x7c00u)};
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return BFloat16{static_cast<std::uint16_t>(negative ? 0xff80u : 0x7f80u)};
+  } else if constexpr (std::is_same_v<T, float>) {
+    return __int_as_float(static_cast<int>(negative ? 0xff800000u : 0x7f800000u));
+  } else if constexpr (std::is_same_v<T, double>) {
+    return __longlong_as_double(
+        static_cast<long long>(negative ? 0xfff0000000000000ull : 0x7ff0000000000000ull));
+  } else {
+    return T{};
+  }
+}
+
+template <class T>
+__device__ bool is_nan(T x) {
+  if constexpr (is_half_v<T>) return isnan(widen(x));
+  else if constexpr (std::is_floating_point_v<T>) return isnan(x);
+  else return false;
+}
+
 // spmd::arith::max / min: std::max(acc, x) keeps acc unless acc < x; std::min(acc, x) keeps acc
-// unless x < acc (so a NaN x is dropped and ties keep acc).
+// unless x < acc (ties keep acc). A NaN operand is dropped, and two NaNs give the identity, so
+// NaN is dropped in every fold order.
 template <class T>
 __device__ T max_of(T acc, T x) {
+  if (is_nan(x)) return is_nan(acc) ? infinity<T>(true) : acc;
+  if (is_nan(acc)) return x;
   if constexpr (is_half_v<T>) return widen(acc) < widen(x) ? x : acc;
   else return acc < x ? x : acc;
 }
 
 template <class T>
 __device__ T min_of(T acc, T x) {
+  if (is_nan(x)) return is_nan(acc) ? infinity<T>(false) : acc;
+  if (is_nan(acc)) return x;
   if constexpr (is_half_v<T>) return widen(x) < widen(acc) ? x : acc;
   else return x < acc ? x : acc;
 }

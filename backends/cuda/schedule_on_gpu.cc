@@ -190,7 +190,12 @@ class VirtualDevices {
 }  // namespace
 
 std::vector<Array> run_schedule_on_gpu(const Schedule& schedule, std::span<const Array> flat_inputs,
-                                       ReduceOp op) {
+                                       ReduceOp op, const FloatNumerics& numerics) {
+  if (numerics.flush_subnormals) {
+    throw Error(
+        "run_schedule_on_gpu: numerics that flush subnormals (XLA:CPU's), expected IEEE numerics: "
+        "the GPU kernels keep subnormals");
+  }
   schedule.validate();
   collectives::check_schedule_inputs(schedule, flat_inputs, op, "run_schedule_on_gpu");
   VirtualDevices devices(schedule, flat_inputs, op);

@@ -12,14 +12,17 @@
 
 #include "collectives/schedule.h"
 #include "reference/array.h"
+#include "reference/float_numerics.h"
 #include "reference/fold_reduce.h"
 
 namespace spmd::cuda {
 
 // `flat_inputs[r]` is rank r's input: a 1-D array of schedule.input_elements, all of one dtype.
 // Returns each rank's result, work[result_begin, result_end), as a 1-D array. Runs on the current
-// CUDA device; spmd::Error for bad inputs or a CUDA failure.
+// CUDA device; spmd::Error for bad inputs or a CUDA failure. The kernels keep IEEE subnormals
+// (built without -ftz): numerics that flush them are an error.
 std::vector<Array> run_schedule_on_gpu(const collectives::Schedule& schedule,
-                                       std::span<const Array> flat_inputs, ReduceOp op);
+                                       std::span<const Array> flat_inputs, ReduceOp op,
+                                       const FloatNumerics& numerics = kIeeeNumerics);
 
 }  // namespace spmd::cuda
