@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Installs a pinned JAX CPU wheel into a virtual environment under the build folder, generates
-# random conformance cases with it (generate_cases.py), and runs them through `spmdsim conform` on
-# the reference and on the simulator (direct algorithm). Exits 77 (CTest: skipped) with a message
+# random conformance cases with it (generate_cases.py), plus RULE_COUNT cases for each JAX / XLA:CPU
+# rule (--rules: ppermute indices, bool reductions, subnormals, groups of one, bfloat16 excess
+# precision, NaN in pmax / pmin), and runs them through `spmdsim conform` on the reference and on the
+# simulator with every algorithm, and with ring on a torus. Exits 77 (CTest: skipped) with a message
 # when this machine cannot reach PyPI.
-# Usage: run_jax_conformance.sh BUILD_DIR SPMDSIM [CASE_COUNT]
+# Usage: run_jax_conformance.sh BUILD_DIR SPMDSIM [CASE_COUNT [RULE_COUNT]]
 set -euo pipefail
 build_dir=$1
 spmdsim=$2
 case_count=${3:-200}
+rule_count=${4:-40}
+algorithms="direct ring bidirectional_ring halving_doubling binary_tree double_binary_tree"
 here=$(cd "$(dirname "$0")" && pwd)
 jax_version=0.10.2  # the version docs/jax-checklist.md targets (tag jax-v0.10.2)
 venv=$build_dir/jax-venv
@@ -26,10 +30,23 @@ fi
 
 rm -rf "$cases"
 XLA_FLAGS=--xla_force_host_platform_device_count=8 JAX_PLATFORMS=cpu \
-  "$venv/bin/python" "$here/generate_cases.py" --out "$cases" --count "$case_count" --seed 5
+  "$venv/bin/python" "$here/generate_cases.py" --out "$cases" --count "$case_count" --seed 5 \
+  --rules "$rule_count"
 
-echo "spmdsim conform --backend reference $cases"
-"$spmdsim" conform --backend reference "$cases"
-echo "spmdsim conform --backend sim --algorithm direct $cases"
-"$spmdsim" conform --backend sim --algorithm direct "$cases"
-echo "JAX differential: $case_count generated cases pass on the reference and on the sim (direct)"
+# Every run goes ahead even when one fails, so that one log shows them all.
+failed=""
+conform() {
+  echo "spmdsim conform $* $cases"
+  "$spmdsim" conform "$@" "$cases" || failed="$failed [$*]"
+}
+conform --backend reference
+for algorithm in $algorithms; do
+  conform --backend sim --algorithm "$algorithm"
+done
+conform --backend sim --algorithm ring --topology torus
+if [ -n "$failed" ]; then
+  echo "JAX differential failed on:$failed"
+  exit 1
+fi
+echo "JAX differential: $case_count generated cases and $rule_count per rule pass on the reference" \
+  "and on the sim ($algorithms; ring on a torus)"
