@@ -70,7 +70,6 @@ Array xla_cpu_float_sum(const std::vector<Array>& in_rank_order, bool one_device
 }
 
 // Value of `node` of a fold tree for element i, in accumulator type Acc.
-template <class T, class Acc>
 // With `ftz` (XLA:CPU) every addition flushes subnormal operands and results to signed zero.
 template <class T, class Acc>
 Acc eval_fold(const FoldTree& tree, int node, const std::vector<Array>& x, std::size_t i,
