@@ -79,6 +79,13 @@ class Array {
   // element-wise results) and writes drop it.
   const Array* unrounded_f32() const { return unrounded_f32_.get(); }
   Array with_unrounded_f32(Array values) const;
+  // This array as stored: the same elements without unrounded_f32 values (what a collective that
+  // moves the bfloat16 elements delivers).
+  Array as_stored() const {
+    Array out = *this;
+    out.unrounded_f32_.reset();
+    return out;
+  }
 
   // Same dtype, shape and bytes (NaN payloads included).
   bool bitwise_equal(const Array& other) const;

@@ -41,14 +41,16 @@ Array Context::collective(const CollectiveCall& call, const Array& x) {
     return x;  // JAX: an empty axis tuple leaves x unchanged
   }
   if (mesh_.device_count() == 1 && is_all_reduce(call.op)) {
-    return single_device_all_reduce(call.op, x).with_varying_axes(varying);
+    return single_device_all_reduce(call.op, x.as_stored()).with_varying_axes(varying);
   }
   const bool sums = call.op == CollectiveOp::psum || call.op == CollectiveOp::pmean ||
                     call.op == CollectiveOp::psum_scatter;
   if (const Array* unrounded = x.unrounded_f32(); unrounded != nullptr && sums) {
     return sum_unrounded_bf16(call, *unrounded).with_varying_axes(varying);
   }
-  return run_collective(call, x).with_varying_axes(varying);
+  // Collectives move and reduce the stored (rounded) elements; a backend that hands an input
+  // array on unchanged (a permute) must not hand its float32 values on with it.
+  return run_collective(call, x.as_stored()).with_varying_axes(varying);
 }
 
 // XLA:CPU promotes a bfloat16 sum to float32 (AllReducePromotion) and, with excess precision,

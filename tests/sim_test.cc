@@ -85,6 +85,7 @@ RC_GTEST_PROP(Simulator, results_equal_the_reference_folding_in_the_algorithms_o
   const Op op = *rc::gen::element(Op::psum, Op::pmean, Op::pmax, Op::pmin, Op::psum_scatter,
                                   Op::all_gather, Op::all_to_all, Op::ppermute);
   const DType dtype = *test_gen::dtype_of(test_gen::all_dtypes());
+  RC_PRE(!(op == Op::psum_scatter && dtype == DType::bool_));  // JAX rejects it (errors_test)
   const bool splits = op == Op::psum_scatter || op == Op::all_to_all;
   const std::int64_t rows = splits ? n * *rc::gen::inRange(1, 4) : *rc::gen::inRange(1, 40);
   const Shape shape = {rows, *rc::gen::inRange<std::int64_t>(1, 5)};
