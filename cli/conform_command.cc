@@ -1,8 +1,10 @@
 #include "cli/conform_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
+#include <optional>
 
 #include "backends/backend_registry.h"
 #include "backends/sim_backend.h"
@@ -17,7 +19,11 @@ void add_conform_flags(CLI::App& command, ConformOptions& options) {
   command.add_option("--order", options.order,
                      "Reduction order the backend folds float sums in (xla_cpu, nccl_ring, "
                      "gloo_ring, mpi_ring, mpi_recursive_doubling, ...); default: each case's");
-  command.add_option("--ring", options.ring, "Ring order for ring algorithms, e.g. 0,2,1,3")
+  command
+      .add_option("--ring", options.ring,
+                  "With --order: the mesh's device ids in ring order, e.g. 0,2,1,3; each group "
+                  "folds along it restricted to its members (every case's mesh must have that "
+                  "many devices)")
       ->delimiter(',');
   command.add_option("--algorithm", options.algorithm,
                      "With --backend sim: the collective algorithm (direct, ring, "
@@ -50,6 +56,59 @@ void check_topology_for_cases(const std::string& text) {
   topology::topology_from_text(text, 8);  // throws its message
 }
 
+// --order with its --ring: the ring lists device ids, so it must be a permutation of 0..n-1.
+ReductionOrder order_from_flags(const ConformOptions& options) {
+  ReductionOrder order{.algorithm = reduction_algorithm_from_name(options.order)};
+  for (const std::string& device : options.ring) {
+    try {
+      order.ring.push_back(std::stoi(device));
+    } catch (const std::exception&) {
+      throw Error(
+          fmt::format("--ring {}: expected comma-separated device ids such as 0,2,1,3", device));
+    }
+  }
+  try {
+    order.check_device_ring(static_cast<int>(order.ring.size()));
+  } catch (const Error& e) {
+    throw Error(fmt::format("--ring: {}", e.what()));
+  }
+  return order;
+}
+
+// A case file, loaded, or the one-line reason the format cannot read it.
+struct LoadedCase {
+  std::string file;
+  std::optional<conformance::Case> loaded;
+  std::string malformed;
+};
+
+std::vector<LoadedCase> load_cases(const std::vector<std::string>& paths) {
+  std::vector<LoadedCase> cases;
+  for (const std::string& file : conformance::find_case_files(paths)) {
+    LoadedCase entry{.file = file};
+    try {
+      entry.loaded = conformance::load_case(file);
+    } catch (const Error& e) {
+      entry.malformed = e.what();
+    }
+    cases.push_back(std::move(entry));
+  }
+  return cases;
+}
+
+// A --ring lists every device of the mesh: checked for every case before any runs.
+void check_ring_fits_cases(const std::vector<int>& ring, const std::vector<LoadedCase>& cases) {
+  if (ring.empty()) return;
+  for (const LoadedCase& entry : cases) {
+    if (!entry.loaded || entry.loaded->device_count == static_cast<int>(ring.size())) continue;
+    throw Error(fmt::format(
+        "{}: the case's mesh has {} devices, --ring {} lists {}; expected a ring of all {} "
+        "devices",
+        entry.file, entry.loaded->device_count, fmt::join(ring, ","), ring.size(),
+        entry.loaded->device_count));
+  }
+}
+
 }  // namespace
 
 int run_conform_command(const ConformOptions& options, std::ostream& out) {
@@ -73,29 +132,21 @@ int run_conform_command(const ConformOptions& options, std::ostream& out) {
     }
     run_options.order = order_for_algorithm(collectives::algorithm_from_name(options.algorithm));
   }
-  if (!options.order.empty()) {
-    ReductionOrder order{.algorithm = reduction_algorithm_from_name(options.order)};
-    for (const std::string& position : options.ring) {
-      try {
-        order.ring.push_back(std::stoi(position));
-      } catch (const std::exception&) {
-        throw Error(
-            fmt::format("--ring {}: expected comma-separated integers such as 0,2,1,3", position));
-      }
-    }
-    run_options.order = order;
+  if (!options.ring.empty() && options.order.empty()) {
+    throw Error(fmt::format("--ring {} without --order, expected --order with it",
+                            fmt::join(options.ring, ",")));
   }
+  if (!options.order.empty()) run_options.order = order_from_flags(options);
+  const std::vector<LoadedCase> cases = load_cases(options.paths);
+  if (run_options.order) check_ring_fits_cases(run_options.order->ring, cases);
   int passed = 0, failed = 0, malformed = 0;
-  for (const std::string& file : conformance::find_case_files(options.paths)) {
-    conformance::Case c;
-    try {
-      c = conformance::load_case(file);
-    } catch (const Error& e) {
-      out << "ERROR " << e.what() << "\n";
+  for (const LoadedCase& entry : cases) {
+    if (!entry.loaded) {
+      out << "ERROR " << entry.malformed << "\n";
       ++malformed;
       continue;
     }
-    const conformance::CaseResult result = conformance::run_case(c, run_options);
+    const conformance::CaseResult result = conformance::run_case(*entry.loaded, run_options);
     if (result.passed) {
       ++passed;
       if (options.verbose) out << "PASS " << result.name << "\n";

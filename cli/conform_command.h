@@ -12,7 +12,7 @@ namespace spmd {
 struct ConformOptions {
   std::string backend = "reference";
   std::string order;              // empty: each case's own order
-  std::vector<std::string> ring;  // --ring 0,2,1,3: ring order for ring / chain algorithms
+  std::vector<std::string> ring;  // --ring 0,2,1,3: the mesh's device ids in ring order
   std::string algorithm;          // --backend sim: the simulator algorithm (sets the order)
   std::string topology = "ring";  // --backend sim: the machine's topology
   bool verbose = false;
@@ -21,8 +21,10 @@ struct ConformOptions {
 
 void add_conform_flags(CLI::App& command, ConformOptions& options);
 
-// Prints one line per failing case and a final "N passed, M failed"; returns the exit code
-// (0 when none failed, 1 otherwise, 2 when a case file is malformed).
+// Loads every case, then runs them; prints one line per failing case and a final
+// "N passed, M failed"; returns the exit code (0 when none failed, 1 otherwise, 2 when a case
+// file is malformed). Throws spmd::Error for bad flags and, before any case runs, for a --ring
+// whose length is not a case's device count.
 int run_conform_command(const ConformOptions& options, std::ostream& out);
 
 }  // namespace spmd

@@ -1,7 +1,9 @@
 #include "conformance/conformance_case.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <limits>
 
@@ -272,18 +274,50 @@ void parse_map(const JsonValue& map, Case& c) {
   }
 }
 
-Mesh parse_mesh(const JsonValue& mesh) {
-  mesh.require_object({"shape", "axis_names"});
+// The mesh's fields as written, before JAX's checks on them (build_mesh).
+struct MeshFields {
   std::vector<int> shape;
-  for (const JsonValue& size :
-       mesh.required("shape", "a list of axis sizes").elements("a list of axis sizes")) {
-    shape.push_back(size.positive_int32());
+  std::vector<std::string> axis_names;
+};
+
+MeshFields parse_mesh(const JsonValue& mesh) {
+  mesh.require_object({"shape", "axis_names"});
+  MeshFields fields;
+  const JsonValue shape = mesh.required("shape", "a list of axis sizes");
+  std::int64_t devices = 1;
+  for (const JsonValue& size : shape.elements("a list of axis sizes")) {
+    fields.shape.push_back(size.positive_int32());
+    devices *= fields.shape.back();
+    if (devices > std::numeric_limits<int>::max()) {
+      shape.fail(fmt::format("has more than {} devices, expected at most that many",
+                             std::numeric_limits<int>::max()));
+    }
   }
-  const AxisNames names = axis_names(mesh.required("axis_names", kAxisNames));
+  fields.axis_names = axis_names(mesh.required("axis_names", kAxisNames)).names;
+  return fields;
+}
+
+// The format says a pmap case's mesh is its one mapped axis.
+void check_pmap_mesh(const JsonValue& mesh, const MeshFields& fields, const Case& c) {
+  if (fields.axis_names.size() == 1 && fields.shape.size() == 1 &&
+      fields.axis_names[0] == c.pmap.axis_name) {
+    return;
+  }
+  mesh.fail(fmt::format(
+      "a pmap case needs a one-axis mesh named by map.axis_name (\"{}\"), got shape [{}] and "
+      "axis_names [\"{}\"]",
+      c.pmap.axis_name, fmt::join(fields.shape, ", "), fmt::join(fields.axis_names, "\", \"")));
+}
+
+// JAX's checks on a mesh that reads well (an axis name twice, as many names as axes): a failed
+// one is the program's error, not the file's.
+void build_mesh(const MeshFields& fields, Case& c) {
+  c.device_count = 1;
+  for (int size : fields.shape) c.device_count *= size;
   try {
-    return Mesh(shape, names.names);
+    c.mesh = Mesh(fields.shape, fields.axis_names);
   } catch (const Error& e) {
-    mesh.fail(e.what());
+    c.program_error = fmt::format("mesh: {}", e.what());
   }
 }
 
@@ -315,14 +349,11 @@ Case read_case(const JsonValue& root, const std::string& json_path) {
   if (const std::optional<JsonValue> about = root.optional("about")) c.about = about->string();
 
   const JsonValue mesh = root.required("mesh", "an object with fields shape, axis_names");
-  c.mesh = parse_mesh(mesh);
+  const MeshFields mesh_fields = parse_mesh(mesh);
   const JsonValue map = root.required("map", "an object with a kind, \"pmap\" or \"shard_map\"");
   parse_map(map, c);
-  if (c.is_pmap && (c.mesh.axis_count() != 1 || c.mesh.axis_names()[0] != c.pmap.axis_name)) {
-    mesh.fail(
-        fmt::format("a pmap case needs a one-axis mesh named by map.axis_name (\"{}\"), got {}",
-                    c.pmap.axis_name, c.mesh.to_string()));
-  }
+  if (c.is_pmap) check_pmap_mesh(mesh, mesh_fields, c);
+  build_mesh(mesh_fields, c);
 
   const std::filesystem::path folder = std::filesystem::path(json_path).parent_path();
   constexpr std::string_view kFiles = "a list of {\"file\": ...} entries";

@@ -1,6 +1,8 @@
 #pragma once
 // A conformance case (docs/conformance-format.md): one small SPMD program with its inputs and
-// what JAX gives for it. Loading checks every field and reports the first bad one in one line.
+// what JAX gives for it. Loading checks every field and reports the first one the format cannot
+// read in one line; a program that reads well but that JAX rejects (a mesh with an axis name
+// twice) loads, with the rejection in program_error, so that it counts as the case's result.
 
 #include <optional>
 #include <string>
@@ -36,7 +38,8 @@ struct Case {
   std::string name;
   std::string about;
   std::string json_path;
-  Mesh mesh{{1}, {"i"}};
+  Mesh mesh{{1}, {"i"}};  // the case's mesh; left as it is here where program_error is set
+  int device_count = 1;   // the product of mesh.shape, known even where the mesh is rejected
   bool is_pmap = true;
   PmapOptions pmap;
   ShardMapOptions shard_map;
@@ -46,9 +49,14 @@ struct Case {
   std::optional<Values> expected_outputs;  // as stored in the files
   std::optional<std::string> expected_error;
   ReductionAlgorithm order = ReductionAlgorithm::xla_cpu;
+  // Why the program cannot be built, as JAX would reject it (the mesh's own checks); the case
+  // then cannot run, and this error is its result.
+  std::optional<std::string> program_error;
 };
 
-// Loads NAME.json and the .npy files it names (relative to the JSON's folder).
+// Loads NAME.json and the .npy files it names (relative to the JSON's folder). Throws
+// spmd::Error, naming the file and the field, only where the format cannot be read: bad JSON, an
+// unknown, missing or wrongly typed field, a bad reference, a missing .npy file.
 Case load_case(const std::string& json_path);
 
 // The per-device program the case's body describes.

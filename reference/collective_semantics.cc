@@ -322,10 +322,11 @@ std::vector<Array> evaluate_collective(const CollectiveCall& call, const Mesh& m
                                        const std::vector<Array>& inputs,
                                        const ReductionOrder& order) {
   const int axis_size = collective_axis_size(mesh, call);
+  order.check_device_ring(mesh.device_count());
   std::vector<Array> results(inputs.size());
   for (const std::vector<int>& group : collective_groups(mesh, call)) {
     std::vector<Array> group_results =
-        evaluate_group(call, members_inputs(inputs, group), axis_size, order);
+        evaluate_group(call, members_inputs(inputs, group), axis_size, order.for_group(group));
     for (std::size_t r = 0; r < group.size(); ++r) {
       results[static_cast<std::size_t>(group[r])] = std::move(group_results[r]);
     }

@@ -26,7 +26,9 @@ void validate_collective(const CollectiveCall& call, const Mesh& mesh, DType dty
 VaryingAxes result_varying_axes(const CollectiveCall& call, const Mesh& mesh, VaryingAxes input);
 
 // Results on every device (index = device id), from every device's input. Float sums fold in
-// `order` (psum, pmean, psum_scatter); everything else is exact data movement.
+// `order` (psum, pmean, psum_scatter), whose ring lists the mesh's device ids: each group folds
+// along that ring restricted to its members (ReductionOrder::for_group); everything else is
+// exact data movement.
 std::vector<Array> evaluate_collective(const CollectiveCall& call, const Mesh& mesh,
                                        const std::vector<Array>& inputs,
                                        const ReductionOrder& order);

@@ -143,6 +143,30 @@ FoldTree ReductionOrder::reduce_scatter_fold(int group_size, int destination) co
   return parts_of(algorithm).reduce_scatter_fold(*this, ring_order, destination);
 }
 
+void ReductionOrder::check_device_ring(int device_count) const {
+  if (ring.empty()) return;
+  try {
+    static_cast<void>(RingOrder(ring, device_count));  // throws unless a permutation of 0..n-1
+  } catch (const Error&) {
+    throw Error(
+        fmt::format("ring {} for {} devices, expected a permutation of the device ids 0..{}",
+                    fmt::join(ring, ","), device_count, device_count - 1));
+  }
+}
+
+ReductionOrder ReductionOrder::for_group(std::span<const int> group_devices) const {
+  ReductionOrder group_order = *this;
+  if (ring.empty()) return group_order;
+  group_order.ring = group_ring(ring, group_devices);
+  if (group_order.ring.size() != group_devices.size()) {
+    throw Error(fmt::format(
+        "ring {} does not visit each device of the group {} once, expected a permutation of the "
+        "mesh's device ids",
+        fmt::join(ring, ","), fmt::join(group_devices, ",")));
+  }
+  return group_order;
+}
+
 std::string ReductionOrder::describe() const {
   std::vector<std::string> parameters;
   if (!ring.empty()) parameters.push_back(fmt::format("ring={}", fmt::join(ring, ",")));

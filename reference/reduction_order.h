@@ -6,9 +6,11 @@
 //
 // The orders, with their sources, are in docs/reduction-orders.md; each library's are written in
 // its own file under reference/reduction_orders/. Ranks here are positions in the collective
-// group (0..n-1), not device ids.
+// group (0..n-1), not device ids. A backend is given its order with `ring` in device ids (the
+// whole mesh's ring); each group's fold uses for_group(the group's devices), `ring` in ranks.
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,7 +86,9 @@ inline std::int64_t first_half_elements(std::int64_t count) { return (count + 1)
 
 struct ReductionOrder {
   ReductionAlgorithm algorithm = ReductionAlgorithm::xla_cpu;
-  // Ring / chain order: ring[i] is the group rank at ring position i. Empty: 0, 1, ..., n-1.
+  // Ring / chain order. Given to a backend: ring[i] is the device id at ring position i, a
+  // permutation of the mesh's devices. In the fold functions below (the order of one group, as
+  // for_group gives it): ring[i] is the group rank at ring position i. Empty: 0, 1, ..., n-1.
   // Used by nccl_ring, nccl_tree_chain and binary_tree; the other algorithms fold over group
   // ranks (Gloo and MPI ranks are the group ranks) but still reject a ring that is not a
   // permutation of 0..n-1.
@@ -120,6 +124,16 @@ struct ReductionOrder {
   // algorithms use their all-reduce fold for every block (a model choice for most of them, see
   // docs/reduction-orders.md).
   FoldTree reduce_scatter_fold(int group_size, int destination) const;
+
+  // Throws spmd::Error unless `ring` is empty or a permutation of the device ids
+  // 0..device_count-1 (a device ring, as a backend is given it).
+  void check_device_ring(int device_count) const;
+
+  // The order of one collective group, from this order with `ring` in device ids: the group's
+  // ring visits its members in the order `ring` lists their devices, as group ranks (rank r is
+  // group_devices[r]). An empty ring stays empty (rank order). Throws spmd::Error when `ring`
+  // misses one of the group's devices.
+  ReductionOrder for_group(std::span<const int> group_devices) const;
 
   std::string describe() const;  // "nccl_ring(ring=0,2,1,3)"
 };

@@ -42,4 +42,15 @@ RingOrder RingOrder::reversed() const { return RingOrder(walk(0, -1), size()); }
 
 RingOrder RingOrder::mirrored() const { return RingOrder(walk(size() - 1, -1), size()); }
 
+std::vector<int> group_ring(std::span<const int> device_ring, std::span<const int> group_devices) {
+  std::vector<int> ranks;
+  for (int device : device_ring) {
+    const auto member = std::find(group_devices.begin(), group_devices.end(), device);
+    if (member != group_devices.end()) {
+      ranks.push_back(static_cast<int>(member - group_devices.begin()));
+    }
+  }
+  return ranks;
+}
+
 }  // namespace spmd

@@ -4,6 +4,7 @@
 // through it. Positions are taken mod n, so walking past the end goes round again.
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace spmd {
@@ -28,5 +29,10 @@ class RingOrder {
  private:
   std::vector<int> ranks_, positions_;
 };
+
+// The ring of a group, from a ring over devices: the group's ranks (rank r = group_devices[r]) in
+// the order `device_ring` visits their devices. Ranks whose device the ring does not visit are
+// left out, so the result is shorter than the group when the ring misses one of its devices.
+std::vector<int> group_ring(std::span<const int> device_ring, std::span<const int> group_devices);
 
 }  // namespace spmd

@@ -9,6 +9,7 @@
 #include "reference/elementwise.h"
 #include "reference/error.h"
 #include "reference/reduction_dtype.h"
+#include "reference/ring_order.h"
 #include "sim/collective_layout.h"
 
 namespace spmd::sim {
@@ -17,13 +18,11 @@ namespace {
 using collectives::Algorithm;
 using collectives::CollectiveKind;
 
-// The group's ranks in the order the topology's ring visits their devices.
-std::vector<int> group_ring(const std::vector<int>& ring_order, const std::vector<int>& devices) {
-  std::vector<int> ring;
-  for (int device : ring_order) {
-    auto it = std::find(devices.begin(), devices.end(), device);
-    if (it != devices.end()) ring.push_back(static_cast<int>(it - devices.begin()));
-  }
+// The group's ranks in the order the topology's ring visits their devices; rank order where the
+// ring misses one of them.
+std::vector<int> topology_group_ring(const std::vector<int>& ring_order,
+                                     const std::vector<int>& devices) {
+  std::vector<int> ring = group_ring(ring_order, devices);
   return ring.size() == devices.size() ? ring : std::vector<int>{};
 }
 
@@ -90,7 +89,7 @@ CollectivePlan plan_collective(const CollectiveCall& call, DType dtype, const Sh
   plan.shape.kind = collective_kind(call.op);
   plan.shape.ranks = n;
   plan.shape.elements = elements;
-  if (!choice.ring_by_rank) plan.shape.ring = group_ring(choice.ring_order, devices);
+  if (!choice.ring_by_rank) plan.shape.ring = topology_group_ring(choice.ring_order, devices);
   plan.shape.torus_dims = group_torus_dims(choice.torus_dims, devices);
   plan.shape.pipeline_chunk_bytes = choice.pipeline_chunk_bytes;
   if (plan.shape.kind == CollectiveKind::permute) {

@@ -354,6 +354,28 @@ TEST(ExamplesCommand, UnknownNameExitsWithTwoListingTheNames) {
   EXPECT_EQ(lines_of(result.output).size(), 1u) << result.output;
 }
 
+// --ring lists the mesh's device ids: over a folder that also holds 8-device cases, a 4-device
+// ring stops the run before any case runs, with one line naming the first such case.
+TEST(ConformCommand, RingThatDoesNotFitACaseExitsWithTwoBeforeAnyCaseRuns) {
+  const std::string cases = std::string(SPMD_SOURCE_DIR) + "/tests/conformance/cases";
+  const CommandResult result = run_binary("conform --order nccl_ring --ring 0,2,1,3 -v " + cases);
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_EQ(result.output, "error: " + cases +
+                               "/err_smap_not_divisible.json: the case's mesh has 8 devices, "
+                               "--ring 0,2,1,3 lists 4; expected a ring of all 8 devices\n");
+}
+
+// Every 4-device group size under the same ring: the whole mesh (pmap_psum_f32_rank_order) and
+// axis_index_groups of two (pmap_psum_axis_index_groups), as README.md runs them.
+TEST(ConformCommand, RingOfFourDevicesRunsCasesWithGroupsOfTwoAndFour) {
+  const std::string cases = std::string(SPMD_SOURCE_DIR) + "/tests/conformance/cases";
+  const CommandResult result =
+      run_binary("conform --order nccl_ring --ring 0,2,1,3 -v " + cases +
+                 "/pmap_psum_f32_rank_order.json " + cases + "/pmap_psum_axis_index_groups.json");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("2 passed, 0 failed"), std::string::npos) << result.output;
+}
+
 TEST(CliHelp, EveryCommandHasHelp) {
   for (const std::string command : {"demo", "run", "perf", "scale", "conform", "examples"}) {
     const CommandResult result = run_binary(command + " --help");

@@ -198,7 +198,7 @@ RC_GTEST_PROP(CollectiveProperties, all_gather_tiled_after_psum_scatter_tiled_is
   const auto inputs =
       test_gen::random_per_device(dtype, shape, mesh.device_count(), *test_gen::seed());
   // Integer sums are exact in any order, so any declared order must give the same bits.
-  ReferenceBackend backend(*test_gen::reduction_order(n));
+  ReferenceBackend backend(*test_gen::backend_reduction_order(n, mesh));
   const auto out = run_per_device(
       backend, mesh, as_args(inputs), 2, [&](Context& ctx, const Values& in) -> Values {
         const Array scattered = ctx.psum_scatter(in[0], axes, dim, /*tiled=*/true);
@@ -327,7 +327,7 @@ RC_GTEST_PROP(CollectiveProperties,
   const auto inputs =
       test_gen::random_per_device(dtype, shape, mesh.device_count(), *test_gen::seed());
   for (const ReductionAlgorithm algorithm : kAllReductionAlgorithms) {
-    ReductionOrder order = *test_gen::reduction_order(n);
+    ReductionOrder order = *test_gen::backend_reduction_order(n, mesh);
     order.algorithm = algorithm;
     if (algorithm == ReductionAlgorithm::gloo_bcube && !std::has_single_bit(unsigned(n)) &&
         n != 3) {
@@ -338,8 +338,9 @@ RC_GTEST_PROP(CollectiveProperties,
         backend, mesh, as_args(inputs), 1,
         [&](Context& ctx, const Values& in) -> Values { return {ctx.psum(in[0], axes)}; });
     for (int d = 0; d < mesh.device_count(); ++d) {
+      const auto members = group_members(mesh, axes, d);
       const Array expected =
-          planned_float_sum(in_rank_order(inputs, group_members(mesh, axes, d)), order,
+          planned_float_sum(in_rank_order(inputs, members), order.for_group(members),
                             mesh.device_count() == 1);
       RC_ASSERT(bits_equal(out[static_cast<std::size_t>(d)][0], expected));
     }
@@ -358,7 +359,7 @@ RC_GTEST_PROP(CollectiveProperties, float_psum_scatter_equals_reduce_scatter_fol
   const Shape shape = test_gen::shape_with_multiple(rank, dim, n);
   const auto inputs =
       test_gen::random_per_device(dtype, shape, mesh.device_count(), *test_gen::seed());
-  const ReductionOrder order = *test_gen::reduction_order(n);
+  const ReductionOrder order = *test_gen::backend_reduction_order(n, mesh);
   RC_TAG(reduction_algorithm_name(order.algorithm));
   ReferenceBackend backend(order);
   const auto out = run_per_device(backend, mesh, as_args(inputs), 1,
@@ -374,9 +375,8 @@ RC_GTEST_PROP(CollectiveProperties, float_psum_scatter_equals_reduce_scatter_fol
       blocks.push_back(slice(inputs[static_cast<std::size_t>(m)], dim, r * block, (r + 1) * block));
     }
     Array expected(dtype, blocks.front().shape());
-    fold_elements(order.reduce_scatter_fold(n, r), blocks, bf16_in_f32(order),
-                  order.numerics().flush_subnormals, 0, expected.size(),
-                  expected);
+    fold_elements(order.for_group(members).reduce_scatter_fold(n, r), blocks, bf16_in_f32(order),
+                  order.numerics().flush_subnormals, 0, expected.size(), expected);
     RC_ASSERT(bits_equal(out[static_cast<std::size_t>(d)][0], expected));
   }
 }

@@ -58,7 +58,7 @@ class CaseFolder : public ::testing::Test {
 
 TEST(PublicCases, EveryCasePassesOnTheReference) {
   const auto files = find_case_files({SPMD_CONFORMANCE_DIR});
-  ASSERT_EQ(files.size(), 26u);
+  ASSERT_EQ(files.size(), 27u);
   for (const std::string& file : files) {
     const CaseResult result = run_case(load_case(file), RunOptions{});
     EXPECT_TRUE(result.passed) << file << ": " << result.failure;
@@ -208,6 +208,99 @@ TEST_F(CaseFolder, MalformedCaseMakesTheCliExitWithTwo) {
   EXPECT_THAT(out.str(), HasSubstr("not valid JSON"));
 }
 
+// ---- Errors found while a case loads: a program JAX rejects is the case's result
+
+// A 2x2 mesh naming its axis twice: the JSON reads well, but JAX rejects the program.
+std::string duplicate_axis_names_case(const std::string& expected) {
+  return R"({"format": 1, "name": "dup",
+      "mesh": {"shape": [2, 2], "axis_names": ["x", "x"]},
+      "map": {"kind": "shard_map", "in_specs": [["x"]], "out_specs": [["x"]]},
+      "inputs": [{"file": "x.npy"}],
+      "body": [{"op": "neg", "args": ["in0"]}],
+      "outputs": ["s0"],
+      "expected": )" +
+         expected + "}";
+}
+
+TEST_F(CaseFolder, ProgramErrorFoundWhileLoadingPassesWhenTheCaseExpectsAnError) {
+  const Case c = load_case(write_case(duplicate_axis_names_case(R"({"error": "duplicate"})")));
+  ASSERT_TRUE(c.program_error.has_value());
+  EXPECT_EQ(*c.program_error, "mesh: mesh.axis_names has 'x' twice, expected unique names");
+  EXPECT_EQ(c.device_count, 4);
+  const CaseResult result = run_case(c, RunOptions{});
+  EXPECT_TRUE(result.passed) << result.failure;
+  std::ostringstream out;
+  ConformOptions options;
+  options.paths = {folder_.string()};
+  EXPECT_EQ(run_conform_command(options, out), 0) << out.str();
+}
+
+TEST_F(CaseFolder, ProgramErrorFoundWhileLoadingFailsACaseThatExpectsOutputsNotMalformed) {
+  write_case(duplicate_axis_names_case(R"({"outputs": [{"file": "x.npy"}]})"));
+  std::ostringstream out;
+  ConformOptions options;
+  options.paths = {folder_.string()};
+  EXPECT_EQ(run_conform_command(options, out), 1);
+  EXPECT_EQ(out.str(),
+            "FAIL dup: raised an error: mesh: mesh.axis_names has 'x' twice, expected unique "
+            "names\n"
+            "0 passed, 1 failed\n");
+}
+
+TEST_F(CaseFolder, AFileTheFormatCannotReadStaysMalformedWhateverItExpects) {
+  // A misspelt field in a case that expects an error is still the file's fault (exit code 2).
+  write_case(with_field(R"("expected": {"outputs": [{"file": "x.npy"}]})",
+                        R"("expected": {"error": "x"}, "oder": "xla_cpu")"));
+  std::ostringstream out;
+  ConformOptions options;
+  options.paths = {folder_.string()};
+  EXPECT_EQ(run_conform_command(options, out), 2);
+  EXPECT_THAT(out.str(), HasSubstr("oder: unknown field"));
+}
+
+// ---- --ring: the mesh's device ids, each group folding along the ring restricted to it
+
+TEST(Cli, RingOfFourDevicesFoldsTwoDeviceGroupsAlongItsRestriction) {
+  // pmap_psum_axis_index_groups: psum over groups [0, 1] and [2, 3] of a 4-device mesh; the
+  // groups' rings are 0, 1 and 2, 3 (this once failed: "expected a permutation of 0..1").
+  std::ostringstream out;
+  ConformOptions options;
+  options.order = "nccl_ring";
+  options.ring = {"0", "2", "1", "3"};
+  options.paths = {std::string(SPMD_CONFORMANCE_DIR) + "/pmap_psum_axis_index_groups.json",
+                   std::string(SPMD_CONFORMANCE_DIR) + "/pmap_psum_f32_rank_order.json"};
+  EXPECT_EQ(run_conform_command(options, out), 0) << out.str();
+  EXPECT_EQ(out.str(), "2 passed, 0 failed\n");
+}
+
+TEST(Cli, RingOfAnotherLengthThanACaseMeshStopsBeforeAnyCaseRuns) {
+  std::ostringstream out;
+  ConformOptions options;
+  options.order = "nccl_ring";
+  options.ring = {"0", "2", "1", "3"};
+  options.verbose = true;
+  options.paths = {SPMD_CONFORMANCE_DIR};
+  EXPECT_EQ(test_errors::error_of([&] { run_conform_command(options, out); }),
+            std::string(SPMD_CONFORMANCE_DIR) +
+                "/err_smap_not_divisible.json: the case's mesh has 8 devices, --ring 0,2,1,3 "
+                "lists 4; expected a ring of all 8 devices");
+  EXPECT_EQ(out.str(), "") << "no case runs before the check";
+}
+
+TEST(Cli, RingMustBeAPermutationOfDeviceIdsAndComeWithAnOrder) {
+  std::ostringstream out;
+  ConformOptions options;
+  options.order = "nccl_ring";
+  options.ring = {"0", "2", "2", "3"};
+  options.paths = {SPMD_CONFORMANCE_DIR};
+  EXPECT_EQ(test_errors::error_of([&] { run_conform_command(options, out); }),
+            "--ring: ring 0,2,2,3 for 4 devices, expected a permutation of the device ids 0..3");
+  options.order.clear();
+  options.ring = {"0", "2", "1", "3"};
+  EXPECT_EQ(test_errors::error_of([&] { run_conform_command(options, out); }),
+            "--ring 0,2,1,3 without --order, expected --order with it");
+}
+
 // The simulator's --topology is checked before a case gives its device count: a grid that fits
 // the cases' 4 devices runs; text that fits no device count is an error.
 TEST(Cli, SimTopologyThatFitsTheCasesRuns) {
@@ -252,6 +345,35 @@ TEST(OtherOrders, RankOrderCaseDiffersFromJaxOnlyByTheOrder) {
   EXPECT_TRUE(result.passed) << result.failure;
   ASSERT_FALSE(result.notes.empty());
   EXPECT_THAT(result.notes.back(), HasSubstr("only by the reduction order nccl_ring"));
+}
+
+// A JAX mismatch is excused by another order only where the order is its cause. These cases'
+// expected files are wrong (the reference in the case's own order, xla_cpu, differs from them),
+// so no order excuses them; the old rule passed them because the backend equals the reference
+// in the backend's order, whatever the file says, even for an all_gather that reduces nothing.
+TEST_F(CaseFolder, WrongExpectationIsNotExcusedByAnotherOrder) {
+  write_npy((folder_ / "gathered.npy").string(),
+            Array::from_values<float>({4, 4}, {1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 5}));
+  const Case gather = load_case(write_case(R"({"format": 1, "name": "gather4",
+      "mesh": {"shape": [4], "axis_names": ["i"]},
+      "map": {"kind": "pmap", "axis_name": "i", "in_axes": [0], "out_axes": [0]},
+      "inputs": [{"file": "x.npy"}],
+      "body": [{"op": "all_gather", "args": ["in0"], "axis_name": "i"}],
+      "outputs": ["s0"],
+      "expected": {"outputs": [{"file": "gathered.npy"}]}})"));
+  const Case psum = load_case(psum_case("bad.npy"));
+  RunOptions options;
+  for (const ReductionAlgorithm algorithm :
+       {ReductionAlgorithm::nccl_ring, ReductionAlgorithm::double_binary_tree}) {
+    options.order = ReductionOrder{.algorithm = algorithm};
+    const CaseResult gathered = run_case(gather, options);
+    EXPECT_FALSE(gathered.passed);
+    EXPECT_EQ(gathered.failure,
+              "output 0 element (3, 3) is 4, expected 5 (JAX's expected output); not a "
+              "reduction-order difference: the reference in the case's own order xla_cpu differs "
+              "from JAX too");
+    EXPECT_FALSE(run_case(psum, options).passed) << reduction_algorithm_name(algorithm);
+  }
 }
 
 }  // namespace

@@ -184,6 +184,16 @@ inline rc::Gen<ReductionOrder> reduction_order(int n) {
   });
 }
 
+// reduction_order(group_size) as a backend is given it: a ring, when there is one, over the
+// mesh's device ids (each group folds along it restricted to its members, for_group).
+inline rc::Gen<ReductionOrder> backend_reduction_order(int group_size, const Mesh& mesh) {
+  return rc::gen::exec([=] {
+    ReductionOrder order = *reduction_order(group_size);
+    if (!order.ring.empty()) order.ring = *permutation(mesh.device_count());
+    return order;
+  });
+}
+
 // ---- Running one function per device
 
 // Device d's input arguments in, device d's outputs out.

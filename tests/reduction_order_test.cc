@@ -19,10 +19,14 @@
 #include <vector>
 
 #include "reference/array.h"
+#include "reference/context.h"
 #include "reference/error.h"
 #include "reference/fold_reduce.h"
+#include "reference/mesh.h"
 #include "reference/nccl_ring_loops.h"
+#include "reference/reference_backend.h"
 #include "reference/scalar_arithmetic.h"
+#include "tests/error_of.h"
 
 namespace spmd {
 namespace {
@@ -354,6 +358,67 @@ TEST(ReductionOrder, Describe) {
   ReductionOrder gloo = order_of(Algorithm::gloo_ring);
   gloo.gloo_max_segment_bytes = 64;
   EXPECT_EQ(gloo.describe(), "gloo_ring(gloo_max_segment_bytes=64)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A device ring and the groups of a mesh
+
+TEST(ReductionOrder, GroupOrderIsTheDeviceRingRestrictedToTheGroupAsRanks) {
+  // --ring 0,2,1,3 over a 4-device mesh: the ring visits device 0, then 2, then 1, then 3.
+  const ReductionOrder device_ring = order_of(Algorithm::nccl_ring, {0, 2, 1, 3});
+  EXPECT_EQ(device_ring.for_group(std::vector<int>{2, 3}).ring, (std::vector<int>{0, 1}));
+  EXPECT_EQ(device_ring.for_group(std::vector<int>{1, 2}).ring, (std::vector<int>{1, 0}));
+  EXPECT_EQ(device_ring.for_group(std::vector<int>{0, 1, 2}).ring, (std::vector<int>{0, 2, 1}));
+  // Rank r is the r-th device of the group's list: devices 2, 0, 1 are ranks 0, 1, 2, and the
+  // ring visits device 0 (rank 1), then 2 (rank 0), then 1 (rank 2).
+  EXPECT_EQ(device_ring.for_group(std::vector<int>{2, 0, 1}).ring, (std::vector<int>{1, 0, 2}));
+  EXPECT_EQ(device_ring.for_group(std::vector<int>{3, 1, 0, 2}).ring,
+            (std::vector<int>{2, 3, 1, 0}));
+  EXPECT_TRUE(order_of(Algorithm::nccl_ring).for_group(std::vector<int>{1, 3}).ring.empty());
+}
+
+TEST(ReductionOrder, DeviceRingMustListEveryDeviceOnce) {
+  EXPECT_NO_THROW(order_of(Algorithm::nccl_ring, {0, 2, 1, 3}).check_device_ring(4));
+  EXPECT_NO_THROW(order_of(Algorithm::nccl_ring).check_device_ring(8));
+  EXPECT_EQ(test_errors::error_of([] {
+              order_of(Algorithm::nccl_ring, {0, 2, 1, 3}).check_device_ring(8);
+            }),
+            "ring 0,2,1,3 for 8 devices, expected a permutation of the device ids 0..7");
+  EXPECT_EQ(test_errors::error_of([] {
+              order_of(Algorithm::nccl_ring, {0, 2, 2, 3}).check_device_ring(4);
+            }),
+            "ring 0,2,2,3 for 4 devices, expected a permutation of the device ids 0..3");
+  EXPECT_EQ(test_errors::error_of([] {
+              order_of(Algorithm::nccl_ring, {0, 2, 1}).for_group(std::vector<int>{1, 3});
+            }),
+            "ring 0,2,1 does not visit each device of the group 1,3 once, expected a "
+            "permutation of the mesh's device ids");
+}
+
+// psum over axis_index_groups [[0, 1, 2], [3]] on the reference with the device ring 0,2,1,3:
+// the group of three folds along ranks 0, 2, 1 (its devices in ring order), which gives other
+// bits than its rank order for these values (1e8 + 1 rounds to 1e8 in float32).
+TEST(ReductionOrder, ReferenceFoldsEachGroupAlongTheDeviceRingRestrictedToIt) {
+  const std::vector<float> values = {1e8f, 1.0f, -1e8f, 3.0f};
+  std::vector<Values> inputs;
+  std::vector<Array> group_inputs;
+  for (float v : values) {
+    inputs.push_back({Array::from_values<float>({12}, std::vector<float>(12, v))});
+    if (inputs.size() <= 3) group_inputs.push_back(inputs.back()[0]);
+  }
+  ReferenceBackend reference(order_of(Algorithm::nccl_ring, {0, 2, 1, 3}));
+  const DeviceFunction psum_in_groups = [](Context& ctx, const Values& in) -> Values {
+    return {ctx.psum(in[0], "i", AxisIndexGroups{{0, 1, 2}, {3}})};
+  };
+  const std::vector<Values> out =
+      reference.run(Mesh({4}, {"i"}), inputs, psum_in_groups, /*check_vma=*/false);
+  const Array expected =
+      all_reduce(group_inputs, ReduceOp::sum, order_of(Algorithm::nccl_ring, {0, 2, 1}));
+  const Array rank_order = all_reduce(group_inputs, ReduceOp::sum, order_of(Algorithm::nccl_ring));
+  ASSERT_FALSE(expected.bitwise_equal(rank_order)) << "the data must be order-sensitive";
+  for (int d = 0; d < 3; ++d)
+    EXPECT_TRUE(out[static_cast<std::size_t>(d)][0].bitwise_equal(expected)) << d;
+  EXPECT_TRUE(out[3][0].bitwise_equal(inputs[3][0]));
 }
 
 // ---------------------------------------------------------------------------------------------
