@@ -45,7 +45,7 @@ struct Case {
   std::vector<ValueRef> outputs;
   std::optional<Values> expected_outputs;  // as stored in the files
   std::optional<std::string> expected_error;
-  ReductionAlgorithm order = ReductionAlgorithm::xla_cpu;
+  ReductionOrder order;  // `order`: the algorithm and its parameters; xla_cpu when absent
 };
 
 // Loads NAME.json and the .npy files it names (relative to the JSON's folder).

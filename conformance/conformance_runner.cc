@@ -84,9 +84,8 @@ std::optional<std::string> first_difference(const Array& got, const Array& expec
 
 CaseResult run_case(const Case& c, const RunOptions& options) {
   CaseResult result{.name = c.name};
-  ReductionOrder case_order{.algorithm = c.order};
-  const ReductionOrder order = options.order.value_or(case_order);
-  const bool same_order = order.algorithm == c.order && order.ring.empty();
+  const ReductionOrder order = options.order.value_or(c.order);
+  const bool same_order = order == c.order;
   try {
     auto backend = make_backend(options.backend, order, c.mesh.device_count());
     const Values got = run_on(*backend, c);
