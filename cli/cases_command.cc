@@ -21,15 +21,20 @@ void add_cases_flags(CLI::App& command, CasesOptions& options) {
   command.add_option("--out", options.out_folder, "Folder for the cases (created if missing)")
       ->required();
   command.add_option("--seed", options.seed, "Seed of the data search")->capture_default_str();
-  command.add_option("--ring", options.ring, "Ring order (group ranks), e.g. 0,2,1,3; sets the group size")
+  command
+      .add_option("--ring", options.ring,
+                  "Ring order (group ranks), e.g. 0,2,1,3; sets the group size")
       ->delimiter(',');
-  command.add_option("--nccl-chunk-bytes", options.nccl_chunk_bytes,
-                     "NCCL Simple chunk in bytes (default: the public set's 64)")
+  command
+      .add_option("--nccl-chunk-bytes", options.nccl_chunk_bytes,
+                  "NCCL Simple chunk in bytes (default: the public set's 64)")
       ->check(CLI::PositiveNumber);
-  command.add_option("--gloo-max-segment-bytes", options.gloo_max_segment_bytes,
-                     "Gloo ring maxSegmentSize in bytes (default: the public set's 64)")
+  command
+      .add_option("--gloo-max-segment-bytes", options.gloo_max_segment_bytes,
+                  "Gloo ring maxSegmentSize in bytes (default: the public set's 64)")
       ->check(CLI::PositiveNumber);
-  command.add_option("--torus-dims", options.torus_dims, "Torus dims, e.g. 2,3; sets the group size")
+  command
+      .add_option("--torus-dims", options.torus_dims, "Torus dims, e.g. 2,3; sets the group size")
       ->delimiter(',');
 }
 

@@ -62,7 +62,8 @@ struct ValueRange {
 
 ValueRange value_range(DType dtype) {
   switch (dtype) {
-    case DType::float16: return {11, -2, 12, -13, {0, 11, 12}};  // above 2^-14, float16's least normal
+    case DType::float16:
+      return {11, -2, 12, -13, {0, 11, 12}};  // above 2^-14, float16's least normal
     case DType::bfloat16: return {8, -12, 12, -14, {0, 8, 9, 24, 25}};
     default: return {24, -12, 12, -14, {0, 24, 25}};
   }
@@ -106,7 +107,8 @@ void draw_element(Values2D& values, std::size_t e, SplitMix64& rng, const ValueR
                   bool negative_zero) {
   const ElementKind kind = negative_zero ? ElementKind::negative_zero : random_kind(rng);
   const int tie_exponent = static_cast<int>(rng.in_range(0, 12));
-  for (std::vector<float>& device : values) device[e] = random_value(rng, range, kind, tie_exponent);
+  for (std::vector<float>& device : values)
+    device[e] = random_value(rng, range, kind, tie_exponent);
 }
 
 std::vector<Array> as_arrays(const Values2D& values, DType dtype) {
@@ -122,7 +124,8 @@ std::vector<Array> as_arrays(const Values2D& values, DType dtype) {
 const WrongOrder* unseparated(const std::vector<Array>& contributions, const Array& expected,
                               const OrderCase& c) {
   for (const WrongOrder& wrong : c.wrong.orders) {
-    if (reduce_with_plan(contributions, ReduceOp::sum, wrong.plan, c.order).bitwise_equal(expected)) {
+    if (reduce_with_plan(contributions, ReduceOp::sum, wrong.plan, c.order)
+            .bitwise_equal(expected)) {
       return &wrong;
     }
   }
@@ -203,10 +206,11 @@ std::int64_t pipeline_unit_elements(const ReductionOrder& order, int group_size,
     case torus:
       return chunk_alignment_elements(order, group_size, dtype) == 1 ? kSingleFoldUnit : nccl_loop;
     case gloo_ring:  // 2n segments of the largest size
-      return 2 * group_size * std::max<std::int64_t>(1, order.gloo_max_segment_bytes / element_bytes);
+      return 2 * group_size *
+             std::max<std::int64_t>(1, order.gloo_max_segment_bytes / element_bytes);
     case gloo_ring_chunked: return 2 * group_size * 256;  // 2n chunks of at least 256
-    case mpi_ring: return group_size;                      // fewer elements: recursive doubling
-    case mpi_rabenseifner:                                  // fewer: basic linear
+    case mpi_ring: return group_size;                     // fewer elements: recursive doubling
+    case mpi_rabenseifner:                                // fewer: basic linear
       return static_cast<std::int64_t>(std::bit_floor(static_cast<unsigned>(group_size)));
     default: return kSingleFoldUnit;
   }
@@ -226,10 +230,11 @@ std::int64_t order_case_count(SizeClass size, std::int64_t unit_elements) {
 OrderCase make_order_case(const ReductionOrder& order, const OrderCaseShape& shape,
                           std::uint64_t seed) {
   OrderCase c{.order = order, .shape = shape};
-  c.count = order_case_count(shape.size, pipeline_unit_elements(order, shape.group_size, shape.dtype));
-  c.name = fmt::format("{}_n{}_{}_{}_{}", reduction_algorithm_name(order.algorithm),
-                       shape.group_size, dtype_name(shape.dtype), size_class_name(shape.size),
-                       c.count);
+  c.count =
+      order_case_count(shape.size, pipeline_unit_elements(order, shape.group_size, shape.dtype));
+  c.name =
+      fmt::format("{}_n{}_{}_{}_{}", reduction_algorithm_name(order.algorithm), shape.group_size,
+                  dtype_name(shape.dtype), size_class_name(shape.size), c.count);
   c.wrong = wrong_orders(order, shape.group_size, c.count, shape.dtype);
   // Draw every element, then redraw, one at a time, an element where a wrong order that still
   // gives the expected bits folds otherwise, until none does.

@@ -27,7 +27,7 @@ struct OrderCase {
   std::string name;  // "nccl_ring_n4_float32_at_64"
   ReductionOrder order;
   OrderCaseShape shape;
-  std::int64_t count = 0;           // elements per device
+  std::int64_t count = 0;            // elements per device
   std::vector<Array> contributions;  // one per device, [count]
   Array expected;                    // the psum in `order`, [count]
   WrongOrders wrong;                 // each differs from `expected` in some element

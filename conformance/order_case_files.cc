@@ -45,7 +45,8 @@ nlohmann::ordered_json case_json(const OrderCase& c, const std::string& input_fi
                  {"in_axes", json::array({0})},
                  {"out_axes", json::array({nullptr})}};
   root["inputs"] = json::array({file_entry(input_file, c.shape.dtype)});
-  root["body"] = json::array({{{"op", "psum"}, {"args", json::array({"in0"})}, {"axis_name", "i"}}});
+  root["body"] =
+      json::array({{{"op", "psum"}, {"args", json::array({"in0"})}, {"axis_name", "i"}}});
   root["outputs"] = json::array({"s0"});
   root["expected"] = {{"outputs", json::array({file_entry(output_file, c.shape.dtype)})}};
   root["order"] = order_json(c.order);

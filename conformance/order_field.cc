@@ -60,16 +60,15 @@ std::vector<std::string_view> order_parameters_used(ReductionAlgorithm algorithm
 ReductionOrder parse_order(const JsonValue& value) {
   if (value.is_string()) return ReductionOrder{.algorithm = parse_algorithm(value)};
   value.require_object({"algorithm", kRing, kNcclChunk, kGlooSegment, kTorusDims});
-  ReductionOrder order{.algorithm = parse_algorithm(
-                           value.required("algorithm", "a reduction order name such as nccl_ring"))};
+  ReductionOrder order{.algorithm = parse_algorithm(value.required(
+                           "algorithm", "a reduction order name such as nccl_ring"))};
   const std::vector<std::string_view> used = order_parameters_used(order.algorithm);
   for (const std::string_view parameter : {kRing, kNcclChunk, kGlooSegment, kTorusDims}) {
     const std::optional<JsonValue> field = value.optional(parameter);
     if (field && !uses(order.algorithm, parameter)) {
-      field->fail(fmt::format("not used by {}, expected {}",
-                              reduction_algorithm_name(order.algorithm),
-                              used.empty() ? std::string("no parameters")
-                                           : "only " + comma_list(used)));
+      field->fail(
+          fmt::format("not used by {}, expected {}", reduction_algorithm_name(order.algorithm),
+                      used.empty() ? std::string("no parameters") : "only " + comma_list(used)));
     }
   }
   if (const auto ring = value.optional(kRing)) {

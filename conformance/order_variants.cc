@@ -23,14 +23,16 @@ std::vector<ChunkFold> relabelled(std::vector<ChunkFold> plan, const RankMap& ne
 // the ring rotated by one (ring'[p] = ring[p + 1]).
 RankMap ring_rotated(const RingOrder& ring) {
   RankMap map(static_cast<std::size_t>(ring.size()));
-  for (int p = 0; p < ring.size(); ++p) map[static_cast<std::size_t>(ring.rank_at(p))] = ring.rank_at(p + 1);
+  for (int p = 0; p < ring.size(); ++p)
+    map[static_cast<std::size_t>(ring.rank_at(p))] = ring.rank_at(p + 1);
   return map;
 }
 
 // The ring walked the other way from the same start (RingOrder::reversed).
 RankMap ring_reversed(const RingOrder& ring) {
   RankMap map(static_cast<std::size_t>(ring.size()));
-  for (int p = 0; p < ring.size(); ++p) map[static_cast<std::size_t>(ring.rank_at(p))] = ring.rank_at(-p);
+  for (int p = 0; p < ring.size(); ++p)
+    map[static_cast<std::size_t>(ring.rank_at(p))] = ring.rank_at(-p);
   return map;
 }
 
@@ -118,8 +120,7 @@ void add_unless_same(WrongOrders& out, const std::vector<ChunkFold>& correct, st
 std::int64_t chunk_alignment_elements(const ReductionOrder& order, int group_size, DType dtype) {
   using enum ReductionAlgorithm;
   const bool power_of_two = (group_size & (group_size - 1)) == 0;
-  const bool nccl_chunks = order.algorithm == nccl_ring ||
-                           order.algorithm == bidirectional_ring ||
+  const bool nccl_chunks = order.algorithm == nccl_ring || order.algorithm == bidirectional_ring ||
                            (order.algorithm == halving_doubling && !power_of_two) ||
                            (order.algorithm == torus && !torus_dims_cover(order, group_size));
   const auto element_bytes = static_cast<std::int64_t>(dtype_size_bytes(dtype));

@@ -44,8 +44,9 @@ std::vector<Array> contributions(const Case& c) {
   std::vector<Array> rows;
   for (int d = 0; d < group_size(c); ++d) {
     const auto begin = global.bytes().begin() + static_cast<std::ptrdiff_t>(d * row_bytes);
-    rows.push_back(Array::from_bytes(global.dtype(), {count},
-                                     std::vector<std::byte>(begin, begin + static_cast<std::ptrdiff_t>(row_bytes))));
+    rows.push_back(Array::from_bytes(
+        global.dtype(), {count},
+        std::vector<std::byte>(begin, begin + static_cast<std::ptrdiff_t>(row_bytes))));
   }
   return rows;
 }
@@ -79,9 +80,12 @@ TEST(OrderCases, EveryWrongOrderGivesOtherBitsThanExpected) {
     const WrongOrders wrong =
         wrong_orders(c.order, group_size(c), expected.size(), expected.dtype());
     // Over two ranks every relabelling commutes; only XLA:CPU's has nothing else to tell apart.
-    if (group_size(c) > 2) EXPECT_FALSE(wrong.orders.empty());
+    if (group_size(c) > 2) {
+      EXPECT_FALSE(wrong.orders.empty());
+    }
     for (const WrongOrder& order : wrong.orders) {
-      EXPECT_FALSE(reduce_with_plan(inputs, ReduceOp::sum, order.plan, c.order).bitwise_equal(expected))
+      EXPECT_FALSE(
+          reduce_with_plan(inputs, ReduceOp::sum, order.plan, c.order).bitwise_equal(expected))
           << order.name << " gives the expected bits";
     }
   }
@@ -129,7 +133,7 @@ class MisalignedChunksBackend : public Backend {
   std::vector<Array> evaluate(const CollectiveCall& call, const Mesh& mesh,
                               const std::vector<Array>& inputs) const {
     std::vector<Array> results = evaluate_collective(call, mesh, inputs, order_);
-    if (call.op != CollectiveOp::psum || !call.axis_index_groups.empty() ||
+    if (call.op != CollectiveOp::psum || call.axis_index_groups.has_value() ||
         mesh.axis_count() != 1 || !is_floating(inputs.front().dtype())) {
       return results;
     }
@@ -175,7 +179,9 @@ TEST_F(WrongBackends, RotatedRingFailsEveryCaseOfARingOrder) {
     const CaseResult result = run_case(c, RunOptions{.backend = "rotated_ring"});
     EXPECT_FALSE(result.passed) << c.name << " passes with its ring rotated";
   }
-  EXPECT_GE(affected, 30);  // nccl_ring, nccl_tree_chain, binary_tree, the two-way orders, ...
+  // nccl_ring, nccl_tree_chain, binary_tree and the two-way orders but on 2 devices; torus and
+  // halving_doubling where they run a ring: 26 of the 90 cases.
+  EXPECT_GE(affected, 26);
 }
 
 // Every case whose chunk boundaries the shift moves (NCCL's chunks) fails.
@@ -185,20 +191,21 @@ TEST_F(WrongBackends, MisalignedChunksFailEveryCaseWithNcclChunks) {
     const Array& expected = c.expected_outputs->at(0);
     const std::int64_t unit = chunk_alignment_elements(c.order, group_size(c), expected.dtype());
     const std::vector<ChunkFold> plan = case_plan(c);
-    if (unit == 1 || same_folds(plan, chunk_boundaries_moved(plan, unit, expected.size()))) continue;
+    if (unit == 1 || same_folds(plan, chunk_boundaries_moved(plan, unit, expected.size())))
+      continue;
     ++affected;
     const CaseResult result = run_case(c, RunOptions{.backend = "misaligned_chunks"});
     EXPECT_FALSE(result.passed) << c.name << " passes with misaligned chunks";
   }
-  EXPECT_GE(affected, 12);  // nccl_ring, bidirectional_ring, halving_doubling on 6 devices
+  // nccl_ring and bidirectional_ring but on 2 devices, halving_doubling on 6: 11 of the 90 cases.
+  EXPECT_GE(affected, 11);
 }
 
 // ---- The format's object form of `order`
 
 TEST(OrderField, ObjectFormReadsBackWhatIsWritten) {
-  const ReductionOrder order{.algorithm = ReductionAlgorithm::nccl_ring,
-                             .ring = {0, 2, 1, 3},
-                             .nccl_chunk_bytes = 512};
+  const ReductionOrder order{
+      .algorithm = ReductionAlgorithm::nccl_ring, .ring = {0, 2, 1, 3}, .nccl_chunk_bytes = 512};
   const std::string written = order_json(order).dump();
   EXPECT_EQ(written, R"({"algorithm":"nccl_ring","ring":[0,2,1,3],"nccl_chunk_bytes":512})");
   EXPECT_EQ(parse_order(JsonValue(nlohmann::json::parse(written), "order")), order);
@@ -209,10 +216,10 @@ TEST(OrderField, ObjectFormReadsBackWhatIsWritten) {
 TEST(OrderField, AFieldTheAlgorithmDoesNotUseIsAnError) {
   const auto json = nlohmann::json::parse(R"({"algorithm": "gloo_ring", "ring": [1, 0]})");
   EXPECT_EQ(error_of([&] { parse_order(JsonValue(json, "order")); }),
-            "order.ring: not used by gloo_ring, expected only gloo_max_segment_bytes");
+            "ring: not used by gloo_ring, expected only gloo_max_segment_bytes");
   const auto unknown = nlohmann::json::parse(R"({"algorithm": "nccl_ring", "rings": [1, 0]})");
   EXPECT_THAT(error_of([&] { parse_order(JsonValue(unknown, "order")); }),
-              ::testing::HasSubstr("order.rings: unknown field"));
+              ::testing::HasSubstr("rings: unknown field, expected one of algorithm, ring"));
 }
 
 // ---- Wrong orders
@@ -227,7 +234,8 @@ TEST(WrongOrders, AreSkippedWhenNoDataCanTellThemApart) {
 }
 
 TEST(WrongOrders, MovedBoundariesShiftEveryInnerBoundary) {
-  const std::vector<ChunkFold> plan = {{0, 8, FoldTree{}}, {8, 16, FoldTree{}}, {16, 20, FoldTree{}}};
+  const std::vector<ChunkFold> plan = {
+      {0, 8, FoldTree{}}, {8, 16, FoldTree{}}, {16, 20, FoldTree{}}};
   const std::vector<ChunkFold> moved = chunk_boundaries_moved(plan, 4, 20);
   ASSERT_EQ(moved.size(), 2u);  // the last chunk becomes empty
   EXPECT_EQ(moved[0].end, 12);
