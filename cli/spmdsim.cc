@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "cli/cases_command.h"
 #include "cli/conform_command.h"
 #include "cli/demo_command.h"
 #include "cli/examples_command.h"
@@ -24,6 +25,13 @@ int main(int argc, char** argv) {
   CLI::App* conform = app.add_subcommand(
       "conform", "Run conformance cases (JSON + .npy) and compare with JAX's outputs bit for bit");
   spmd::add_conform_flags(*conform, conform_options);
+
+  spmd::CasesOptions cases_options;
+  CLI::App* cases = app.add_subcommand(
+      "cases",
+      "Write order-sensitive conformance cases: psums whose data give other bits in every "
+      "plausible wrong reduction order");
+  spmd::add_cases_flags(*cases, cases_options);
 
   spmd::DemoOptions demo_options;
   CLI::App* demo = app.add_subcommand(
@@ -73,6 +81,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (conform->parsed()) return spmd::run_conform_command(conform_options, std::cout);
+    if (cases->parsed()) return spmd::run_cases_command(cases_options, std::cout);
     if (run->parsed()) return spmd::run_run_command(run_options, std::cout);
     if (scale->parsed()) return spmd::run_scale_command(scale_options, std::cout);
     if (perf->parsed()) return spmd::run_perf_command(perf_options, std::cout);

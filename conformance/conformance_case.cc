@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "conformance/order_field.h"
 #include "reference/elementwise.h"
 #include "reference/npy.h"
 #include "support/json_reader.h"
@@ -371,13 +372,7 @@ Case read_case(const JsonValue& root, const std::string& json_path) {
   }
   parse_expected(root.required("expected", "{\"outputs\": [...]} or {\"error\": \"...\"}"), folder,
                  c);
-  if (const std::optional<JsonValue> order = root.optional("order")) {
-    try {
-      c.order = reduction_algorithm_from_name(order->string("a reduction order name"));
-    } catch (const Error& e) {
-      order->fail(e.what());
-    }
-  }
+  if (const std::optional<JsonValue> order = root.optional("order")) c.order = parse_order(*order);
   return c;
 }
 

@@ -48,7 +48,7 @@ struct Case {
   std::vector<ValueRef> outputs;
   std::optional<Values> expected_outputs;  // as stored in the files
   std::optional<std::string> expected_error;
-  ReductionAlgorithm order = ReductionAlgorithm::xla_cpu;
+  ReductionOrder order;  // `order`: the algorithm and its parameters; xla_cpu when absent
   // Why the program cannot be built, as JAX would reject it (the mesh's own checks); the case
   // then cannot run, and this error is its result.
   std::optional<std::string> program_error;

@@ -99,7 +99,7 @@ void compare_with_jax(const Case& c, const std::string& backend_name, const Redu
 // Whether the reference, folding in the case's own order, gives JAX's expected outputs.
 bool reference_gives_jax_outputs(const Case& c) {
   CaseResult reference_result;
-  compare_with_jax(c, "reference", ReductionOrder{.algorithm = c.order}, reference_result);
+  compare_with_jax(c, "reference", c.order, reference_result);
   return reference_result.failure.empty();
 }
 
@@ -118,7 +118,7 @@ void compare_in_backend_order(const Case& c, const std::string& backend_name,
     result.failure = fmt::format(
         "{}; not a reduction-order difference: the reference in the case's own order {} differs "
         "from JAX too",
-        jax_failure, reduction_algorithm_name(c.order));
+        jax_failure, c.order.describe());
     return;
   }
   result.failure.clear();
@@ -154,13 +154,12 @@ std::optional<std::string> first_difference(const Array& got, const Array& expec
 
 CaseResult run_case(const Case& c, const RunOptions& options) {
   CaseResult result{.name = c.name};
-  const ReductionOrder case_order{.algorithm = c.order};
-  const ReductionOrder order = options.order.value_or(case_order);
+  const ReductionOrder order = options.order.value_or(c.order);
   if (c.program_error) {
     record_error(c, *c.program_error, result);  // JAX rejects the program before it runs
   } else {
     compare_with_jax(c, options.backend, order, result);
-    const bool same_order = order.algorithm == c.order && order.ring.empty();
+    const bool same_order = order == c.order;
     if (!same_order && !c.expected_error)
       compare_in_backend_order(c, options.backend, order, result);
   }

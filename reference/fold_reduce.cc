@@ -228,4 +228,21 @@ Array reduce_with_tree(std::span<const Array> blocks, ReduceOp op, const FoldTre
   return evaluate(blocks, op, std::span<const ChunkFold>(&whole, 1), order);
 }
 
+Array reduce_with_plan(std::span<const Array> contributions, ReduceOp op,
+                       std::span<const ChunkFold> plan, const ReductionOrder& order) {
+  check_inputs(contributions, op, "reduce_with_plan");
+  const std::int64_t count = contributions.front().size();
+  std::int64_t previous_end = 0;
+  for (const ChunkFold& chunk : plan) {
+    if (chunk.begin < previous_end || chunk.end < chunk.begin || chunk.end > count) {
+      throw Error(fmt::format(
+          "reduce_with_plan: chunk [{}, {}), expected increasing chunks within [0, {}) after {}",
+          chunk.begin, chunk.end, count, previous_end));
+    }
+    check_tree(chunk.tree, static_cast<int>(contributions.size()));
+    previous_end = chunk.end;
+  }
+  return evaluate(contributions, op, plan, order);
+}
+
 }  // namespace spmd

@@ -29,4 +29,11 @@ Array all_reduce(std::span<const Array> contributions, ReduceOp op, const Reduct
 Array reduce_with_tree(std::span<const Array> blocks, ReduceOp op, const FoldTree& tree,
                        const ReductionOrder& order);
 
+// Reduce one contribution per group rank chunk by chunk in `plan` (chunks within the elements,
+// in increasing order, not overlapping; elements outside every chunk are zero), e.g. a plan
+// changed from order.all_reduce_plan to see what a wrong order gives. `order` decides only
+// whether bfloat16 sums are carried in float32.
+Array reduce_with_plan(std::span<const Array> contributions, ReduceOp op,
+                       std::span<const ChunkFold> plan, const ReductionOrder& order);
+
 }  // namespace spmd

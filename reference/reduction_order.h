@@ -26,6 +26,7 @@ struct ChunkFold {
   std::int64_t begin = 0;
   std::int64_t end = 0;
   FoldTree tree;
+  friend bool operator==(const ChunkFold&, const ChunkFold&) = default;
 };
 
 enum class ReductionAlgorithm {
@@ -136,6 +137,9 @@ struct ReductionOrder {
   ReductionOrder for_group(std::span<const int> group_devices) const;
 
   std::string describe() const;  // "nccl_ring(ring=0,2,1,3)"
+
+  // Equal when every field is (an empty ring and the identity ring are different fields).
+  friend bool operator==(const ReductionOrder&, const ReductionOrder&) = default;
 };
 
 }  // namespace spmd
