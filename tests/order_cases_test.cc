@@ -125,7 +125,8 @@ class MisalignedChunksBackend : public Backend {
     Rendezvous rendezvous(mesh, [&](const CollectiveCall& call, const std::vector<Array>& in) {
       return evaluate(call, mesh, in);
     });
-    return run_devices_on_threads(name(), mesh, inputs, function, check_vma, rendezvous);
+    return run_devices_on_threads(name(), mesh, inputs, function, check_vma, rendezvous,
+                                  order_.numerics());
   }
 
  private:
