@@ -620,7 +620,7 @@ TEST(NumericEdgeCases, E2_PsumOfNegativeZerosIsPositiveZero) {
   // E2: mesh 2, f32 [-0.0, -0.0], psum -> +0.0 (the accumulator starts at +0.0).
   const Array out = reduce_on_mesh<float>({-0.0f, -0.0f}, psum_i);
   EXPECT_EQ(float_bits(out), bits_of({+0.0f, +0.0f}));
-  // A group of one is a memcpy: -0.0 stays.
+  // A program on one device skips the all-reduce: -0.0 stays.
   EXPECT_EQ(float_bits(reduce_on_mesh<float>({-0.0f}, psum_i)), bits_of({-0.0f}));
 }
 
@@ -685,7 +685,7 @@ TEST(NumericEdgeCases, E8_BoolPmaxIsOrAndPminIsAnd) {
   EXPECT_THAT(values<bool>(min), ElementsAre(false, false, false, false));
 }
 
-TEST(NumericEdgeCases, E9_PpermuteIndicesAreTakenModuloTheAxisSize) {
+TEST(NumericEdgeCases, E9_NegativePpermuteIndicesCountFromTheEnd) {
   // E9: mesh 4, ppermute(x,'i',[(0,-1)]) -> device 3 gets x0, the others get zeros.
   const Array out =
       reduce_on_mesh<float>({5.0f, 6.0f, 7.0f, 8.0f}, [](Context& ctx, const Array& x) {
@@ -743,6 +743,159 @@ TEST(FoundByRunningJax, PsumOverAxesTheInputVariesOverOnlyInPartIsAnErrorUnderCh
   }
   const Values out = run([](Context& ctx, const Array& x) { return ctx.pmax(x, {"x", "y"}); });
   EXPECT_THAT(values<std::int32_t>(out[0]), ElementsAre(2, 3, 2, 3, 2, 3, 2, 3));
+}
+
+// The rules below are JAX 0.10.2 / XLA:CPU behaviour shown by backends/jax/show_rules.py and the
+// rule cases of backends/jax/generate_cases.py (--rules); docs/jax-differences.md has each.
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::vector<std::uint16_t> bf16_bits(const Array& a) {
+  std::vector<std::uint16_t> out;
+  for (BFloat16 v : a.values<BFloat16>()) out.push_back(v.bits);
+  return out;
+}
+
+TEST(FoundByRunningJax, PpermuteIndicesAreLookedUpAsPythonListIndices) {
+  // ppermute over 4 devices: (-1, 0) sends device 3's value to device 0; (1, 4) raises
+  // IndexError: list index out of range.
+  const DeviceFunction f = [](Context& ctx, const Values& in) -> Values {
+    return {ctx.ppermute(in[0], "i", {{-1, 0}})};
+  };
+  const Values out = shard_map_on(Mesh({4}, {"i"}), f, {iota_f32({4})}, {P({{"i"}})}, {P({{"i"}})});
+  EXPECT_EQ(float_bits(out[0]), bits_of({3.0f, 0.0f, 0.0f, 0.0f}));
+  const DeviceFunction out_of_range = [](Context& ctx, const Values& in) -> Values {
+    return {ctx.ppermute(in[0], "i", {{1, 4}})};
+  };
+  EXPECT_THAT(error_of([&] {
+                shard_map_on(Mesh({4}, {"i"}), out_of_range, {iota_f32({4})}, {P({{"i"}})},
+                             {P({{"i"}})});
+              }),
+              HasSubstr("IndexError: list index out of range"));
+}
+
+TEST(FoundByRunningJax, PsumScatterOfBoolIsATypeErrorWhilePmaxAndPminOfBoolWork) {
+  const Array flags = Array::from_values<bool>({2, 2}, {true, false, false, false});
+  const auto run = [&](const std::function<Array(Context&, const Array&)>& f) {
+    return shard_map_on(Mesh({2}, {"i"}),
+                        [&](Context& ctx, const Values& in) -> Values { return {f(ctx, in[0])}; },
+                        {flags}, {P({{"i"}})}, {P({{"i"}})});
+  };
+  EXPECT_THAT(error_of([&] {
+                run([](Context& ctx, const Array& x) { return ctx.psum_scatter(x, "i", 1); });
+              }),
+              HasSubstr("TypeError: add does not accept dtype bool"));
+  const Values any = run([](Context& ctx, const Array& x) { return ctx.pmax(x, "i"); });
+  EXPECT_THAT(values<bool>(any[0]), ElementsAre(true, false, true, false));
+  const Values all = run([](Context& ctx, const Array& x) { return ctx.pmin(x, "i"); });
+  EXPECT_THAT(values<bool>(all[0]), ElementsAre(false, false, false, false));
+}
+
+TEST(FoundByRunningJax, XlaCpuFlushesFloat32AndBfloat16SubnormalsButNotFloat16Ones) {
+  const float tiny = std::numeric_limits<float>::denorm_min();  // 1e-45, bits 0x1
+  EXPECT_EQ(float_bits(reduce_on_mesh<float>({tiny, tiny}, psum_i)), bits_of({0.0f, 0.0f}));
+  EXPECT_EQ(float_bits(reduce_on_mesh<float>(
+                {tiny, tiny}, [](Context& ctx, const Array& x) { return ctx.pmax(x, "i"); })),
+            bits_of({0.0f, 0.0f}));
+  // Element-wise arithmetic in the device function flushes as well; neg and data movement do not.
+  const Array flushed = reduce_on_mesh<float>({tiny, tiny}, [](Context& ctx, const Array& x) {
+    return add(x, x, ctx.numerics());
+  });
+  EXPECT_EQ(float_bits(flushed), bits_of({0.0f, 0.0f}));
+  EXPECT_EQ(float_bits(reduce_on_mesh<float>({tiny, tiny}, [](Context&, const Array& x) {
+              return neg(x);
+            })),
+            bits_of({-tiny, -tiny}));
+  const Array bf16 = reduce_on_mesh<BFloat16>({BFloat16{0x0001}, BFloat16{0x0001}}, psum_i);
+  EXPECT_THAT(bf16_bits(bf16), ElementsAre(0x0000, 0x0000));
+  const Array f16 = reduce_on_mesh<Float16>({Float16{0x0001}, Float16{0x0001}}, psum_i);
+  for (Float16 v : f16.values<Float16>()) EXPECT_EQ(v.bits, 0x0002);
+  // The GPU, Gloo and Open MPI orders keep IEEE underflow.
+  ReferenceBackend nccl(ReductionOrder{.algorithm = ReductionAlgorithm::nccl_ring});
+  const Values kept = run_shard_map(
+      nccl, Mesh({2}, {"i"}), [](Context& ctx, const Values& in) -> Values {
+        return {ctx.psum(in[0], "i")};
+      },
+      {.in_specs = {P({{"i"}})}, .out_specs = {P({{"i"}})}},
+      {Array::from_values<float>({2}, {tiny, tiny})});
+  EXPECT_EQ(float_bits(kept[0]), bits_of({2 * tiny, 2 * tiny}));
+}
+
+TEST(FoundByRunningJax, GroupsOfOneFoldFromTheIdentityButOneDeviceProgramsSkipTheReduction) {
+  // pmap over 4 devices, axis_index_groups [[0], [1], [2], [3]]: psum of -0.0 is +0.0, pmax of
+  // NaN is -inf (max drops NaN), pmax of -0.0 stays -0.0.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const AxisIndexGroups singletons = {{0}, {1}, {2}, {3}};
+  const Array x = Array::from_values<float>({4}, {-0.0f, nan, -0.0f, 1.0f});
+  const auto run = [&](const std::function<Array(Context&, const Array&)>& f) {
+    return shard_map_on(Mesh({4}, {"i"}),
+                        [&](Context& ctx, const Values& in) -> Values { return {f(ctx, in[0])}; },
+                        {x}, {P({{"i"}})}, {P({{"i"}})}, /*check_vma=*/false)[0];
+  };
+  EXPECT_EQ(float_bits(run([&](Context& ctx, const Array& v) {
+              return ctx.psum(v, "i", singletons);
+            })),
+            bits_of({0.0f, nan, 0.0f, 1.0f}));
+  EXPECT_EQ(float_bits(run([&](Context& ctx, const Array& v) {
+              return ctx.pmax(v, "i", singletons);
+            })),
+            bits_of({-0.0f, -inf, -0.0f, 1.0f}));
+  // A program on one device: psum keeps -0.0; psum_scatter still folds.
+  EXPECT_EQ(float_bits(reduce_on_mesh<float>({-0.0f}, psum_i)), bits_of({-0.0f}));
+  EXPECT_EQ(float_bits(reduce_on_mesh<float>({-0.0f}, [](Context& ctx, const Array& v) {
+              return ctx.psum_scatter(v, "i", 0, /*tiled=*/true);
+            })),
+            bits_of({0.0f}));
+}
+
+TEST(FoundByRunningJax, Bfloat16AddFeedsPsumAndConvertToFloat32ItsUnroundedFloat32Value) {
+  // pmap over 3 devices, bf16 x = [1, 1, -1], y = [2^-8, 2^-8, 0]: x + y rounds to [1, 1, -1]
+  // (1 + 2^-8 is a tie), but psum(x + y) is 0x3f81 (1.0078125, the float32 sum 2.0078125 - 1
+  // rounded once), convert(x + y, float32) is 1.00390625, and psum(-(x + y)) is -1: neg keeps
+  // the rounding.
+  const auto bf16 = [](std::initializer_list<float> values) {
+    std::vector<BFloat16> out;
+    for (float v : values) out.push_back(BFloat16::from_float(v));
+    return Array::from_values<BFloat16>({static_cast<std::int64_t>(out.size())}, out);
+  };
+  const Array x = bf16({1.0f, 1.0f, -1.0f});
+  const Array y = bf16({0x1p-8f, 0x1p-8f, 0.0f});
+  const Values out = shard_map_on(
+      Mesh({3}, {"i"}),
+      [](Context& ctx, const Values& in) -> Values {
+        const Array sum = add(in[0], in[1], ctx.numerics());
+        return {sum, ctx.psum(sum, "i"), convert(sum, DType::float32),
+                ctx.psum(neg(sum), "i")};
+      },
+      {x, y}, {P({{"i"}}), P({{"i"}})}, {P({{"i"}}), P({{"i"}}), P({{"i"}}), P({{"i"}})});
+  EXPECT_THAT(bf16_bits(out[0]), ElementsAre(0x3f80, 0x3f80, 0xbf80));
+  EXPECT_THAT(bf16_bits(out[1]), ElementsAre(0x3f81, 0x3f81, 0x3f81));
+  EXPECT_EQ(float_bits(out[2]), bits_of({1.00390625f, 1.00390625f, -1.0f}));
+  EXPECT_THAT(bf16_bits(out[3]), ElementsAre(0xbf80, 0xbf80, 0xbf80));
+}
+
+TEST(FoundByRunningJax, PmaxAndPminDropNaNInTreeOrdersToo) {
+  // XLA's max drops NaN; the reference keeps that in every order, a tree whose two leaves are
+  // NaN included (they give the identity).
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  ReferenceBackend tree(ReductionOrder{.algorithm = ReductionAlgorithm::double_binary_tree});
+  const Values out = run_shard_map(
+      tree, Mesh({4}, {"i"}),
+      [](Context& ctx, const Values& in) -> Values {
+        return {ctx.pmax(in[0], "i"), ctx.pmin(in[0], "i")};
+      },
+      {.in_specs = {P({{"i"}})}, .out_specs = {P({{"i"}}), P({{"i"}})}},
+      {Array::from_values<float>({4}, {nan, nan, 2.0f, -3.0f})});
+  EXPECT_EQ(float_bits(out[0]), bits_of({2.0f, 2.0f, 2.0f, 2.0f}));
+  EXPECT_EQ(float_bits(out[1]), bits_of({-3.0f, -3.0f, -3.0f, -3.0f}));
 }
 
 }  // namespace
