@@ -297,19 +297,6 @@ std::vector<Array> evaluate_results(const std::vector<std::vector<Piece>>& resul
   return arrays;
 }
 
-// The operation with operands and result flushed when subnormal (FloatNumerics), as in
-// fold_reduce.cc; a compile-time choice so that the inner loop has no branch.
-template <class T, bool kFlush, class Op>
-auto combining(Op op) {
-  return [op](T a, T b) {
-    if constexpr (kFlush) {
-      return arith::flush_subnormal(op(arith::flush_subnormal(a), arith::flush_subnormal(b)));
-    } else {
-      return op(a, b);
-    }
-  };
-}
-
 template <bool kFlush>
 std::vector<Array> evaluate_with_op(const std::vector<std::vector<Piece>>& results,
                                     std::span<const Array> flat_inputs, DType dtype, ReduceOp op,
@@ -320,17 +307,17 @@ std::vector<Array> evaluate_with_op(const std::vector<std::vector<Piece>>& resul
       case ReduceOp::sum:
         return evaluate_results(
             results, flat_inputs, dtype,
-            combining<T, kFlush>([](T a, T b) { return arith::add(a, b); }),
+            arith::flushing_if<T, kFlush>([](T a, T b) { return arith::add(a, b); }),
             zero_fill ? T{} : arith::sum_identity<T>());
       case ReduceOp::max:
         return evaluate_results(
             results, flat_inputs, dtype,
-            combining<T, kFlush>([](T a, T b) { return arith::max(a, b); }),
+            arith::flushing_if<T, kFlush>([](T a, T b) { return arith::max(a, b); }),
             zero_fill ? T{} : arith::max_identity<T>());
       case ReduceOp::min:
         return evaluate_results(
             results, flat_inputs, dtype,
-            combining<T, kFlush>([](T a, T b) { return arith::min(a, b); }),
+            arith::flushing_if<T, kFlush>([](T a, T b) { return arith::min(a, b); }),
             zero_fill ? T{} : arith::min_identity<T>());
     }
     SPMD_UNREACHABLE("run_schedule_data: a ReduceOp outside the enum");

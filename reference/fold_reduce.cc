@@ -139,19 +139,6 @@ void fold_chunks(std::span<const ChunkFold> chunks, const std::vector<const T*>&
   }
 }
 
-// The element operation, with operands and result flushed to signed zero when subnormal under
-// FloatNumerics::flush_subnormals (a compile-time choice: the fold's inner loop has no branch).
-template <class Acc, bool kFlush, class Op>
-auto combining(Op op) {
-  return [op](Acc a, Acc b) {
-    if constexpr (kFlush) {
-      return arith::flush_subnormal(op(arith::flush_subnormal(a), arith::flush_subnormal(b)));
-    } else {
-      return op(a, b);
-    }
-  };
-}
-
 // Picks the element operation and its identity for accumulator type Acc.
 template <class T, class Acc, bool kFlush>
 void fold_chunks_with_op(std::span<const ChunkFold> chunks, const std::vector<const T*>& inputs,
@@ -159,15 +146,15 @@ void fold_chunks_with_op(std::span<const ChunkFold> chunks, const std::vector<co
   switch (op) {
     case ReduceOp::sum:
       return fold_chunks(chunks, inputs,
-                         combining<Acc, kFlush>([](Acc a, Acc b) { return arith::add(a, b); }),
+                         arith::flushing_if<Acc, kFlush>([](Acc a, Acc b) { return arith::add(a, b); }),
                          arith::sum_identity<Acc>(), out);
     case ReduceOp::max:
       return fold_chunks(chunks, inputs,
-                         combining<Acc, kFlush>([](Acc a, Acc b) { return arith::max(a, b); }),
+                         arith::flushing_if<Acc, kFlush>([](Acc a, Acc b) { return arith::max(a, b); }),
                          arith::max_identity<Acc>(), out);
     case ReduceOp::min:
       return fold_chunks(chunks, inputs,
-                         combining<Acc, kFlush>([](Acc a, Acc b) { return arith::min(a, b); }),
+                         arith::flushing_if<Acc, kFlush>([](Acc a, Acc b) { return arith::min(a, b); }),
                          arith::min_identity<Acc>(), out);
   }
 }

@@ -4,6 +4,8 @@
 // spmd::arith (scalar_arithmetic.h), so float16 / bfloat16 round at each step and integers wrap;
 // bfloat16 sums under an order with bf16_accumulates_in_f32() are carried in float32 and rounded
 // once at the end.
+// Under the order's numerics() (XLA:CPU's for xla_cpu) every operation flushes subnormal
+// operands and results to signed zero.
 
 #include <span>
 #include <string_view>

@@ -99,6 +99,16 @@ T flush_subnormal(T value) {
   }
 }
 
+// `op` with its operands and result flushed when subnormal (FloatNumerics::flush_subnormals) if
+// kFlush: a compile-time choice, so that a fold's inner loop has no branch.
+template <class T, bool kFlush, class Op>
+auto flushing_if(Op op) {
+  return [op](T a, T b) {
+    if constexpr (kFlush) return flush_subnormal(op(flush_subnormal(a), flush_subnormal(b)));
+    else return op(a, b);
+  };
+}
+
 template <class T>
 T max_identity();
 template <class T>
