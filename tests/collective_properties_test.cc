@@ -562,6 +562,8 @@ RC_GTEST_PROP(CollectiveProperties, all_gather_order_follows_the_listed_axis_ord
 
 RC_GTEST_PROP(CollectiveProperties, psum_scatter_untiled_equals_take_of_psum_at_rank, ()) {
   const Mesh mesh = *test_gen::mesh();
+  // On one device XLA removes the psum but not the psum_scatter, which folds -0.0 to +0.0.
+  RC_PRE(mesh.device_count() > 1);
   const auto axes = *test_gen::axis_subset(mesh);
   const int n = group_size(mesh, axes);
   // XLA:CPU's reduce-scatter folds each block as its all-reduce does, so floats match too.
