@@ -42,18 +42,10 @@ PartitionSpec partition_spec(const JsonValue& value) {
   return PartitionSpec(std::move(entries));
 }
 
-std::vector<int> int32_list(const JsonValue& value, std::string_view expected) {
-  std::vector<int> list;
-  for (const JsonValue& element : value.elements(expected)) {
-    list.push_back(int32_value(element));
-  }
-  return list;
-}
-
 std::vector<std::vector<int>> int32_lists(const JsonValue& value, std::string_view expected) {
   std::vector<std::vector<int>> lists;
   for (const JsonValue& list : value.elements(expected)) {
-    lists.push_back(int32_list(list, "a list of integers"));
+    lists.push_back(list.int32_list("a list of integers", kInt32));
   }
   return lists;
 }
@@ -147,7 +139,7 @@ CollectiveCall parse_collective(const JsonValue& step, CollectiveOp op) {
     }
     case CollectiveOp::pshuffle:
       call.shuffle =
-          int32_list(step.required("perm", "a list of axis indices"), "a list of axis indices");
+          step.required("perm", "a list of axis indices").int32_list("a list of axis indices", kInt32);
       break;
     default: break;
   }
@@ -167,11 +159,7 @@ constexpr ElementwiseName kElementwise[] = {{"add", ElementwiseOp::add, 2},
                                             {"convert", ElementwiseOp::convert, 1}};
 
 DType parse_dtype(const JsonValue& value) {
-  try {
-    return dtype_from_name(value.string("a dtype name such as \"float32\""));
-  } catch (const Error& e) {
-    value.fail(e.what());
-  }
+  return value.named("a dtype name such as \"float32\"", dtype_from_name);
 }
 
 Step parse_step(const JsonValue& value, int inputs, int index) {

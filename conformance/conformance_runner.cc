@@ -76,23 +76,26 @@ void record_error(const Case& c, const std::string& error, CaseResult& result) {
 }
 
 // Runs the case on `backend_name` folding in `order`, compared with JAX's expected outputs.
-void compare_with_jax(const Case& c, const std::string& backend_name, const ReductionOrder& order,
-                      CaseResult& result) {
+// Returns the outputs when the run gave as many as JAX's file has.
+std::optional<Values> compare_with_jax(const Case& c, const std::string& backend_name,
+                                       const ReductionOrder& order, CaseResult& result) {
   try {
     auto backend = make_backend(backend_name, order, c.device_count);
-    const Values got = run_on(*backend, c);
+    Values got = run_on(*backend, c);
     if (c.expected_error) {
       result.failure = fmt::format("ran without error, expected an error ({})", *c.expected_error);
-      return;
+      return std::nullopt;
     }
     if (got.size() != c.expected_outputs->size()) {
       result.failure =
           fmt::format("returned {} outputs, expected {}", got.size(), c.expected_outputs->size());
-      return;
+      return std::nullopt;
     }
     compare(got, *c.expected_outputs, result, "JAX's expected output");
+    return got;
   } catch (const Error& e) {
     record_error(c, e.what(), result);
+    return std::nullopt;
   }
 }
 
@@ -105,8 +108,9 @@ bool reference_gives_jax_outputs(const Case& c) {
 
 // Under another order than the case's, JAX's file holds for everything but float sums. A JAX
 // mismatch is excused only where the order is its cause: the reference in the case's own order
-// gives JAX's outputs, and the backend gives the reference's in the backend's order.
-void compare_in_backend_order(const Case& c, const std::string& backend_name,
+// gives JAX's outputs, and the backend's outputs `got` (none when its run failed) are the
+// reference's in the backend's order.
+void compare_in_backend_order(const Case& c, const std::optional<Values>& got,
                               const ReductionOrder& order, CaseResult& result) {
   if (result.failure.empty()) {
     result.notes.push_back(fmt::format(
@@ -121,11 +125,11 @@ void compare_in_backend_order(const Case& c, const std::string& backend_name,
         jax_failure, c.order.describe());
     return;
   }
+  if (!got) return;  // the backend's own error or output count stands
   result.failure.clear();
   try {
     ReferenceBackend reference(order, c.device_count);
-    auto backend = make_backend(backend_name, order, c.device_count);
-    compare(run_on(*backend, c), run_on(reference, c), result,
+    compare(*got, run_on(reference, c), result,
             fmt::format("the reference in {} order", order.describe()));
   } catch (const Error& e) {
     result.failure = fmt::format("raised an error: {}", e.what());
@@ -158,10 +162,8 @@ CaseResult run_case(const Case& c, const RunOptions& options) {
   if (c.program_error) {
     record_error(c, *c.program_error, result);  // JAX rejects the program before it runs
   } else {
-    compare_with_jax(c, options.backend, order, result);
-    const bool same_order = order == c.order;
-    if (!same_order && !c.expected_error)
-      compare_in_backend_order(c, options.backend, order, result);
+    const std::optional<Values> got = compare_with_jax(c, options.backend, order, result);
+    if (order != c.order && !c.expected_error) compare_in_backend_order(c, got, order, result);
   }
   result.passed = result.failure.empty();
   return result;

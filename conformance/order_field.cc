@@ -20,18 +20,8 @@ bool uses(ReductionAlgorithm algorithm, std::string_view parameter) {
   return std::find(used.begin(), used.end(), parameter) != used.end();
 }
 
-std::vector<int> int_list(const JsonValue& value, std::string_view expected) {
-  std::vector<int> list;
-  for (const JsonValue& element : value.elements(expected)) list.push_back(element.int32());
-  return list;
-}
-
 ReductionAlgorithm parse_algorithm(const JsonValue& value) {
-  try {
-    return reduction_algorithm_from_name(value.string("a reduction order name"));
-  } catch (const Error& e) {
-    value.fail(e.what());
-  }
+  return value.named("a reduction order name", reduction_algorithm_from_name);
 }
 
 std::int64_t byte_count(const JsonValue& value) {
@@ -72,10 +62,10 @@ ReductionOrder parse_order(const JsonValue& value) {
     }
   }
   if (const auto ring = value.optional(kRing)) {
-    order.ring = int_list(*ring, "a list of group ranks in ring order");
+    order.ring = ring->int32_list("a list of group ranks in ring order");
   }
   if (const auto dims = value.optional(kTorusDims)) {
-    order.torus_dims = int_list(*dims, "a list of torus dimension sizes");
+    order.torus_dims = dims->int32_list("a list of torus dimension sizes");
   }
   if (const auto bytes = value.optional(kNcclChunk)) order.nccl_chunk_bytes = byte_count(*bytes);
   if (const auto bytes = value.optional(kGlooSegment)) {

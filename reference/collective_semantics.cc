@@ -25,10 +25,6 @@ std::string api_name(CollectiveOp op) {
   }
 }
 
-bool is_reduction(CollectiveOp op) {
-  return op == CollectiveOp::psum || op == CollectiveOp::pmean || op == CollectiveOp::pmax ||
-         op == CollectiveOp::pmin;
-}
 
 // "((0, 1), (1, 2))", as Python prints JAX's tuple of pairs.
 std::string perm_string(const CollectiveCall& call) {
@@ -285,7 +281,7 @@ void validate_collective(const CollectiveCall& call, const Mesh& mesh, DType dty
     }
     const auto& groups = *call.axis_index_groups;
     for (const auto& g : groups) {
-      if (g.size() != groups.front().size() && !is_reduction(call.op)) {
+      if (g.size() != groups.front().size() && !is_all_reduce(call.op)) {
         throw Error(fmt::format(
             "{}: Replica groups must be equally sized, got axis_index_groups of sizes {} and {}",
             collective_op_name(call.op), groups.front().size(), g.size()));
@@ -314,7 +310,7 @@ VaryingAxes result_varying_axes(const CollectiveCall& call, const Mesh& mesh, Va
     named |= VaryingAxes{1} << mesh.find_axis(name);
   }
   if (call.op == CollectiveOp::axis_index) return named;
-  if (is_reduction(call.op) || call.to_invariant) return input & ~named;
+  if (is_all_reduce(call.op) || call.to_invariant) return input & ~named;
   return input | named;
 }
 
@@ -332,6 +328,11 @@ std::vector<Array> evaluate_collective(const CollectiveCall& call, const Mesh& m
     }
   }
   return results;
+}
+
+bool is_all_reduce(CollectiveOp op) {
+  return op == CollectiveOp::psum || op == CollectiveOp::pmean || op == CollectiveOp::pmax ||
+         op == CollectiveOp::pmin;
 }
 
 Array pmean_from_sum(Array sum, int n, const FloatNumerics& numerics) {

@@ -33,6 +33,9 @@ std::vector<Array> evaluate_collective(const CollectiveCall& call, const Mesh& m
                                        const std::vector<Array>& inputs,
                                        const ReductionOrder& order);
 
+// psum, pmean, pmax and pmin: the collectives whose every member gets the group's reduction.
+bool is_all_reduce(CollectiveOp op);
+
 // pmean from psum's result: sum * RN(1/n) (XLA rewrites x / n so), the reciprocal in float32 for
 // bfloat16 (one rounding at the end); int and bool become float32. For n == 1 the sum itself
 // (XLA removes a multiply by 1). The multiply rounds as `numerics` says.

@@ -16,19 +16,13 @@ CollectiveCall reduction(CollectiveOp op, const AxisNames& axes, Context::Groups
   return call;
 }
 
-bool is_all_reduce(CollectiveOp op) {
-  return op == CollectiveOp::psum || op == CollectiveOp::pmean || op == CollectiveOp::pmax ||
-         op == CollectiveOp::pmin;
-}
-
 // An all-reduce in a program of one device: XLA replaces it by its operand (AllReduceSimplifier,
 // and pmean's multiply by 1 is removed), so -0.0, NaN payloads and subnormals keep their bits;
 // only the type changes as the collective's does. psum_scatter is not simplified and folds.
 Array single_device_all_reduce(CollectiveOp op, const Array& x) {
-  const DType dtype = reduction_dtype(op, x.dtype());
-  Array result = x.dtype() == dtype ? x : convert(x, dtype);
-  if (op == CollectiveOp::pmean && !is_floating(dtype)) result = convert(result, DType::float32);
-  return result;
+  const Array result = convert(x, reduction_dtype(op, x.dtype()));
+  if (op != CollectiveOp::pmean) return result;
+  return pmean_from_sum(result, 1, kIeeeNumerics);  // n == 1: only the float type
 }
 
 }  // namespace

@@ -148,15 +148,11 @@ Array arithmetic(const Array& a, const Array& b, BinaryOp op, const FloatNumeric
                                          convert_values(b, DType::float32), op, numerics);
     const Array rounded = convert_values(wide, DType::bfloat16);
     return numerics.bf16_excess_precision ? rounded.with_unrounded_f32(wide) : rounded;
-  } else if constexpr (std::is_floating_point_v<T>) {
-    if (numerics.flush_subnormals) {
-      return binary<T>(a, b, [op](T x, T y) {
-        return arith::flush_subnormal(
-            apply(op, arith::flush_subnormal(x), arith::flush_subnormal(y)));
-      });
-    }
-    return binary<T>(a, b, [op](T x, T y) { return apply(op, x, y); });
   } else {
+    if (numerics.flush_subnormals) {  // a no-op for float16 and the integers (flush_subnormal)
+      return binary<T>(a, b,
+                       arith::flushing_if<T, true>([op](T x, T y) { return apply(op, x, y); }));
+    }
     return binary<T>(a, b, [op](T x, T y) { return apply(op, x, y); });
   }
 }

@@ -112,6 +112,16 @@ std::vector<JsonValue> JsonValue::elements(std::string_view expected) const {
   return out;
 }
 
+std::vector<int> JsonValue::int32_list(std::string_view expected,
+                                       std::string_view expected_element) const {
+  std::vector<int> list;
+  for (const JsonValue& element : elements(expected)) {
+    list.push_back(element.int32(std::numeric_limits<int>::min(), std::numeric_limits<int>::max(),
+                                 expected_element));
+  }
+  return list;
+}
+
 std::string JsonValue::string(std::string_view expected) const {
   if (!value_->is_string()) fail_type(expected);
   return value_->get<std::string>();

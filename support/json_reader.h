@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "reference/error.h"
+
 namespace spmd {
 
 // The document in `file`; spmd::Error "FILE: cannot open file" or "FILE: not valid JSON (...)",
@@ -48,6 +50,9 @@ class JsonValue {
   // ---- Arrays
   // The elements, or a type error naming `expected` ("an array of sizes like [4, 4]").
   std::vector<JsonValue> elements(std::string_view expected) const;
+  // A list of 32-bit integers; an element that is not one fails naming `expected_element`.
+  std::vector<int> int32_list(std::string_view expected,
+                              std::string_view expected_element = "an integer") const;
 
   // ---- Scalars; each fails with the path, the value and `expected` (or a default wording).
   std::string string(std::string_view expected = "a string") const;
@@ -62,6 +67,17 @@ class JsonValue {
   int int32(int min = std::numeric_limits<int>::min(), int max = std::numeric_limits<int>::max(),
             std::string_view expected = "an integer") const;
   int positive_int32() const;  // 1..2147483647
+  // A name looked up by `lookup` (dtype_from_name, ...): a string, whose lookup error becomes this
+  // value's error.
+  template <class Lookup>
+  auto named(std::string_view expected, Lookup lookup) const -> decltype(lookup(std::string())) {
+    const std::string text = string(expected);
+    try {
+      return lookup(text);
+    } catch (const Error& e) {
+      fail(e.what());
+    }
+  }
   // The number as the text a unit parser reads ("123", "1.5e+20"); fails unless a number.
   std::string number_text() const { return value_->dump(); }
 

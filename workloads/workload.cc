@@ -25,11 +25,7 @@ std::int64_t positive_int64(const JsonValue& value) {
 }
 
 DType parse_dtype(const JsonValue& value) {
-  try {
-    return dtype_from_name(value.string("a dtype name such as \"float32\""));
-  } catch (const Error& e) {
-    value.fail(e.what());
-  }
+  return value.named("a dtype name such as \"float32\"", dtype_from_name);
 }
 
 // A positive integer, or a size with a unit ("64MiB").
