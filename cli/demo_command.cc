@@ -80,7 +80,9 @@ int run_demo_command(const DemoOptions& options, std::ostream& out) {
   MlpConfig config;
   config.steps = options.steps;
   const sim::MachineSpec spec = demo_machine();
-  sim::SimOptions sim_options{.algorithm = Algorithm::ring, .record_link_transfers = 100'000};
+  // Every message carried one by one: the demo's trace draws them all.
+  sim::SimOptions sim_options{
+      .algorithm = Algorithm::ring, .record_link_transfers = 100'000, .fast_path = false};
   sim::Machine machine(spec, sim_options);
   out << "spmdsim demo: data-parallel training of a " << config.inputs << "-" << config.hidden
       << "-" << config.outputs << " MLP, pmap over " << config.devices

@@ -69,6 +69,19 @@ void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices
   command.add_option("--algorithm", flags.algorithm,
                      fmt::format("Collective algorithm: {} (default: automatic)",
                                  algorithm_names()));
+  add_full_simulation_flag(command, flags.full_simulation);
+}
+
+void add_full_simulation_flag(CLI::App& command, bool& full_simulation) {
+  command.add_flag("--full-simulation", full_simulation,
+                   "Carry every collective message by message, also those the closed form times "
+                   "exactly (the fast path gives the same times)");
+}
+
+sim::SimOptions simulation_options(const MachineFlags& flags, sim::SimOptions options) {
+  if (!flags.algorithm.empty()) options.algorithm = collectives::algorithm_from_name(flags.algorithm);
+  options.fast_path = !flags.full_simulation;
+  return options;
 }
 
 sim::MachineSpec machine_from_flags(const MachineFlags& flags) {

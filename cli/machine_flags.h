@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "sim/machine.h"
 #include "sim/machine_spec.h"
 
 namespace spmd {
@@ -16,12 +17,17 @@ struct MachineFlags {
   std::string link = "100GB/s,1us";
   std::string inter_link = "50GB/s,5us";  // hierarchical: between nodes
   std::string algorithm;                  // every collective, where it can run
+  bool full_simulation = false;           // no closed-form fast path
 };
 
 // "dgx-h100, dgx-h100-x4, ...": the presets --machine takes, for help texts.
 std::string preset_names();
 // `with_devices`: false for commands that set the device count themselves (scale).
 void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices = true);
+// `--full-simulation`: carry every collective message by message (no closed-form fast path).
+void add_full_simulation_flag(CLI::App& command, bool& full_simulation);
+// The simulator options the flags ask for: the algorithm and the fast path.
+sim::SimOptions simulation_options(const MachineFlags& flags, sim::SimOptions options);
 // The machine; spmd::Error naming the flag and the expected form for bad values.
 sim::MachineSpec machine_from_flags(const MachineFlags& flags);
 // The same machine with `devices` devices (ignores --machine's device count; its topology kind

@@ -125,10 +125,8 @@ int run_perf_command(const PerfOptions& options, std::ostream& out) {
   const DType dtype = dtype_from_name(options.dtype);
   const std::vector<std::int64_t> byte_sizes = sizes(options);
   const sim::MachineSpec spec = machine_from_flags(options.machine);
-  sim::SimOptions sim_options{.cost_only = options.cost_only};
-  if (!options.machine.algorithm.empty()) {
-    sim_options.algorithm = collectives::algorithm_from_name(options.machine.algorithm);
-  }
+  const sim::SimOptions sim_options =
+      simulation_options(options.machine, {.cost_only = options.cost_only});
   sim::Machine machine(spec, sim_options);
   out << "# spmdsim perf: " << options.op << " on " << spec.name << " (" << spec.devices
       << " devices), " << (options.cost_only ? "cost only" : "with data") << "\n#\n"

@@ -41,6 +41,7 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
       ->capture_default_str();
   command.add_option("--algorithm", options.algorithm,
                      "Collective algorithm for every collective (default: the machine's choice)");
+  add_full_simulation_flag(command, options.full_simulation);
 }
 
 int run_run_command(const RunOptions& options, std::ostream& out) {
@@ -50,6 +51,7 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
   if (!options.algorithm.empty()) {
     sim_options.algorithm = collectives::algorithm_from_name(options.algorithm);
   }
+  sim_options.fast_path = !options.full_simulation;
   sim::Machine machine(spec, sim_options);
   const sim::CostLog log = run_workload(machine, workload);
   const traces::RunTotals totals = traces::run_totals(log);

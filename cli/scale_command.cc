@@ -29,10 +29,8 @@ bool is_all_reduce(const std::string& op) {
 
 ScalePoint measure(const ScaleOptions& options, const Workload& workload, int devices) {
   const sim::MachineSpec spec = machine_with_devices(options.machine, devices);
-  sim::SimOptions sim_options{.cost_only = true};
-  if (!options.machine.algorithm.empty()) {
-    sim_options.algorithm = collectives::algorithm_from_name(options.machine.algorithm);
-  }
+  const sim::SimOptions sim_options =
+      simulation_options(options.machine, {.cost_only = true});
   sim::Machine machine(spec, sim_options);
   const sim::CostLog log = run_workload(machine, workload);
   const traces::RunTotals totals = traces::run_totals(log);

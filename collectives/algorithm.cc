@@ -104,6 +104,23 @@ std::int64_t closed_form_time_ps(Algorithm algorithm, const CollectiveShape& sha
   return entry(algorithm).parts().time_ps(shape, latency_ps, bandwidth_bytes_per_s);
 }
 
+std::vector<std::vector<RankPair>> link_phases(Algorithm algorithm,
+                                               const CollectiveShape& shape) {
+  const AlgorithmParts& parts = entry(algorithm).parts();
+  if (parts.link_phases == nullptr || !supports(algorithm, shape)) return {};
+  return parts.link_phases(shape);
+}
+
+std::int64_t phased_closed_form_time_ps(Algorithm algorithm, const CollectiveShape& shape,
+                                        std::span<const cost_model::RouteCost> per_phase) {
+  const AlgorithmParts& parts = entry(algorithm).parts();
+  SPMD_CHECK(per_phase.size() == link_phases(algorithm, shape).size() && !per_phase.empty(),
+             fmt::format("{} link costs for {} over {} ranks, expected one per phase",
+                         per_phase.size(), algorithm_name(algorithm), shape.ranks));
+  if (parts.phased_time_ps != nullptr) return parts.phased_time_ps(shape, per_phase);
+  return parts.time_ps(shape, per_phase[0].latency_ps, per_phase[0].bandwidth_bytes_per_s);
+}
+
 Algorithm choose_algorithm(const CollectiveShape& shape, const topology::TopologyTraits& topology) {
   const bool small = shape.elements * shape.element_bytes < kSmallMessageBytes;
   const auto first_supported = [&](std::initializer_list<Algorithm> candidates) {

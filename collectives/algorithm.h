@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "collectives/schedule.h"
+#include "cost_model/link_time.h"
 #include "reference/reduction_order.h"
 #include "topology/topology.h"
 
@@ -66,6 +68,21 @@ ReductionOrder reduction_order(Algorithm algorithm, const CollectiveShape& shape
 // `latency_ps + ceil(bytes * 1e12 / bandwidth_bytes_per_s)` (one link, uniform alpha and beta).
 std::int64_t closed_form_time_ps(Algorithm algorithm, const CollectiveShape& shape,
                                  std::int64_t latency_ps, std::int64_t bandwidth_bytes_per_s);
+
+// The (source, destination) rank pairs an algorithm's messages go between, phase by phase, for the
+// algorithms whose schedules have that fixed structure: the ring (one phase: each ring position to
+// the next; not all_to_all, which sends straight to every rank), the bidirectional ring (one phase,
+// both ways round) and the torus (one phase per dimension, dimension 0 first: each rank to the next
+// along that dimension). Every message between two different ranks goes between a pair of its
+// phase, and each phase's steps run one after another. Empty for the other algorithms and shapes.
+using RankPair = std::pair<int, int>;
+std::vector<std::vector<RankPair>> link_phases(Algorithm algorithm, const CollectiveShape& shape);
+
+// The closed form when every message of phase i (as link_phases gives them) takes
+// per_phase[i].latency_ps + ceil(bytes * 1e12 / per_phase[i].bandwidth_bytes_per_s); equal to
+// closed_form_time_ps when every phase has the same cost. Only for shapes link_phases covers.
+std::int64_t phased_closed_form_time_ps(Algorithm algorithm, const CollectiveShape& shape,
+                                        std::span<const cost_model::RouteCost> per_phase);
 
 // The reference order an algorithm's reductions fold as when its rings follow group rank order
 // (ReductionOrder{.algorithm = *reduction_algorithm_of(a)}); none for torus, whose order needs

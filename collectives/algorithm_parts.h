@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 
 #include "collectives/algorithm.h"
+#include "cost_model/link_time.h"
 
 namespace spmd::collectives {
 
@@ -25,6 +27,11 @@ struct AlgorithmParts {
   // The algorithm of every order() it gives, when that order needs nothing from the shape but
   // the ring; none for torus, whose order needs each group's grid.
   std::optional<ReductionAlgorithm> reduction_algorithm;
+  // The rank pairs of each phase (collectives::link_phases); null: no such structure.
+  std::vector<std::vector<RankPair>> (*link_phases)(const CollectiveShape& shape) = nullptr;
+  // The closed form with each phase's own link cost; null: one phase, time_ps.
+  std::int64_t (*phased_time_ps)(const CollectiveShape& shape,
+                                 std::span<const cost_model::RouteCost> per_phase) = nullptr;
 };
 
 const AlgorithmParts& direct_parts();

@@ -37,11 +37,20 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
   return cost_model::steps_time_ps(bytes, latency_ps, bandwidth_bytes_per_s);
 }
 
+// One phase: every ring neighbour both ways.
+std::vector<std::vector<RankPair>> link_phases(const CollectiveShape& shape) {
+  const RingOrder ring(shape.ring, shape.ranks);
+  std::vector<RankPair> pairs = ring_neighbour_pairs(ring);
+  const std::vector<RankPair> back = ring_neighbour_pairs(ring.reversed());
+  pairs.insert(pairs.end(), back.begin(), back.end());
+  return {pairs};
+}
+
 }  // namespace
 
 const AlgorithmParts& bidirectional_ring_parts() {
-  static const AlgorithmParts parts{supports, build, order, time_ps,
-                                    ReductionAlgorithm::bidirectional_ring};
+  static const AlgorithmParts parts{supports, build,   order, time_ps,
+                                    ReductionAlgorithm::bidirectional_ring, link_phases};
   return parts;
 }
 

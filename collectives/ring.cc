@@ -201,6 +201,22 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
 
 }  // namespace
 
+std::vector<RankPair> ring_neighbour_pairs(const RingOrder& ring) {
+  std::vector<RankPair> pairs;
+  if (ring.size() < 2) return pairs;
+  for (int p = 0; p < ring.size(); ++p) pairs.emplace_back(ring.rank_at(p), ring.rank_at(p + 1));
+  return pairs;
+}
+
+namespace {
+
+std::vector<std::vector<RankPair>> link_phases(const CollectiveShape& shape) {
+  if (shape.kind == CollectiveKind::all_to_all || shape.kind == CollectiveKind::permute) return {};
+  return {ring_neighbour_pairs(RingOrder(shape.ring, shape.ranks))};
+}
+
+}  // namespace
+
 ReductionOrder ring_chunked_order(ReductionAlgorithm algorithm, const CollectiveShape& shape) {
   return {.algorithm = algorithm,
           .ring = shape.ring,
@@ -208,7 +224,8 @@ ReductionOrder ring_chunked_order(ReductionAlgorithm algorithm, const Collective
 }
 
 const AlgorithmParts& ring_parts() {
-  static const AlgorithmParts parts{supports, build, order, time_ps, ReductionAlgorithm::nccl_ring};
+  static const AlgorithmParts parts{supports, build,     order, time_ps, ReductionAlgorithm::nccl_ring,
+                                    link_phases};
   return parts;
 }
 

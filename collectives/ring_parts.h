@@ -22,6 +22,9 @@ std::size_t add_ring_all_reduce(ScheduleBuilder& builder, const RingOrder& ring,
 // chunks (at least one element each), folding as `algorithm`.
 ReductionOrder ring_chunked_order(ReductionAlgorithm algorithm, const CollectiveShape& shape);
 
+// Each ring position's rank to the next one's (source, destination); none for one rank.
+std::vector<RankPair> ring_neighbour_pairs(const RingOrder& ring);
+
 // The largest message of each step of that all-reduce, in bytes.
 std::vector<std::int64_t> ring_all_reduce_step_bytes(std::int64_t count, int n,
                                                      const CollectiveShape& shape);

@@ -109,27 +109,50 @@ ReductionOrder order(const CollectiveShape& shape) {
 }
 
 // Dimension j's steps each carry the largest block of that level, both ways (reduce-scatter and
-// all-gather): ceil(L / dims[j]) of the level's largest range L.
-std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
-                     std::int64_t bandwidth_bytes_per_s) {
+// all-gather): ceil(L / dims[j]) of the level's largest range L; they cross dimension j's links.
+std::int64_t phased_time_ps(const CollectiveShape& shape,
+                            std::span<const cost_model::RouteCost> per_dimension) {
   if (!dims_fit(shape)) return 0;
   std::int64_t largest = shape.elements;
   std::int64_t total = 0;
   for (std::size_t level = 0; level < shape.torus_dims.size(); ++level) {
-    const int size = shape.torus_dims[shape.torus_dims.size() - 1 - level];
+    const std::size_t j = shape.torus_dims.size() - 1 - level;
+    const int size = shape.torus_dims[j];
     const std::int64_t block = (largest + size - 1) / size;
-    total +=
-        2 * (size - 1) *
-        cost_model::step_time_ps(block * shape.element_bytes, latency_ps, bandwidth_bytes_per_s);
+    const cost_model::RouteCost& link = per_dimension[j];
+    total += 2 * (size - 1) *
+             cost_model::step_time_ps(block * shape.element_bytes, link.latency_ps,
+                                      link.bandwidth_bytes_per_s);
     largest = block;
   }
   return total;
 }
 
+std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
+                     std::int64_t bandwidth_bytes_per_s) {
+  const std::vector<cost_model::RouteCost> uniform(shape.torus_dims.size(),
+                                                   {latency_ps, bandwidth_bytes_per_s});
+  return phased_time_ps(shape, uniform);
+}
+
+// One phase per dimension: every rank to the next along it (none for a dimension of size 1).
+std::vector<std::vector<RankPair>> link_phases(const CollectiveShape& shape) {
+  const Grid grid(shape.torus_dims);
+  std::vector<std::vector<RankPair>> phases(grid.count());
+  for (std::size_t j = 0; j < grid.count(); ++j) {
+    if (grid.size(j) < 2) continue;
+    for (int r = 0; r < shape.ranks; ++r) {
+      phases[j].emplace_back(r, grid.along(r, j, grid.coordinate(r, j) + 1));
+    }
+  }
+  return phases;
+}
+
 }  // namespace
 
 const AlgorithmParts& torus_parts() {
-  static const AlgorithmParts parts{supports, build, order, time_ps, std::nullopt};
+  static const AlgorithmParts parts{supports,     build,       order, time_ps,
+                                    std::nullopt, link_phases, phased_time_ps};
   return parts;
 }
 

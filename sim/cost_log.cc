@@ -68,6 +68,7 @@ void append_run(CostLog& total, const CostLog& next) {
   }
   total.end_ps = offset_ps + next.end_ps;
   total.link_transfers += next.link_transfers;
+  total.closed_form_groups += next.closed_form_groups;
 }
 
 }  // namespace spmd::sim

@@ -64,6 +64,8 @@ struct CostLog {
   std::vector<std::int64_t> device_end_ps;  // per device: its clock when it finished
   std::int64_t end_ps = 0;                // when the last device finished
   std::uint64_t link_transfers = 0;       // messages carried over links
+  // Groups timed by the closed form (sim/fast_path.h), whose messages were not carried one by one.
+  std::uint64_t closed_form_groups = 0;
   // With SimOptions::record_link_transfers: every message, in the order sent, up to the limit.
   std::vector<LinkTransferRecord> transfers;
   bool transfers_truncated = false;        // more were sent than recorded

@@ -33,10 +33,15 @@ struct SimOptions {
   // Each device fiber's stack; 0 picks 256 KiB, or 64 KiB above 4096 devices.
   std::size_t fiber_stack_bytes = 0;
   // Keep every link message in the cost log (for traces' flow arrows), up to this many; 0: none.
+  // Only messages carried one by one are kept: not those of fast-path groups.
   std::size_t record_link_transfers = 0;
   // The arithmetic of the modeled platform, in element-wise operations and reductions: plain
   // IEEE by default; `spmdsim conform` gives the numerics of the order it checks against.
   FloatNumerics numerics = kIeeeNumerics;
+  // The exact fast path (sim/fast_path.h): a collective that has its links to itself is timed by
+  // its algorithm's closed form, the same picoseconds as carrying its messages. false: every
+  // collective is carried message by message (`--full-simulation`).
+  bool fast_path = true;
 };
 
 class Machine : public Backend {

@@ -5,6 +5,30 @@
 namespace spmd::sim {
 namespace {
 
+// Every rank holds its work buffer and room for the most it receives in one step, while the
+// group's collective runs.
+class GroupBuffers {
+ public:
+  void hold(const ScheduleRunSetup& setup, std::int64_t now_ps, MemoryLedger& memory) {
+    const collectives::Schedule& schedule = *setup.schedule;
+    const std::int64_t per_rank =
+        (schedule.work_elements + schedule.max_received_elements_per_step()) *
+        setup.element_bytes;
+    for (int device : setup.devices) {
+      memory.allocate(device, per_rank, now_ps, setup.what + " buffers");
+      held_.push_back({device, per_rank});
+    }
+  }
+
+  void release(std::int64_t now_ps, MemoryLedger& memory) {
+    for (auto [device, bytes] : held_) memory.release(device, bytes, now_ps);
+    held_.clear();
+  }
+
+ private:
+  std::vector<std::pair<int, std::int64_t>> held_;
+};
+
 class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
  public:
   ScheduleRun(ScheduleRunSetup setup, EventQueue& events, LinkState& links, MemoryLedger& memory,
@@ -28,21 +52,8 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   }
 
  private:
-  // Every rank holds its work buffer and room for the most it receives in one step.
-  void hold_buffers() {
-    const std::int64_t per_rank =
-        (schedule_.work_elements + schedule_.max_received_elements_per_step()) *
-        setup_.element_bytes;
-    for (int device : setup_.devices) {
-      memory_.allocate(device, per_rank, events_.now_ps(), setup_.what + " buffers");
-      held_.push_back({device, per_rank});
-    }
-  }
-
-  void release_buffers() {
-    for (auto [device, bytes] : held_) memory_.release(device, bytes, events_.now_ps());
-    held_.clear();
-  }
+  void hold_buffers() { buffers_.hold(setup_, events_.now_ps(), memory_); }
+  void release_buffers() { buffers_.release(events_.now_ps(), memory_); }
 
   void run_step(std::size_t index) {
     if (index == schedule_.steps.size()) {
@@ -80,8 +91,25 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   LinkState& links_;
   MemoryLedger& memory_;
   ScheduleDone done_;
-  std::vector<std::pair<int, std::int64_t>> held_;
+  GroupBuffers buffers_;
 };
+
+// The same group timed by the closed form: buffers held from start to end, no messages.
+void run_closed_form(const ScheduleRunSetup& setup, std::int64_t duration_ps, EventQueue& events,
+                     MemoryLedger& memory, const ScheduleDone& done) {
+  auto buffers = std::make_shared<GroupBuffers>();
+  try {
+    buffers->hold(setup, events.now_ps(), memory);
+  } catch (...) {
+    buffers->release(events.now_ps(), memory);
+    done(std::current_exception());
+    return;
+  }
+  events.schedule(events.now_ps() + duration_ps, [buffers, &events, &memory, done] {
+    buffers->release(events.now_ps(), memory);
+    done(nullptr);
+  });
+}
 
 }  // namespace
 
@@ -90,6 +118,15 @@ void start_schedule_run(ScheduleRunSetup setup, std::int64_t start_ps, EventQueu
   auto run = std::make_shared<ScheduleRun>(std::move(setup), events, links, memory,
                                            std::move(done));
   events.schedule(start_ps, [run] { run->start(); });
+}
+
+void start_closed_form_run(ScheduleRunSetup setup, std::int64_t start_ps,
+                           std::int64_t duration_ps, EventQueue& events, MemoryLedger& memory,
+                           ScheduleDone done) {
+  events.schedule(start_ps, [setup = std::move(setup), duration_ps, &events, &memory,
+                             done = std::move(done)] {
+    run_closed_form(setup, duration_ps, events, memory, done);
+  });
 }
 
 }  // namespace spmd::sim

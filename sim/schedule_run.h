@@ -40,4 +40,10 @@ using ScheduleDone = std::function<void(std::exception_ptr error)>;
 void start_schedule_run(ScheduleRunSetup setup, std::int64_t start_ps, EventQueue& events,
                         LinkState& links, MemoryLedger& memory, ScheduleDone done);
 
+// The exact fast path (sim/fast_path.h): the same buffers held, the same events at the same times,
+// but no messages: the run ends `duration_ps` (the closed form) after it starts.
+void start_closed_form_run(ScheduleRunSetup setup, std::int64_t start_ps,
+                           std::int64_t duration_ps, EventQueue& events, MemoryLedger& memory,
+                           ScheduleDone done);
+
 }  // namespace spmd::sim

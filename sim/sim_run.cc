@@ -10,6 +10,7 @@
 #include "reference/collective_semantics.h"
 #include "reference/device_report.h"
 #include "sim/collective_layout.h"
+#include "sim/fast_path.h"
 #include "sim/schedule_run.h"
 
 namespace spmd::sim {
@@ -308,10 +309,31 @@ void SimRun::start_group(int index, int group) {
     setup.transfer_log = &log_;
     setup.transfer_limit = machine_.options().record_link_transfers;
   }
+  ScheduleDone done = [this, index, group, results](std::exception_ptr error) {
+    finish_group(index, group, std::move(*results), error);
+  };
+  if (const std::optional<std::int64_t> closed_form_ps = fast_path_time_ps(plan, members)) {
+    ++log_.closed_form_groups;
+    start_closed_form_run(std::move(setup), events_.now_ps(), *closed_form_ps, events_, memory_,
+                          std::move(done));
+    return;
+  }
   start_schedule_run(std::move(setup), events_.now_ps(), events_, links_, memory_,
-                     [this, index, group, results](std::exception_ptr error) {
-                       finish_group(index, group, std::move(*results), error);
-                     });
+                     std::move(done));
+}
+
+// The fast path's condition 4 (sim/fast_path.h): a device waits in one collective at a time, so
+// the members take part in nothing else until this group ends. On a topology of private routes
+// nobody else uses their links then; on others only a group of every device is sure to be alone.
+bool SimRun::runs_alone(const std::vector<int>& members) const {
+  return choice_.topology_traits.private_routes ||
+         static_cast<int>(members.size()) == machine_.topology().device_count();
+}
+
+std::optional<std::int64_t> SimRun::fast_path_time_ps(const CollectivePlan& plan,
+                                                      const std::vector<int>& members) {
+  if (!machine_.options().fast_path || !runs_alone(members)) return std::nullopt;
+  return closed_form_time_on_links_ps(plan, members, links_);
 }
 
 void SimRun::finish_group(int index, int group, std::vector<Array> results,

@@ -83,6 +83,9 @@ class SimRun {
   void try_start_group(int index, Slot& slot, int group);
   void start_group(int index, int group);
   void finish_group(int index, int group, std::vector<Array> results, std::exception_ptr error);
+  bool runs_alone(const std::vector<int>& members) const;
+  std::optional<std::int64_t> fast_path_time_ps(const CollectivePlan& plan,
+                                                const std::vector<int>& members);
   void abort(std::string message);
   std::string device_phrase(int device) const;
   std::string stuck_report() const;

@@ -20,6 +20,7 @@ class FullyConnected : public Topology {
 
   std::string name() const override { return fmt::format("fully_connected({})", device_count()); }
   std::string_view kind() const override { return "fully_connected"; }
+  TopologyTraits traits() const override { return {.private_routes = true}; }
 
   std::vector<int> route(int from, int to) const override {
     check_device(*this, from, "from");

@@ -24,6 +24,7 @@ class Star : public Topology {
 
   std::string name() const override { return fmt::format("switch({})", device_count()); }
   std::string_view kind() const override { return "switch"; }
+  TopologyTraits traits() const override { return {.private_routes = true}; }
 
   std::vector<int> route(int from, int to) const override {
     check_device(*this, from, "from");
@@ -60,7 +61,7 @@ class Hierarchical : public Topology {
   }
   std::string_view kind() const override { return "hierarchical"; }
   std::vector<int> dims() const override { return {nodes_, per_node_}; }
-  TopologyTraits traits() const override { return {.grid = true}; }
+  TopologyTraits traits() const override { return {.grid = true, .private_routes = true}; }
 
   std::vector<int> route(int from, int to) const override {
     check_device(*this, from, "from");

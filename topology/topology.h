@@ -30,6 +30,10 @@ struct TopologyTraits {
   // Devices lie on a grid (dims()) whose dimensions collectives can run along one after
   // another: tori, meshes, and nodes x devices per node.
   bool grid = false;
+  // Every link carries only messages from one device or to one device: a device's own links to
+  // a switch, or a direct link between two devices. Groups of different devices then never
+  // share a link.
+  bool private_routes = false;
 };
 
 class Topology {

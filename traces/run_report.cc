@@ -104,7 +104,8 @@ nlohmann::json run_report_json(const sim::CostLog& log, const std::string& machi
             {"collective_ps", totals.collective_ps},
             {"peak_memory_bytes", totals.peak_memory_bytes},
             {"peak_memory_device", totals.peak_memory_device},
-            {"link_messages", log.link_transfers}}},
+            {"link_messages", log.link_transfers},
+            {"closed_form_groups", log.closed_form_groups}}},
           {"collectives", std::move(collectives)},
           {"devices", std::move(devices)}};
 }
