@@ -18,7 +18,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
 
   void start() {
     try {
-      hold_buffers();
+      if (setup_.hold_buffers) hold_buffers();
     } catch (...) {
       release_buffers();
       done_(std::current_exception());
@@ -30,9 +30,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
  private:
   // Every rank holds its work buffer and room for the most it receives in one step.
   void hold_buffers() {
-    const std::int64_t per_rank =
-        (schedule_.work_elements + schedule_.max_received_elements_per_step()) *
-        setup_.element_bytes;
+    const std::int64_t per_rank = schedule_buffer_bytes(schedule_, setup_.element_bytes);
     for (int device : setup_.devices) {
       memory_.allocate(device, per_rank, events_.now_ps(), setup_.what + " buffers");
       held_.push_back({device, per_rank});
@@ -84,6 +82,11 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
 };
 
 }  // namespace
+
+std::int64_t schedule_buffer_bytes(const collectives::Schedule& schedule,
+                                   std::int64_t element_bytes) {
+  return (schedule.work_elements + schedule.max_received_elements_per_step()) * element_bytes;
+}
 
 void start_schedule_run(ScheduleRunSetup setup, std::int64_t start_ps, EventQueue& events,
                         LinkState& links, MemoryLedger& memory, ScheduleDone done) {
