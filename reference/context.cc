@@ -166,11 +166,12 @@ Array Context::finish_wait(PendingCollective& handle) {
   throw_if_abandoned();
   auto it = pending_.find(handle.ticket_);
   SPMD_CHECK(it != pending_.end(), "a pending handle whose Context does not know it");
-  Pending pending = std::move(it->second);
+  // The backend's wait first: if it refuses (another device's fiber), the handle stays pending.
+  Array result = it->second.started.result ? std::move(*it->second.started.result)
+                                           : wait_collective(it->second.started.id);
+  const Pending pending = std::move(it->second);
   pending_.erase(it);
   handle.state_ = PendingCollective::State::waited;
-  Array result = pending.started.result ? std::move(*pending.started.result)
-                                        : wait_collective(pending.started.id);
   if (pending.finish != Finish::none) result = convert(result, DType::bfloat16);
   if (pending.finish == Finish::round_to_bf16_then_mean) {
     result = pmean_from_sum(result, pending.axis_size, numerics_);
