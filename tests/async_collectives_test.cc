@@ -189,14 +189,15 @@ TEST(AsyncCollectives, ExposedAndOverlappedCommunicationByHand) {
   // Then a blocking psum: device 0 arrives at 4000, device 1 at 6000; it runs 6000-10000:
   // device 0 waits 6000 more, device 1 4000.
   sim::Machine machine(
-      machine_for("fully_connected", 2, {.bandwidth_bytes_per_s = 1'000'000'000'000}),
+      machine_for("fully_connected", 2,
+                  {.bandwidth_bytes_per_s = 1'000'000'000'000, .latency_ps = 0}),
       {.algorithm = Algorithm::direct});
   const std::vector<Values> inputs(2, Values{Array(DType::float32, {1000})});
   machine.run(
       Mesh({2}, {"i"}), inputs,
       [](Context& ctx, const Values& xs) {
         PendingCollective h = ctx.psum_start(xs[0], AxisNames("i"));
-        ctx.charge_compute(ctx.device() == 0 ? 1000 : 6000, 0);
+        ctx.charge_compute(0, ctx.device() == 0 ? 1000 : 6000);  // memory bound: 1 byte/ps
         const Array y = h.wait();
         return Values{ctx.psum(y, AxisNames("i"))};
       },
@@ -377,8 +378,8 @@ TEST(AsyncCollectives, ADeadlockReportListsPendingCollectives) {
   });
   EXPECT_EQ(message,
             "deadlock: no device can proceed: devices 0-2 wait in psum('i') of float32[3] "
-            "(collective #0); pending: #1 all_gather('i'); device 3 finished after 0 "
-            "collective(s)");
+            "(collective #0); pending: #1 all_gather('i', axis=0, tiled=False); device 3 "
+            "finished after 0 collective(s)");
 }
 
 TEST(AsyncCollectives, DisagreementWithPendingCollectives) {
@@ -390,9 +391,9 @@ TEST(AsyncCollectives, DisagreementWithPendingCollectives) {
     return Values{g, sum.wait()};
   });
   EXPECT_EQ(message,
-            "deadlock: devices disagree at collective #1: devices 0-2 wait in all_gather('i') of "
-            "float32[3] (collective #1); pending: #0 psum('i'); device 3 waits in pmax('i') of "
-            "float32[3] (collective #1); pending: #0 psum('i')");
+            "deadlock: devices disagree at collective #1: devices 0-2 wait in all_gather('i', "
+            "axis=0, tiled=False) of float32[3] (collective #1); pending: #0 psum('i'); device 3 "
+            "waits in pmax('i') of float32[3] (collective #1); pending: #0 psum('i')");
 }
 
 TEST(AsyncCollectives, WaitingTwiceIsAnError) {
