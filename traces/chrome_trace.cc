@@ -44,7 +44,7 @@ std::vector<int> collective_lanes(const sim::CostLog& log, int& lane_count) {
     std::size_t lane = 0;
     while (lane < lane_free_ps.size() && lane_free_ps[lane] > record.start_ps) ++lane;
     if (lane == lane_free_ps.size()) lane_free_ps.push_back(0);
-    lane_free_ps[lane] = std::max(record.end_ps, record.start_ps + 1);
+    lane_free_ps[lane] = record.end_ps;
     lanes.push_back(static_cast<int>(lane));
   }
   lane_count = std::max<int>(1, static_cast<int>(lane_free_ps.size()));
