@@ -8,6 +8,7 @@
 //    function returns (unless the handle died while another exception was unwinding: that error
 //    wins);
 //  - waiting on a handle from another device's Context throws spmd::Error.
+// A handle must not outlive the device function that started it (it refers to its Context).
 
 #include <cstdint>
 #include <string>
