@@ -63,6 +63,11 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
       << format_duration_ps(totals.compute_ps) << " + communication "
       << format_duration_ps(totals.communication_ps) << " ("
       << fmt::format("{:.1f}% communication)\n", 100 * totals.communication_share)
+      << "step time: " << format_duration_ps(totals.step_ps) << "; exposed communication "
+      << format_duration_ps(totals.exposed_communication_ps) << ", overlapped with compute "
+      << format_duration_ps(totals.overlapped_communication_ps) << " of "
+      << format_duration_ps(totals.communication_in_flight_ps) << " in flight (critical device "
+      << totals.critical_device << ")\n"
       << "memory: peak " << format_bytes(totals.peak_memory_bytes) << " on device "
       << totals.peak_memory_device << " of " << format_bytes(spec.memory_bytes) << " per device\n";
   const RunOutputs written = write_run_outputs(options.out_folder, log, spec.name, spec.devices);

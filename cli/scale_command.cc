@@ -21,6 +21,8 @@ struct ScalePoint {
   double communication_percent = 0;
   double all_reduce_busbw_gbps = 0;  // of the largest all-reduce (psum / pmean) in the run
   double memory_gib = 0;             // the largest device peak
+  double exposed_ms = 0;             // per step, on the critical device: waited for
+  double overlap_ms = 0;             // per step, on the critical device: hidden by compute
 };
 
 bool is_all_reduce(const std::string& op) {
@@ -36,7 +38,9 @@ ScalePoint measure(const ScaleOptions& options, const Workload& workload, int de
   const traces::RunTotals totals = traces::run_totals(log);
   ScalePoint point{devices, static_cast<double>(totals.total_ps) / 1e9 / workload.steps,
                    100 * totals.communication_share, 0,
-                   static_cast<double>(totals.peak_memory_bytes) / (1 << 30)};
+                   static_cast<double>(totals.peak_memory_bytes) / (1 << 30),
+                   static_cast<double>(totals.exposed_communication_ps) / 1e9 / workload.steps,
+                   static_cast<double>(totals.overlapped_communication_ps) / 1e9 / workload.steps};
   std::int64_t largest = -1;
   for (const sim::CollectiveRecord& r : log.collectives) {
     if (is_all_reduce(r.op) && r.bytes > largest) {
@@ -48,8 +52,9 @@ ScalePoint measure(const ScaleOptions& options, const Workload& workload, int de
 }
 
 std::string table_row(const ScalePoint& p) {
-  return fmt::format("{:8}  {:14.4f}  {:14.1f}  {:16.2f}  {:16.4f}", p.devices, p.step_ms,
-                     p.communication_percent, p.all_reduce_busbw_gbps, p.memory_gib);
+  return fmt::format("{:8}  {:14.4f}  {:14.1f}  {:16.2f}  {:16.4f}  {:14.4f}  {:14.4f}",
+                     p.devices, p.step_ms, p.communication_percent, p.all_reduce_busbw_gbps,
+                     p.memory_gib, p.exposed_ms, p.overlap_ms);
 }
 
 // A 2x2 panel plot of the four columns against the device count (log scale).
@@ -114,12 +119,14 @@ void add_scale_flags(CLI::App& command, ScaleOptions& options) {
 int run_scale_command(const ScaleOptions& options, std::ostream& out) {
   const Workload workload = load_workload_file(options.workload);
   std::string table =
-      "# devices  step_time_ms  communication_%  allreduce_busbw_GBps  memory_per_device_GiB\n";
+      "# devices  step_time_ms  communication_%  allreduce_busbw_GBps  memory_per_device_GiB  "
+      "exposed_communication_ms  overlap_ms\n";
   out << "spmdsim scale: " << workload.name << " on "
       << (options.machine.machine.empty()
               ? fmt::format("{}, links {}", options.machine.topology, options.machine.link)
               : options.machine.machine)
-      << "\n devices  step time (ms)  communication %  allreduce busbw (GB/s)  memory (GiB)\n";
+      << "\n devices  step time (ms)  communication %  allreduce busbw (GB/s)  memory (GiB)  "
+         "exposed (ms)  overlap (ms)\n";
   Progress progress("scale", static_cast<int>(options.devices.size()));
   for (std::size_t i = 0; i < options.devices.size(); ++i) {
     const std::string row = table_row(measure(options, workload, options.devices[i]));

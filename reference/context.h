@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <functional>
-#include <string>
+#include <map>
 #include <optional>
+#include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "reference/collective_call.h"
 #include "reference/float_numerics.h"
 #include "reference/mesh.h"
+#include "reference/pending_collective.h"
 
 namespace spmd {
 
@@ -24,7 +27,11 @@ using Values = std::vector<Array>;
 class Context {
  public:
   Context(const Mesh& mesh, int device, bool check_vma, FloatNumerics numerics = kIeeeNumerics)
-      : mesh_(mesh), device_(device), check_vma_(check_vma), numerics_(numerics) {}
+      : mesh_(mesh),
+        device_(device),
+        check_vma_(check_vma),
+        numerics_(numerics),
+        owner_thread_(std::this_thread::get_id()) {}
   virtual ~Context() = default;
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -89,8 +96,44 @@ class Context {
   // On a mesh of one device psum, pmean, pmax and pmin return their operand without folding it
   // (XLA removes a single-replica all-reduce). A bfloat16 operand that carries its float32 value
   // (Array::unrounded_f32, FloatNumerics::bf16_excess_precision) is summed in float32 by psum,
-  // pmean and psum_scatter, rounded once at the end.
+  // pmean and psum_scatter, rounded once at the end. Exactly collective_start(call, x).wait().
   Array collective(const CollectiveCall& call, const Array& x);
+
+  // ---- Started collectives (XLA's all-reduce-start / all-reduce-done)
+  // The same checks, numerics and result as the blocking form; the result is handed over by
+  // PendingCollective::wait (reference/pending_collective.h: one wait per start, on this
+  // device). Every device starts the same collectives in the same order, as for blocking ones.
+  // On the simulator the device goes on with its own work while the collective runs; on other
+  // backends the collective is carried out at once and wait() returns the kept result.
+  PendingCollective collective_start(const CollectiveCall& call, const Array& x,
+                                     StartOptions options = {});
+  PendingCollective collective_cost_start(const CollectiveCall& call, DType dtype,
+                                          const Shape& shape, StartOptions options = {});
+  PendingCollective psum_start(const Array& x, const AxisNames& axes,
+                               Groups groups = std::nullopt, StartOptions options = {});
+  PendingCollective pmean_start(const Array& x, const AxisNames& axes,
+                                Groups groups = std::nullopt, StartOptions options = {});
+  PendingCollective pmax_start(const Array& x, const AxisNames& axes,
+                               Groups groups = std::nullopt, StartOptions options = {});
+  PendingCollective pmin_start(const Array& x, const AxisNames& axes,
+                               Groups groups = std::nullopt, StartOptions options = {});
+  PendingCollective all_gather_start(const Array& x, const AxisNames& axes, int axis = 0,
+                                     bool tiled = false, Groups groups = std::nullopt,
+                                     StartOptions options = {});
+  PendingCollective psum_scatter_start(const Array& x, const AxisNames& axes,
+                                       int scatter_dimension = 0, bool tiled = false,
+                                       Groups groups = std::nullopt, StartOptions options = {});
+  PendingCollective all_to_all_start(const Array& x, const AxisNames& axes, int split_axis,
+                                     int concat_axis, bool tiled = false,
+                                     Groups groups = std::nullopt, StartOptions options = {});
+  PendingCollective ppermute_start(const Array& x, const AxisNames& axes,
+                                   std::vector<std::pair<int, int>> perm,
+                                   StartOptions options = {});
+  // handle.wait(), checking that `handle` was started on this Context.
+  Array wait(PendingCollective& handle);
+  // Called by backends when the device function has returned: spmd::Error if a started
+  // collective was never waited.
+  void check_all_waited();
 
  protected:
   // Carries out a checked collective; every device of the mesh calls it in the same order.
@@ -102,14 +145,49 @@ class Context {
     (void)shape;
   }
 
+  // A checked collective as a backend starts it: either its result at once, or the backend's
+  // own id for it, handed to wait_collective later. The defaults carry the collective out at
+  // once (run_collective / run_collective_cost), which is valid on every backend because every
+  // device starts the same collectives in the same order: existing backends need nothing more.
+  struct Started {
+    std::optional<Array> result;
+    std::int64_t id = -1;
+  };
+  virtual Started start_collective(const CollectiveCall& call, const Array& x,
+                                   const StartOptions& options);
+  virtual Started start_collective_cost(const CollectiveCall& call, DType dtype,
+                                        const Shape& shape, const StartOptions& options);
+  // The result of a collective whose start returned `id`; called once per id.
+  virtual Array wait_collective(std::int64_t id);
+
  private:
+  friend class PendingCollective;
+  // What wait() still has to do to a started collective's raw result.
+  enum class Finish { none, round_to_bf16, round_to_bf16_then_mean };
+  struct Pending {
+    Started started;
+    std::optional<VaryingAxes> varying;  // the result's type; unset: the operand's, unchanged
+    Finish finish = Finish::none;
+    int axis_size = 1;  // pmean's n
+    std::string what;   // "psum('i') of float32[3]", for errors
+  };
+
   Values each_leaf(const Values& xs, const CollectiveCall& call);
-  Array sum_unrounded_bf16(const CollectiveCall& call, const Array& unrounded);
+  Pending start_unrounded_bf16(const CollectiveCall& call, const Array& unrounded,
+                               const StartOptions& options);
+  PendingCollective keep(Pending pending, std::string what);
+  Array finish_wait(PendingCollective& handle);
+  void abandon(std::uint64_t ticket, const std::string& what) noexcept;
+  void throw_if_abandoned() const;
 
   const Mesh& mesh_;
   int device_;
   bool check_vma_;
   FloatNumerics numerics_;
+  std::thread::id owner_thread_;            // the thread the device function runs on
+  std::map<std::uint64_t, Pending> pending_;  // started and not waited, by ticket
+  std::uint64_t next_ticket_ = 0;
+  std::string abandoned_;  // the first dropped handle's error, raised at the next operation
 };
 
 // The per-device program: the device's arguments in, its results out.

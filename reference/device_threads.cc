@@ -56,6 +56,7 @@ std::vector<Values> run_devices_on_threads(const std::string& backend, const Mes
     const DeviceScope scope;
     try {
       outputs[d] = function(context, inputs[d]);
+      context.check_all_waited();
       rendezvous.device_finished(device);
     } catch (const DeadlockError&) {
       errors[d] = std::current_exception();

@@ -31,11 +31,21 @@ void set_bandwidths(CollectiveRecord& record) {
 
 namespace spmd::sim {
 
+namespace {
+
+// Logs built by hand (tests) may leave the per-device figures out.
+std::int64_t at_or_zero(const std::vector<std::int64_t>& values, std::size_t i) {
+  return i < values.size() ? values[i] : 0;
+}
+
+}  // namespace
+
 void append_run(CostLog& total, const CostLog& next) {
   const std::int64_t offset_ps = total.end_ps;
   const int first_collective = static_cast<int>(total.collectives.size());
   for (CollectiveRecord record : next.collectives) {
     record.index += first_collective;
+    record.issue_ps += offset_ps;
     record.start_ps += offset_ps;
     record.end_ps += offset_ps;
     total.collectives.push_back(std::move(record));
@@ -54,8 +64,11 @@ void append_run(CostLog& total, const CostLog& next) {
   total.transfers_truncated = total.transfers_truncated || next.transfers_truncated;
   const std::size_t devices = next.memory.size();
   total.memory.resize(std::max(total.memory.size(), devices));
-  total.compute_ps.resize(std::max(total.compute_ps.size(), devices), 0);
-  total.device_end_ps.resize(std::max(total.device_end_ps.size(), devices), 0);
+  for (auto* per_device : {&total.compute_ps, &total.device_end_ps,
+                           &total.exposed_communication_ps, &total.communication_in_flight_ps,
+                           &total.overlapped_communication_ps}) {
+    per_device->resize(std::max(per_device->size(), devices), 0);
+  }
   for (std::size_t d = 0; d < devices; ++d) {
     DeviceMemory& memory = total.memory[d];
     memory.peak_bytes = std::max(memory.peak_bytes, next.memory[d].peak_bytes);
@@ -65,6 +78,15 @@ void append_run(CostLog& total, const CostLog& next) {
     }
     total.compute_ps[d] += next.compute_ps.at(d);
     total.device_end_ps[d] = offset_ps + next.device_end_ps.at(d);
+    total.exposed_communication_ps[d] += at_or_zero(next.exposed_communication_ps, d);
+    total.communication_in_flight_ps[d] += at_or_zero(next.communication_in_flight_ps, d);
+    total.overlapped_communication_ps[d] += at_or_zero(next.overlapped_communication_ps, d);
+  }
+  for (StepRecord step : next.steps) {
+    step.start_ps += offset_ps;
+    step.end_ps += offset_ps;
+    for (std::int64_t& end : step.device_end_ps) end += offset_ps;
+    total.steps.push_back(std::move(step));
   }
   total.end_ps = offset_ps + next.end_ps;
   total.link_transfers += next.link_transfers;

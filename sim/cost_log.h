@@ -1,7 +1,8 @@
 #pragma once
 // What a simulated run cost: one record per collective call (op, axes, dtype, bytes, algorithm,
-// start and end in virtual time, algbw and busbw as nccl-tests defines them) and, per device,
-// the memory in use over time and its peak.
+// issue, start and end in virtual time, algbw and busbw as nccl-tests defines them) and, per
+// device, the memory in use over time and its peak, its compute, the communication it waited
+// for (exposed) and the communication its compute hid (overlapped), in total and per step.
 
 #include <cstdint>
 #include <string>
@@ -26,6 +27,7 @@ struct CollectiveRecord {
   int groups = 1;
   int group_size = 1;
   bool with_data = true;       // false: cost only
+  std::int64_t issue_ps = 0;   // the earliest member's start call (<= start_ps)
   std::int64_t start_ps = 0;
   std::int64_t end_ps = 0;
   double algbw_bytes_per_s = 0;  // S / t
@@ -51,6 +53,17 @@ struct LinkTransferRecord {
   std::int64_t end_ps = 0;
 };
 
+// One Machine::run of a workload (a training step), on the joined timeline.
+struct StepRecord {
+  std::int64_t start_ps = 0;
+  std::int64_t end_ps = 0;  // when its last device finished
+  // Per device, within the step: its end, its exposed and its overlapped communication (as in
+  // CostLog).
+  std::vector<std::int64_t> device_end_ps;
+  std::vector<std::int64_t> exposed_communication_ps;
+  std::vector<std::int64_t> overlapped_communication_ps;
+};
+
 struct DeviceMemory {
   std::int64_t peak_bytes = 0;
   std::vector<MemoryPoint> timeline;
@@ -62,6 +75,15 @@ struct CostLog {
   std::vector<std::int64_t> compute_ps;   // per device: time charged to local compute
   std::vector<ComputeSpan> compute_spans; // in the order they were charged
   std::vector<std::int64_t> device_end_ps;  // per device: its clock when it finished
+  // Per device: time blocked in waits for collectives, the sum over its waits of (clock after
+  // the wait - clock at the wait call): communication its compute did not cover, and time
+  // waiting for late group members.
+  std::vector<std::int64_t> exposed_communication_ps;
+  // Per device: time with at least one of its collectives running (its group's start to end).
+  std::vector<std::int64_t> communication_in_flight_ps;
+  // Per device: of that time, the part it spent computing (communication hidden by compute).
+  std::vector<std::int64_t> overlapped_communication_ps;
+  std::vector<StepRecord> steps;           // one per Machine::run (append_run adds them)
   std::int64_t end_ps = 0;                // when the last device finished
   std::uint64_t link_transfers = 0;       // messages carried over links
   // Groups timed by the closed form (sim/fast_path.h), whose messages were not carried one by one.

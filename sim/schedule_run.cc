@@ -10,10 +10,8 @@ namespace {
 class GroupBuffers {
  public:
   void hold(const ScheduleRunSetup& setup, std::int64_t now_ps, MemoryLedger& memory) {
-    const collectives::Schedule& schedule = *setup.schedule;
-    const std::int64_t per_rank =
-        (schedule.work_elements + schedule.max_received_elements_per_step()) *
-        setup.element_bytes;
+    if (!setup.hold_buffers) return;
+    const std::int64_t per_rank = schedule_buffer_bytes(*setup.schedule, setup.element_bytes);
     for (int device : setup.devices) {
       memory.allocate(device, per_rank, now_ps, setup.what + " buffers");
       held_.push_back({device, per_rank});
@@ -112,6 +110,11 @@ void run_closed_form(const ScheduleRunSetup& setup, std::int64_t duration_ps, Ev
 }
 
 }  // namespace
+
+std::int64_t schedule_buffer_bytes(const collectives::Schedule& schedule,
+                                   std::int64_t element_bytes) {
+  return (schedule.work_elements + schedule.max_received_elements_per_step()) * element_bytes;
+}
 
 void start_schedule_run(ScheduleRunSetup setup, std::int64_t start_ps, EventQueue& events,
                         LinkState& links, MemoryLedger& memory, ScheduleDone done) {

@@ -30,7 +30,15 @@ struct ScheduleRunSetup {
   // Where to record each message when traces want them (null: not recorded), and how many.
   CostLog* transfer_log = nullptr;
   std::size_t transfer_limit = 0;
+  // false: the caller holds the buffers (SimRun: on each device from its start call to its
+  // wait, see schedule_buffer_bytes).
+  bool hold_buffers = true;
 };
+
+// What one rank holds while the schedule runs: its work buffer and room for the most it
+// receives in one step.
+std::int64_t schedule_buffer_bytes(const collectives::Schedule& schedule,
+                                   std::int64_t element_bytes);
 
 // Called at the virtual time the last step ends, or with the error that stopped the run (an
 // out-of-memory error when the buffers do not fit).

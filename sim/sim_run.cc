@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "cost_model/roofline.h"
 #include "reference/check.h"
@@ -11,23 +12,43 @@
 #include "reference/device_report.h"
 #include "sim/collective_layout.h"
 #include "sim/fast_path.h"
+#include "sim/intervals.h"
 #include "sim/schedule_run.h"
 
 namespace spmd::sim {
 
 using collectives::Algorithm;
 
+// One collective a device started, from its start call until its wait returns.
+struct SimRun::InFlight {
+  std::string what;  // "psum('i') of float32[3]"
+  std::string call;  // "psum('i')"
+  int stream = -1;
+  int stream_next = -1;  // the next collective the device started on the same stream
+  std::int64_t buffer_bytes = 0;
+  bool done = false;  // its group has finished
+  std::int64_t end_ps = 0;
+  Array result;
+  std::exception_ptr error;  // the group's error, rethrown by the wait
+};
+
 struct SimRun::Device {
+  // The last collective a device started on one stream, and whether it has finished.
+  struct StreamTail {
+    int last = -1;
+    bool done = true;
+    std::int64_t end_ps = 0;
+  };
   Phase phase = Phase::running;
   std::int64_t clock_ps = 0;
   int next_index = 0;
   int waiting_in = -1;
-  std::string waiting_what;  // "psum('i') of float32[3]"
+  std::map<int, InFlight> in_flight;  // started and not waited, by collective index
+  std::map<int, StreamTail> streams;
+  std::int64_t exposed_ps = 0;       // time blocked in waits
+  std::vector<Interval> busy;        // its groups' [start, end)
   boost::fibers::condition_variable wake;
   bool woken = false;
-  bool delivered = false;
-  Array result;
-  std::exception_ptr error;  // the group's error (out of memory), rethrown on wake
 };
 
 struct SimRun::Arrival {
@@ -37,6 +58,7 @@ struct SimRun::Arrival {
   Array input;  // unused without data
   bool with_data = true;
   std::optional<Algorithm> algorithm;
+  int stream = -1;
   std::int64_t time_ps = 0;
 };
 
@@ -45,6 +67,14 @@ struct SimRun::Slot {
   std::vector<std::vector<int>> groups;  // device ids in rank order, from the first call
   std::vector<int> group_of;             // by device; -1: in no group
   std::vector<int> arrived_in_group;
+  // Per group: members whose previous collective on the same stream has not finished, the
+  // latest end of those that have, the per-rank buffer bytes (-1: not computed yet), and when
+  // it started.
+  std::vector<int> stream_blocked;
+  std::vector<std::int64_t> stream_ready_ps;
+  std::vector<std::int64_t> buffer_bytes;
+  std::vector<std::int64_t> start_ps;
+  std::int64_t earliest_arrival_ps = std::numeric_limits<std::int64_t>::max();
   int axis_size = 1;
   int groups_done = 0;
   std::size_t record = 0;  // index into the cost log
@@ -61,10 +91,23 @@ void SimContext::hold_memory(std::int64_t bytes, const std::string& what) {
 }
 void SimContext::release_memory(std::int64_t bytes) { run_.release_memory(device(), bytes); }
 Array SimContext::run_collective(const CollectiveCall& call, const Array& x) {
-  return run_.collective(device(), call, x, algorithm_override);
+  return wait_collective(start_collective(call, x, {}).id);
 }
 void SimContext::run_collective_cost(const CollectiveCall& call, DType dtype, const Shape& shape) {
-  run_.collective_cost(device(), call, dtype, shape, algorithm_override);
+  wait_collective(start_collective_cost(call, dtype, shape, {}).id);
+}
+Context::Started SimContext::start_collective(const CollectiveCall& call, const Array& x,
+                                              const StartOptions& options) {
+  return {std::nullopt, run_.start_collective(device(), call, x, algorithm_override, options.stream)};
+}
+Context::Started SimContext::start_collective_cost(const CollectiveCall& call, DType dtype,
+                                                   const Shape& shape,
+                                                   const StartOptions& options) {
+  return {std::nullopt, run_.start_collective_cost(device(), call, dtype, shape,
+                                                   algorithm_override, options.stream)};
+}
+Array SimContext::wait_collective(std::int64_t id) {
+  return run_.wait_collective(device(), static_cast<int>(id));
 }
 
 // ---- SimRun
@@ -118,11 +161,13 @@ void SimRun::run_device(int device, const Values& inputs, const DeviceFunction& 
   Device& self = *devices_[static_cast<std::size_t>(device)];
   SimContext context(mesh_, device, check_vma_, machine_.options().numerics, *this);
   const DeviceScope scope;
+  running_device_ = device;
   try {
     std::int64_t input_bytes = 0;
     for (const Array& x : inputs) input_bytes += static_cast<std::int64_t>(x.size_bytes());
     memory_.allocate(device, input_bytes, self.clock_ps, "the program's inputs");
     outputs = function(context, inputs);
+    context.check_all_waited();
     self.phase = Phase::finished;
   } catch (const DeadlockError&) {
     error = std::current_exception();
@@ -169,72 +214,167 @@ void SimRun::run_event() {
 
 // ---- Collectives
 
-Array SimRun::collective(int device, const CollectiveCall& call, const Array& x,
-                         std::optional<Algorithm> algorithm) {
+int SimRun::start_collective(int device, const CollectiveCall& call, const Array& x,
+                             std::optional<Algorithm> algorithm, int stream) {
   const bool with_data = !machine_.options().cost_only;
-  Arrival arrival{call, x.dtype(), x.shape(), with_data ? x : Array(), with_data, algorithm, 0};
-  Array result = arrive(device, std::move(arrival));
+  const int index = start(device, Arrival{call, x.dtype(), x.shape(), with_data ? x : Array(),
+                                          with_data, algorithm, stream, 0});
   if (!with_data) {
-    const int n = collective_axis_size(mesh_, call);
-    return zero_result(call, x, n);
+    // Cost only: the result is zeros of the right type, ready for the wait.
+    InFlight& flight = devices_[static_cast<std::size_t>(device)]->in_flight.at(index);
+    flight.result = zero_result(call, x, collective_axis_size(mesh_, call));
   }
-  return result;
+  return index;
 }
 
-void SimRun::collective_cost(int device, const CollectiveCall& call, DType dtype,
-                             const Shape& shape, std::optional<Algorithm> algorithm) {
-  arrive(device, Arrival{call, dtype, shape, Array(), false, algorithm, 0});
+int SimRun::start_collective_cost(int device, const CollectiveCall& call, DType dtype,
+                                  const Shape& shape, std::optional<Algorithm> algorithm,
+                                  int stream) {
+  return start(device, Arrival{call, dtype, shape, Array(), false, algorithm, stream, 0});
 }
 
-Array SimRun::arrive(int device, Arrival arrival) {
+// The device's next collective: matched with the other devices' by issue index, its buffers
+// held from now on the device's clock, ordered after its stream's previous collective; the
+// group starts once every member has started it (and its stream allows).
+int SimRun::start(int device, Arrival arrival) {
   Device& self = *devices_[static_cast<std::size_t>(device)];
   if (abort_message_) throw DeadlockError(*abort_message_);
   const int index = self.next_index++;
   arrival.time_ps = self.clock_ps;
-  std::unique_ptr<Slot>& slot_pointer = slots_[index];
-  if (!slot_pointer) {
-    slot_pointer = std::make_unique<Slot>();
-    Slot& slot = *slot_pointer;
-    slot.groups = collective_groups(mesh_, arrival.call);
-    slot.axis_size = collective_axis_size(mesh_, arrival.call);
-    slot.group_of.assign(static_cast<std::size_t>(device_count_), -1);
-    for (std::size_t g = 0; g < slot.groups.size(); ++g) {
-      for (int member : slot.groups[g]) {
-        slot.group_of[static_cast<std::size_t>(member)] = static_cast<int>(g);
-      }
-    }
-    slot.arrived_in_group.assign(slot.groups.size(), 0);
-  }
-  Slot& slot = *slot_pointer;
-  self.phase = Phase::waiting;
-  self.waiting_in = index;
-  self.waiting_what = arrival.call.to_string() + " of " + std::string(dtype_name(arrival.dtype)) +
-                      shape_string(arrival.shape);
+  Slot& slot = slot_for(index, arrival.call);
+  InFlight flight;
+  flight.call = arrival.call.to_string();
+  flight.what = flight.call + " of " + std::string(dtype_name(arrival.dtype)) +
+                shape_string(arrival.shape);
+  flight.stream = arrival.stream;
   const Arrival& first = slot.arrivals.empty() ? arrival : slot.arrivals.begin()->second;
   const bool agrees = first.call == arrival.call && first.dtype == arrival.dtype &&
                       first.shape == arrival.shape && first.with_data == arrival.with_data;
-  const int group = slot.group_of[static_cast<std::size_t>(device)];
-  slot.arrivals.emplace(device, std::move(arrival));
   if (!agrees) {
+    // Reported as waiting in it, as a blocking collective would.
+    self.in_flight.emplace(index, std::move(flight));
+    self.phase = Phase::waiting;
+    self.waiting_in = index;
     abort(fmt::format("deadlock: devices disagree at collective #{}: {}", index, stuck_report()));
-  } else if (group >= 0 &&
-             ++slot.arrived_in_group[static_cast<std::size_t>(group)] ==
-                 static_cast<int>(slot.groups[static_cast<std::size_t>(group)].size())) {
-    try_start_group(index, slot, group);
+    throw DeadlockError(*abort_message_);
   }
-  wait(device);
-  if (!self.delivered) throw DeadlockError(*abort_message_);
-  self.delivered = false;
-  if (self.error) std::rethrow_exception(std::exchange(self.error, nullptr));
-  return std::exchange(self.result, Array());
+  const int group = slot.group_of[static_cast<std::size_t>(device)];
+  if (group >= 0) hold_buffers(device, slot, group, arrival, flight);
+  self.in_flight.emplace(index, std::move(flight));
+  if (group >= 0 && arrival.stream >= 0) follow_stream(self, slot, group, index, arrival.stream);
+  slot.earliest_arrival_ps = std::min(slot.earliest_arrival_ps, arrival.time_ps);
+  slot.arrivals.emplace(device, std::move(arrival));
+  if (group >= 0) {
+    ++slot.arrived_in_group[static_cast<std::size_t>(group)];
+    group_ready(index, slot, group);
+  }
+  return index;
 }
 
-void SimRun::try_start_group(int index, Slot& slot, int group) {
-  std::int64_t start_ps = events_.now_ps();
-  for (int member : slot.groups[static_cast<std::size_t>(group)]) {
-    start_ps = std::max(start_ps, slot.arrivals.at(member).time_ps);
+SimRun::Slot& SimRun::slot_for(int index, const CollectiveCall& call) {
+  std::unique_ptr<Slot>& slot_pointer = slots_[index];
+  if (slot_pointer) return *slot_pointer;
+  slot_pointer = std::make_unique<Slot>();
+  Slot& slot = *slot_pointer;
+  slot.groups = collective_groups(mesh_, call);
+  slot.axis_size = collective_axis_size(mesh_, call);
+  slot.group_of.assign(static_cast<std::size_t>(device_count_), -1);
+  for (std::size_t g = 0; g < slot.groups.size(); ++g) {
+    for (int member : slot.groups[g]) {
+      slot.group_of[static_cast<std::size_t>(member)] = static_cast<int>(g);
+    }
   }
+  const std::size_t groups = slot.groups.size();
+  slot.arrived_in_group.assign(groups, 0);
+  slot.stream_blocked.assign(groups, 0);
+  slot.stream_ready_ps.assign(groups, 0);
+  slot.buffer_bytes.assign(groups, -1);
+  slot.start_ps.assign(groups, 0);
+  return slot;
+}
+
+// The group's work and receive buffers (schedule_buffer_bytes), computed once per group from
+// the plan of its first member to start it, held on this device at its clock.
+void SimRun::hold_buffers(int device, Slot& slot, int group, const Arrival& arrival,
+                          InFlight& flight) {
+  std::int64_t& bytes = slot.buffer_bytes[static_cast<std::size_t>(group)];
+  if (bytes < 0) {
+    const CollectivePlan plan =
+        plan_collective(arrival.call, arrival.dtype, arrival.shape,
+                        slot.groups[static_cast<std::size_t>(group)], slot.axis_size,
+                        algorithm_choice(collective_kind(arrival.call.op), arrival.algorithm));
+    bytes = schedule_buffer_bytes(*machine_.schedule(plan.algorithm, plan.shape),
+                                  plan.shape.element_bytes);
+  }
+  const Device& self = *devices_[static_cast<std::size_t>(device)];
+  memory_.allocate(device, bytes, self.clock_ps, flight.call + " buffers");
+  flight.buffer_bytes = bytes;
+}
+
+// Stream k: the group may start only once this device's previous collective on k has finished.
+void SimRun::follow_stream(Device& self, Slot& slot, int group, int index, int stream) {
+  Device::StreamTail& tail = self.streams[stream];
+  const auto g = static_cast<std::size_t>(group);
+  if (tail.last >= 0 && !tail.done) {
+    self.in_flight.at(tail.last).stream_next = index;
+    ++slot.stream_blocked[g];
+  } else {
+    slot.stream_ready_ps[g] = std::max(slot.stream_ready_ps[g], tail.end_ps);
+  }
+  tail = {index, false, 0};
+}
+
+// Schedules the group's start once every member has started it and no member's stream holds
+// it back: at the latest of their start calls and their streams' previous ends.
+void SimRun::group_ready(int index, Slot& slot, int group) {
+  const auto g = static_cast<std::size_t>(group);
+  const std::vector<int>& members = slot.groups[g];
+  if (slot.arrived_in_group[g] != static_cast<int>(members.size()) || slot.stream_blocked[g] > 0) {
+    return;
+  }
+  std::int64_t start_ps = std::max(events_.now_ps(), slot.stream_ready_ps[g]);
+  for (int member : members) start_ps = std::max(start_ps, slot.arrivals.at(member).time_ps);
   events_.schedule(start_ps, [this, index, group] { start_group(index, group); });
+}
+
+Array SimRun::wait_collective(int device, int index) {
+  Device& self = *devices_[static_cast<std::size_t>(device)];
+  if (running_device_ != device) {
+    throw Error(fmt::format("PendingCollective::wait: collective #{} started on device {} waited "
+                            "on device {}; expected the device that started it",
+                            index, device, running_device_));
+  }
+  if (abort_message_) throw DeadlockError(*abort_message_);
+  auto it = self.in_flight.find(index);
+  SPMD_CHECK(it != self.in_flight.end(),
+             fmt::format("device {} waits for collective #{}, which it has not started", device,
+                         index));
+  const std::int64_t called_ps = self.clock_ps;
+  if (!it->second.done) {
+    self.phase = Phase::waiting;
+    self.waiting_in = index;
+    block(device);
+    if (!it->second.done) throw DeadlockError(*abort_message_);  // released by an abort
+  }
+  InFlight flight = std::move(it->second);
+  self.in_flight.erase(it);
+  SPMD_CHECK(std::max(self.clock_ps, flight.end_ps) >= called_ps, "a device clock went back");
+  self.clock_ps = std::max(self.clock_ps, flight.end_ps);
+  self.exposed_ps += self.clock_ps - called_ps;
+  memory_.release(device, flight.buffer_bytes, self.clock_ps);
+  if (flight.error) std::rethrow_exception(flight.error);
+  return std::move(flight.result);
+}
+
+SimRun::DeviceCollectives SimRun::device_collectives(int device) const {
+  const Device& self = *devices_[static_cast<std::size_t>(device)];
+  DeviceCollectives out;
+  for (const auto& [index, flight] : self.in_flight) {
+    if (!flight.done) out.in_flight.push_back(index);
+  }
+  out.blocked_on = self.phase == Phase::waiting ? self.waiting_in : -1;
+  out.finished = self.phase == Phase::finished || self.phase == Phase::failed;
+  return out;
 }
 
 AlgorithmChoice SimRun::base_choice(const Machine& machine) {
@@ -287,6 +427,7 @@ void SimRun::start_group(int index, int group) {
     record.groups = static_cast<int>(slot.groups.size());
     record.group_size = n;
     record.with_data = first.with_data;
+    record.issue_ps = slot.earliest_arrival_ps;
     record.start_ps = events_.now_ps();
     record.end_ps = events_.now_ps();
     log_.collectives.push_back(record);
@@ -305,6 +446,8 @@ void SimRun::start_group(int index, int group) {
                          static_cast<int>(slot.record),
                          nullptr,
                          0};
+  setup.hold_buffers = false;  // each member holds them from its start call to its wait
+  slot.start_ps[static_cast<std::size_t>(group)] = events_.now_ps();
   if (machine_.options().record_link_transfers > 0) {
     setup.transfer_log = &log_;
     setup.transfer_limit = machine_.options().record_link_transfers;
@@ -312,7 +455,7 @@ void SimRun::start_group(int index, int group) {
   ScheduleDone done = [this, index, group, results](std::exception_ptr error) {
     finish_group(index, group, std::move(*results), error);
   };
-  if (const std::optional<std::int64_t> closed_form_ps = fast_path_time_ps(plan, members)) {
+  if (const std::optional<std::int64_t> closed_form_ps = fast_path_time_ps(index, plan, members)) {
     ++log_.closed_form_groups;
     start_closed_form_run(std::move(setup), events_.now_ps(), *closed_form_ps, events_, memory_,
                           std::move(done));
@@ -322,17 +465,43 @@ void SimRun::start_group(int index, int group) {
                      std::move(done));
 }
 
-// The fast path's condition 4 (sim/fast_path.h): a device waits in one collective at a time, so
-// the members take part in nothing else until this group ends. On a topology of private routes
-// nobody else uses their links then; on others only a group of every device is sure to be alone.
-bool SimRun::runs_alone(const std::vector<int>& members) const {
-  return choice_.topology_traits.private_routes ||
-         static_cast<int>(members.size()) == machine_.topology().device_count();
+// The fast path's condition 4 (sim/fast_path.h). Events run only while every fiber is blocked,
+// so a member can start nothing new before it wakes. It wakes no earlier than this group's end
+// when it waits in this collective or in one queued behind it on the same stream; then what it
+// has in flight is all it can have before the end, and that must be this collective or queued
+// behind it. On a topology of private routes nobody else uses the members' links; on the others
+// only a group of every device is sure to be alone.
+bool SimRun::runs_alone(int index, const std::vector<int>& members) const {
+  if (!choice_.topology_traits.private_routes &&
+      static_cast<int>(members.size()) != machine_.topology().device_count()) {
+    return false;
+  }
+  for (int member : members) {
+    const Device& device = *devices_[static_cast<std::size_t>(member)];
+    const bool done = device.phase == Phase::finished || device.phase == Phase::failed;
+    if (!done && !(device.phase == Phase::waiting && starts_after(device, index, device.waiting_in))) {
+      return false;
+    }
+    for (const auto& [other, flight] : device.in_flight) {
+      if (!flight.done && !starts_after(device, index, other)) return false;
+    }
+  }
+  return true;
 }
 
-std::optional<std::int64_t> SimRun::fast_path_time_ps(const CollectivePlan& plan,
+// Whether `later` is `index` itself or queued behind it on the device's stream.
+bool SimRun::starts_after(const Device& device, int index, int later) {
+  for (int at = index; at != -1;) {
+    if (at == later) return true;
+    const auto it = device.in_flight.find(at);
+    at = it == device.in_flight.end() || it->second.stream < 0 ? -1 : it->second.stream_next;
+  }
+  return false;
+}
+
+std::optional<std::int64_t> SimRun::fast_path_time_ps(int index, const CollectivePlan& plan,
                                                       const std::vector<int>& members) {
-  if (!machine_.options().fast_path || !runs_alone(members)) return std::nullopt;
+  if (!machine_.options().fast_path || !runs_alone(index, members)) return std::nullopt;
   return closed_form_time_on_links_ps(plan, members, links_);
 }
 
@@ -341,29 +510,53 @@ void SimRun::finish_group(int index, int group, std::vector<Array> results,
   Slot& slot = *slots_.at(index);
   const std::vector<int>& members = slot.groups[static_cast<std::size_t>(group)];
   for (std::size_t r = 0; r < members.size(); ++r) {
-    Device& member = *devices_[static_cast<std::size_t>(members[r])];
-    SPMD_CHECK(events_.now_ps() >= member.clock_ps,
-               fmt::format("device {} clock at {} ps would go back to {} ps when collective #{} "
-                           "ends",
-                           members[r], member.clock_ps, events_.now_ps(), index));
-    member.clock_ps = events_.now_ps();
-    member.delivered = true;
-    member.error = error;
-    if (!error && r < results.size()) member.result = std::move(results[r]);
-    wake(members[r]);
+    // Cost-only runs have no results: their zeros were made at the start.
+    finish_member(index, group, members[r], r < results.size() ? &results[r] : nullptr, error);
   }
   CollectiveRecord& record = log_.collectives[slot.record];
+  record.issue_ps = std::min(record.issue_ps, slot.earliest_arrival_ps);
   record.end_ps = std::max(record.end_ps, events_.now_ps());
   set_bandwidths(record);
   if (++slot.groups_done == static_cast<int>(slot.groups.size())) slots_.erase(index);
 }
 
-void SimRun::wait(int device) {
+// The collective is done on `device`: its result waits for the device's wait (woken if it
+// waits for this one), and its stream's next collective may go.
+void SimRun::finish_member(int index, int group, int device, Array* result,
+                           std::exception_ptr error) {
+  Device& member = *devices_[static_cast<std::size_t>(device)];
+  InFlight& flight = member.in_flight.at(index);
+  flight.done = true;
+  flight.end_ps = events_.now_ps();
+  flight.error = error;
+  if (!error && result != nullptr) flight.result = std::move(*result);
+  member.busy.emplace_back(slots_.at(index)->start_ps[static_cast<std::size_t>(group)],
+                           events_.now_ps());
+  if (flight.stream >= 0) {
+    Device::StreamTail& tail = member.streams[flight.stream];
+    if (tail.last == index) tail = {index, true, events_.now_ps()};
+    if (flight.stream_next >= 0) stream_predecessor_done(device, flight.stream_next);
+  }
+  if (member.phase == Phase::waiting && member.waiting_in == index) wake(device);
+}
+
+// `device`'s previous collective on the stream of collective `index` has finished.
+void SimRun::stream_predecessor_done(int device, int index) {
+  Slot& slot = *slots_.at(index);
+  const int group = slot.group_of[static_cast<std::size_t>(device)];
+  const auto g = static_cast<std::size_t>(group);
+  --slot.stream_blocked[g];
+  slot.stream_ready_ps[g] = std::max(slot.stream_ready_ps[g], events_.now_ps());
+  group_ready(index, slot, group);
+}
+
+void SimRun::block(int device) {
   Device& self = *devices_[static_cast<std::size_t>(device)];
   --ready_;
   std::unique_lock lock(mutex_);
   self.wake.wait(lock, [&] { return self.woken; });
   self.woken = false;
+  running_device_ = device;
 }
 
 void SimRun::wake(int device) {
@@ -418,20 +611,54 @@ void SimRun::release_memory(int device, std::int64_t bytes) {
 
 std::string SimRun::device_phrase(int device) const {
   const Device& self = *devices_[static_cast<std::size_t>(device)];
+  std::string phrase;
   switch (self.phase) {
-    case Phase::running: return "runs";
-    case Phase::finished: return fmt::format("finished after {} collective(s)", self.next_index);
+    case Phase::running: phrase = "runs"; break;
+    case Phase::finished:
+      return fmt::format("finished after {} collective(s)", self.next_index);
     case Phase::failed: return "failed with an error";
     case Phase::waiting:
-      return fmt::format("waits in {} (collective #{})", self.waiting_what, self.waiting_in);
+      phrase = fmt::format("waits in {} (collective #{})", self.in_flight.at(self.waiting_in).what,
+                           self.waiting_in);
+      break;
   }
-  return "";
+  // The collectives it started and has not waited for, besides the one it waits in.
+  std::string pending;
+  for (const auto& [index, flight] : self.in_flight) {
+    if (index == self.waiting_in) continue;
+    pending += fmt::format("{}#{} {}", pending.empty() ? "" : ", ", index, flight.call);
+  }
+  return pending.empty() ? phrase : phrase + "; pending: " + pending;
 }
 
 std::string SimRun::stuck_report() const {
   std::vector<std::string> phrases;
   for (int d = 0; d < device_count_; ++d) phrases.push_back(device_phrase(d));
   return grouped_device_report(phrases);
+}
+
+// Per device: exposed communication (time blocked in waits), communication in flight (the
+// union of its groups' [start, end)) and the part of it its compute spans cover; one step.
+void SimRun::log_device_figures() {
+  const auto n = static_cast<std::size_t>(device_count_);
+  std::vector<std::vector<Interval>> compute(n);
+  for (const ComputeSpan& span : log_.compute_spans) {
+    compute[static_cast<std::size_t>(span.device)].emplace_back(span.start_ps, span.end_ps);
+  }
+  StepRecord step;
+  for (std::size_t d = 0; d < n; ++d) {
+    const Device& device = *devices_[d];
+    const std::vector<Interval> busy = merged(device.busy);
+    const std::int64_t overlapped = overlap_length(busy, merged(std::move(compute[d])));
+    log_.exposed_communication_ps.push_back(device.exposed_ps);
+    log_.communication_in_flight_ps.push_back(total_length(busy));
+    log_.overlapped_communication_ps.push_back(overlapped);
+    step.device_end_ps.push_back(device.clock_ps);
+    step.exposed_communication_ps.push_back(device.exposed_ps);
+    step.overlapped_communication_ps.push_back(overlapped);
+  }
+  step.end_ps = log_.end_ps;
+  log_.steps.push_back(std::move(step));
 }
 
 CostLog SimRun::take_cost_log() {
@@ -446,6 +673,7 @@ CostLog SimRun::take_cost_log() {
     log_.end_ps = std::max(log_.end_ps, clock);
     log_.memory.push_back({memory_.peak_bytes(d), memory_.timeline(d)});
   }
+  log_device_figures();
   log_.link_transfers = links_.transfers();
   return std::move(log_);
 }

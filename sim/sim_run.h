@@ -1,9 +1,12 @@
 #pragma once
 // One simulated run: the device fibers, the clock, the links, the memory ledger and the cost log
-// of one Machine::run. Devices run until each finishes or waits in a collective; then the
+// of one Machine::run. Devices run until each finishes or waits for a collective; then the
 // earliest event runs (a group starting its schedule, a step ending, a group finishing and
-// waking its devices). When no device can run and no event is pending while some still wait,
-// the run stops with a deadlock report naming each device and the collective it waits in.
+// waking its devices). A device starts a collective and goes on (its clock does not move);
+// several may be in flight on a device, matched across devices by their issue index; waiting
+// blocks it until its group has finished. When no device can run and no event is pending while
+// some still wait, the run stops with a deadlock report naming each device, the collective it
+// waits in and the ones it started and has not waited.
 
 #include <boost/fiber/all.hpp>
 #include <cstdint>
@@ -43,6 +46,11 @@ class SimContext : public Context {
  protected:
   Array run_collective(const CollectiveCall& call, const Array& x) override;
   void run_collective_cost(const CollectiveCall& call, DType dtype, const Shape& shape) override;
+  Started start_collective(const CollectiveCall& call, const Array& x,
+                           const StartOptions& options) override;
+  Started start_collective_cost(const CollectiveCall& call, DType dtype, const Shape& shape,
+                                const StartOptions& options) override;
+  Array wait_collective(std::int64_t id) override;
 
  private:
   SimRun& run_;
@@ -58,37 +66,57 @@ class SimRun {
   std::vector<Values> run(const std::vector<Values>& inputs, const DeviceFunction& function);
   CostLog take_cost_log();
 
-  // Called from device fibers (through SimContext).
-  Array collective(int device, const CollectiveCall& call, const Array& x,
-                   std::optional<collectives::Algorithm> algorithm);
-  void collective_cost(int device, const CollectiveCall& call, DType dtype, const Shape& shape,
-                       std::optional<collectives::Algorithm> algorithm);
+  // Called from device fibers (through SimContext). A start returns the collective's index
+  // (the device's issue count), which the wait takes.
+  int start_collective(int device, const CollectiveCall& call, const Array& x,
+                       std::optional<collectives::Algorithm> algorithm, int stream);
+  int start_collective_cost(int device, const CollectiveCall& call, DType dtype,
+                            const Shape& shape, std::optional<collectives::Algorithm> algorithm,
+                            int stream);
+  Array wait_collective(int device, int index);
   void charge_compute(int device, double flops, std::int64_t bytes_moved);
   void hold_memory(int device, std::int64_t bytes, const std::string& what);
   void release_memory(int device, std::int64_t bytes);
+
+  // What a device is doing with collectives, for start_group (e.g. to choose a closed form only
+  // when no member has other traffic in flight).
+  struct DeviceCollectives {
+    std::vector<int> in_flight;  // collectives it started whose group has not finished, ascending
+    int blocked_on = -1;         // the collective it waits for now; -1: not waiting
+    bool finished = false;       // its function has returned or failed
+  };
+  DeviceCollectives device_collectives(int device) const;
 
  private:
   enum class Phase { running, waiting, finished, failed };
   struct Device;
   struct Arrival;
   struct Slot;
+  struct InFlight;
 
   void run_device(int device, const Values& inputs, const DeviceFunction& function, Values& outputs,
                   std::exception_ptr& error, bool& released);
   void engine();
   void run_event();
-  Array arrive(int device, Arrival arrival);
-  void wait(int device);
+  int start(int device, Arrival arrival);
+  Slot& slot_for(int index, const CollectiveCall& call);
+  void hold_buffers(int device, Slot& slot, int group, const Arrival& arrival, InFlight& flight);
+  void follow_stream(Device& self, Slot& slot, int group, int index, int stream);
+  void block(int device);
   void wake(int device);
-  void try_start_group(int index, Slot& slot, int group);
+  void group_ready(int index, Slot& slot, int group);
   void start_group(int index, int group);
   void finish_group(int index, int group, std::vector<Array> results, std::exception_ptr error);
-  bool runs_alone(const std::vector<int>& members) const;
-  std::optional<std::int64_t> fast_path_time_ps(const CollectivePlan& plan,
+  bool runs_alone(int index, const std::vector<int>& members) const;
+  static bool starts_after(const Device& device, int index, int later);
+  std::optional<std::int64_t> fast_path_time_ps(int index, const CollectivePlan& plan,
                                                 const std::vector<int>& members);
+  void finish_member(int index, int group, int device, Array* result, std::exception_ptr error);
+  void stream_predecessor_done(int device, int index);
   void abort(std::string message);
   std::string device_phrase(int device) const;
   std::string stuck_report() const;
+  void log_device_figures();
   static AlgorithmChoice base_choice(const Machine& machine);
   const AlgorithmChoice& algorithm_choice(collectives::CollectiveKind kind,
                                           std::optional<collectives::Algorithm> forced);
@@ -106,6 +134,7 @@ class SimRun {
   std::map<int, std::unique_ptr<Slot>> slots_;  // by collective index
   int ready_ = 0;
   int done_ = 0;
+  int running_device_ = -1;  // the device whose fiber runs now (fibers switch only when blocking)
   std::optional<std::string> abort_message_;
   std::exception_ptr engine_error_;  // thrown by an event: rethrown once every fiber is joined
   boost::fibers::mutex mutex_;       // one thread: held only to satisfy the condition variables

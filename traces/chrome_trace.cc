@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -11,7 +12,7 @@ namespace {
 using nlohmann::json;
 
 constexpr int kComputeThread = 0;
-constexpr int kCollectiveThread = 1;
+constexpr int kCollectiveThread = 1;  // the first collectives track; lane k is thread 1 + k
 
 // Trace Event timestamps are microseconds; ours are integer picoseconds. A double holds every
 // picosecond count below 2^53 exactly, and the division by 1e6 rounds the same way everywhere.
@@ -33,7 +34,24 @@ json slice(const std::string& name, const char* category, int pid, int tid, std:
           {"args", std::move(args)}};
 }
 
-void add_device_tracks(json& events, int device) {
+// Collectives in flight at once (started and not yet finished) cannot share a track: Trace Event
+// slices on one thread must nest. Each collective takes the first lane free at its start, in
+// the log's order; a program of blocking collectives uses one lane.
+std::vector<int> collective_lanes(const sim::CostLog& log, int& lane_count) {
+  std::vector<int> lanes;
+  std::vector<std::int64_t> lane_free_ps;
+  for (const sim::CollectiveRecord& record : log.collectives) {
+    std::size_t lane = 0;
+    while (lane < lane_free_ps.size() && lane_free_ps[lane] > record.start_ps) ++lane;
+    if (lane == lane_free_ps.size()) lane_free_ps.push_back(0);
+    lane_free_ps[lane] = record.end_ps;
+    lanes.push_back(static_cast<int>(lane));
+  }
+  lane_count = std::max<int>(1, static_cast<int>(lane_free_ps.size()));
+  return lanes;
+}
+
+void add_device_tracks(json& events, int device, int collective_lanes) {
   events.push_back(metadata("process_name", device, 0, fmt::format("device {}", device)));
   events.push_back({{"ph", "M"},
                     {"name", "process_sort_index"},
@@ -42,6 +60,10 @@ void add_device_tracks(json& events, int device) {
                     {"args", {{"sort_index", device}}}});
   events.push_back(metadata("thread_name", device, kComputeThread, "compute"));
   events.push_back(metadata("thread_name", device, kCollectiveThread, "collectives"));
+  for (int lane = 1; lane < collective_lanes; ++lane) {
+    events.push_back(metadata("thread_name", device, kCollectiveThread + lane,
+                              fmt::format("collectives {}", lane + 1)));
+  }
 }
 
 json collective_args(const sim::CollectiveRecord& record) {
@@ -52,7 +74,8 @@ json collective_args(const sim::CollectiveRecord& record) {
           {"algorithm", record.algorithm},
           {"group_size", record.group_size},
           {"algbw_GBps", record.algbw_bytes_per_s / 1e9},
-          {"busbw_GBps", record.busbw_bytes_per_s / 1e9}};
+          {"busbw_GBps", record.busbw_bytes_per_s / 1e9},
+          {"issue_us", microseconds(record.issue_ps)}};
 }
 
 // The log keeps compute spans in the order they were charged; the trace lists them by device.
@@ -68,16 +91,18 @@ std::vector<std::vector<const sim::ComputeSpan*>> spans_by_device(const sim::Cos
 }
 
 void add_device_events(json& events, const sim::CostLog& log, int device,
-                       const std::vector<const sim::ComputeSpan*>& compute_spans) {
+                       const std::vector<const sim::ComputeSpan*>& compute_spans,
+                       const std::vector<int>& lanes) {
   for (const sim::ComputeSpan* span_pointer : compute_spans) {
     const sim::ComputeSpan& span = *span_pointer;
     events.push_back(slice("compute", "compute", device, kComputeThread, span.start_ps, span.end_ps,
                            {{"flops", span.flops}, {"bytes", span.bytes}}));
   }
   // Every device of a mesh takes part in every collective (in one group or another).
-  for (const sim::CollectiveRecord& record : log.collectives) {
-    events.push_back(slice(record.call, "collective", device, kCollectiveThread, record.start_ps,
-                           record.end_ps, collective_args(record)));
+  for (std::size_t i = 0; i < log.collectives.size(); ++i) {
+    const sim::CollectiveRecord& record = log.collectives[i];
+    events.push_back(slice(record.call, "collective", device, kCollectiveThread + lanes[i],
+                           record.start_ps, record.end_ps, collective_args(record)));
   }
   for (const sim::MemoryPoint& point : log.memory.at(static_cast<std::size_t>(device)).timeline) {
     events.push_back({{"ph", "C"},
@@ -90,17 +115,19 @@ void add_device_events(json& events, const sim::CostLog& log, int device,
 
 // A flow arrow per message: "s" on the sender at departure, "f" on the receiver at arrival,
 // both inside the collective's slice on the collectives thread.
-void add_flows(json& events, const sim::CostLog& log) {
+void add_flows(json& events, const sim::CostLog& log, const std::vector<int>& lanes) {
   std::int64_t id = 0;
   for (const sim::LinkTransferRecord& t : log.transfers) {
-    const std::string name = log.collectives.at(static_cast<std::size_t>(t.collective)).call;
+    const auto c = static_cast<std::size_t>(t.collective);
+    const std::string name = log.collectives.at(c).call;
+    const int thread = kCollectiveThread + lanes.at(c);
     const json args = {{"bytes", t.bytes}};
     events.push_back({{"ph", "s"},
                       {"name", name},
                       {"cat", "link"},
                       {"id", id},
                       {"pid", t.from_device},
-                      {"tid", kCollectiveThread},
+                      {"tid", thread},
                       {"ts", microseconds(t.start_ps)},
                       {"args", args}});
     events.push_back({{"ph", "f"},
@@ -109,7 +136,7 @@ void add_flows(json& events, const sim::CostLog& log) {
                       {"cat", "link"},
                       {"id", id},
                       {"pid", t.to_device},
-                      {"tid", kCollectiveThread},
+                      {"tid", thread},
                       {"ts", microseconds(t.end_ps)},
                       {"args", args}});
     ++id;
@@ -120,12 +147,14 @@ void add_flows(json& events, const sim::CostLog& log) {
 
 json chrome_trace(const sim::CostLog& log, const TraceLabels& labels) {
   json events = json::array();
-  for (int d = 0; d < labels.devices; ++d) add_device_tracks(events, d);
+  int lane_count = 1;
+  const std::vector<int> lanes = collective_lanes(log, lane_count);
+  for (int d = 0; d < labels.devices; ++d) add_device_tracks(events, d, lane_count);
   const auto compute_spans = spans_by_device(log, labels.devices);
   for (int d = 0; d < labels.devices; ++d) {
-    add_device_events(events, log, d, compute_spans[static_cast<std::size_t>(d)]);
+    add_device_events(events, log, d, compute_spans[static_cast<std::size_t>(d)], lanes);
   }
-  add_flows(events, log);
+  add_flows(events, log, lanes);
   return {{"displayTimeUnit", "ns"},
           {"otherData",
            {{"machine", labels.machine_name},

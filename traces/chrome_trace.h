@@ -1,7 +1,8 @@
 #pragma once
 // A simulated run as a Chrome Trace Event file, which Perfetto (ui.perfetto.dev) and
 // chrome://tracing open: one process per device, with a "compute" thread of compute slices, a
-// "collectives" thread of collective slices (name, bytes, algorithm, bandwidths), flow arrows
+// "collectives" thread of collective slices (name, bytes, algorithm, bandwidths; collectives in
+// flight at the same time go to further threads "collectives 2", ...), flow arrows
 // from sender to receiver for every recorded link message, and a counter track of the memory
 // in use. Events come in a fixed order and times derive from integer picoseconds, so the same
 // run gives the same bytes.

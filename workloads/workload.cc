@@ -83,11 +83,12 @@ void read_kind_fields(const JsonValue& j, Workload& w) {
 void require_kind_fields(const JsonValue& j, WorkloadKind kind) {
   switch (kind) {
     case WorkloadKind::mlp_data_parallel:
-      j.require_object({"kind", "name", "dtype", "steps", "layers", "batch_per_device"});
+      j.require_object(
+          {"kind", "name", "dtype", "steps", "layers", "batch_per_device", "overlap"});
       return;
     case WorkloadKind::transformer_layer:
       j.require_object({"kind", "name", "dtype", "steps", "model_parallel", "batch_per_device",
-                        "sequence", "d_model", "d_ff"});
+                        "sequence", "d_model", "d_ff", "overlap"});
       return;
     case WorkloadKind::collectives:
       j.require_object({"kind", "name", "dtype", "steps", "calls"});
@@ -114,6 +115,7 @@ Workload read_workload(const JsonValue& j) {
   w.name = name ? name->string() : kind.string();
   if (const std::optional<JsonValue> dtype = j.optional("dtype")) w.dtype = parse_dtype(*dtype);
   if (const std::optional<JsonValue> steps = j.optional("steps")) w.steps = steps->positive_int32();
+  if (const std::optional<JsonValue> overlap = j.optional("overlap")) w.overlap = overlap->boolean();
   read_kind_fields(j, w);
   return w;
 }
@@ -130,8 +132,48 @@ CollectiveCall call_of(CollectiveOp op, const std::string& axis) {
   return call;
 }
 
+// The gradient reductions of one step, started as the backward pass produces them, on the one
+// communication stream (stream 0: they run in order, as DDP's buckets on NCCL's stream).
+class GradientReductions {
+ public:
+  GradientReductions(Context& ctx, DType dtype) : ctx_(ctx), dtype_(dtype) {}
+  void start(const Shape& gradient) {
+    pending_.push_back(ctx_.collective_cost_start(call_of(CollectiveOp::pmean, "data"), dtype_,
+                                                  gradient, {.stream = 0}));
+  }
+  void wait_all() {
+    for (PendingCollective& p : pending_) p.wait();
+    pending_.clear();
+  }
+
+ private:
+  Context& ctx_;
+  DType dtype_;
+  std::vector<PendingCollective> pending_;
+};
+
+// The MLP's backward pass layer by layer from the last (the roofline per layer: 4·B·wᵢwᵢ₊₁
+// FLOPs over its parameters twice and its activations twice), each layer's weight and bias
+// gradients' pmeans started when the layer is done; all waited at the end.
+void mlp_backward_overlapped(Context& ctx, const Workload& w) {
+  const std::int64_t e = width(w.dtype), b = w.batch_per_device;
+  GradientReductions reductions(ctx, w.dtype);
+  for (std::size_t i = w.layers.size() - 1; i-- > 0;) {
+    const std::int64_t in = w.layers[i], out = w.layers[i + 1];
+    const std::int64_t layer_params = in * out + out;
+    const std::int64_t layer_activations = b * out + (i == 0 ? b * in : 0);
+    ctx.charge_compute(4.0 * static_cast<double>(b * in * out),
+                       (2 * layer_params + 2 * layer_activations) * e);
+    reductions.start({in, out});
+    reductions.start({out});
+  }
+  reductions.wait_all();
+}
+
 // One step of data-parallel training: forward, backward, one pmean per gradient leaf (as
 // jax.lax.pmean over the gradient pytree), SGD update. Activations are held for the step.
+// With overlap, the backward pass runs layer by layer from the last, and each layer's weight and
+// bias pmeans start on stream 0 as soon as it is done; all are waited before the update.
 DeviceFunction mlp_step(const Workload& w) {
   return [&w](Context& ctx, const Values&) {
     const std::int64_t e = width(w.dtype);
@@ -144,11 +186,16 @@ DeviceFunction mlp_step(const Workload& w) {
     ctx.hold_memory(2 * params * e, "parameters and gradients");
     ctx.hold_memory(activations * e, "activations");
     ctx.charge_compute(2.0 * static_cast<double>(matmul_macs), (params + activations) * e);
-    ctx.charge_compute(4.0 * static_cast<double>(matmul_macs), (2 * params + 2 * activations) * e);
-    for (std::size_t i = 0; i + 1 < w.layers.size(); ++i) {
-      ctx.collective_cost(call_of(CollectiveOp::pmean, "data"), w.dtype,
-                          {w.layers[i], w.layers[i + 1]});
-      ctx.collective_cost(call_of(CollectiveOp::pmean, "data"), w.dtype, {w.layers[i + 1]});
+    if (w.overlap) {
+      mlp_backward_overlapped(ctx, w);
+    } else {
+      ctx.charge_compute(4.0 * static_cast<double>(matmul_macs),
+                         (2 * params + 2 * activations) * e);
+      for (std::size_t i = 0; i + 1 < w.layers.size(); ++i) {
+        ctx.collective_cost(call_of(CollectiveOp::pmean, "data"), w.dtype,
+                            {w.layers[i], w.layers[i + 1]});
+        ctx.collective_cost(call_of(CollectiveOp::pmean, "data"), w.dtype, {w.layers[i + 1]});
+      }
     }
     ctx.charge_compute(2.0 * static_cast<double>(params), 3 * params * e);
     ctx.release_memory(activations * e);
@@ -159,7 +206,8 @@ DeviceFunction mlp_step(const Workload& w) {
 
 // A Megatron-style layer: attention (QKV and output projections) and MLP, each split over the
 // model axis with one psum of the activations per block in the forward pass and one in the
-// backward pass; then the parameter gradients' psum over the data axis.
+// backward pass; then the parameter gradients' pmean over the data axis (with overlap: each
+// block's started on stream 0 once its backward is done, all waited at the end).
 DeviceFunction transformer_step(const Workload& w) {
   return [&w](Context& ctx, const Values&) {
     const std::int64_t e = width(w.dtype), m = w.model_parallel;
@@ -178,12 +226,24 @@ DeviceFunction transformer_step(const Workload& w) {
       ctx.charge_compute(macs, (params / 2 + activations / 2) * e);
       ctx.collective_cost(call_of(CollectiveOp::psum, "model"), w.dtype, activation);
     }
-    for (int block = 0; block < 2; ++block) {
-      ctx.charge_compute(2.0 * macs, (params + activations / 2) * e);
-      ctx.collective_cost(call_of(CollectiveOp::psum, "model"), w.dtype, activation);
-    }
-    for (const Shape& gradient : {qkv, out, up, down}) {
-      ctx.collective_cost(call_of(CollectiveOp::pmean, "data"), w.dtype, gradient);
+    if (w.overlap) {
+      // Backward from the MLP to attention; each block's activation psum stays blocking (the
+      // next block needs it), its weight gradients' pmeans start on the stream at once.
+      GradientReductions reductions(ctx, w.dtype);
+      for (const auto& gradients : {std::vector<Shape>{up, down}, std::vector<Shape>{qkv, out}}) {
+        ctx.charge_compute(2.0 * macs, (params + activations / 2) * e);
+        ctx.collective_cost(call_of(CollectiveOp::psum, "model"), w.dtype, activation);
+        for (const Shape& gradient : gradients) reductions.start(gradient);
+      }
+      reductions.wait_all();
+    } else {
+      for (int block = 0; block < 2; ++block) {
+        ctx.charge_compute(2.0 * macs, (params + activations / 2) * e);
+        ctx.collective_cost(call_of(CollectiveOp::psum, "model"), w.dtype, activation);
+      }
+      for (const Shape& gradient : {qkv, out, up, down}) {
+        ctx.collective_cost(call_of(CollectiveOp::pmean, "data"), w.dtype, gradient);
+      }
     }
     ctx.release_memory(activations * e);
     ctx.release_memory(2 * params * e);

@@ -37,6 +37,11 @@ struct Workload {
   std::int64_t sequence = 0;
   std::int64_t d_model = 0;
   std::int64_t d_ff = 0;
+  // mlp_data_parallel and transformer_layer: each layer's gradient reduction starts as soon as
+  // the backward pass has computed it, on one communication stream, all waited before the
+  // update (as PyTorch DDP / XLA's async all-reduce); false: the blocking reductions after the
+  // whole backward pass.
+  bool overlap = true;
   // collectives
   std::vector<CollectiveSpec> calls;
 };
