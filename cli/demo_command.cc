@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <iostream>
+
 #include "backends/sim_backend.h"
+#include "cli/algorithm_notes.h"
+#include "cli/placement_flag.h"
 #include "cli/run_outputs.h"
 #include "examples/mlp.h"
 #include "reference/reference_backend.h"
@@ -80,7 +84,11 @@ int run_demo_command(const DemoOptions& options, std::ostream& out) {
   MlpConfig config;
   config.steps = options.steps;
   const sim::MachineSpec spec = demo_machine();
-  sim::SimOptions sim_options{.algorithm = Algorithm::ring, .record_link_transfers = 100'000};
+  // Rings in rank order, so the reference's ring order is the simulator's on any placement.
+  sim::SimOptions sim_options{.algorithm = Algorithm::ring,
+                              .ring_by_rank = true,
+                              .record_link_transfers = 100'000,
+                              .placement = placement_from_flag(options.placement)};
   sim::Machine machine(spec, sim_options);
   out << "spmdsim demo: data-parallel training of a " << config.inputs << "-" << config.hidden
       << "-" << config.outputs << " MLP, pmap over " << config.devices
@@ -110,6 +118,10 @@ int run_demo_command(const DemoOptions& options, std::ostream& out) {
       << " (open it at https://ui.perfetto.dev); reports: collectives.csv, devices.csv, "
          "report.json in "
       << written.folder << '\n';
+  out.flush();
+  AlgorithmNotes notes;
+  notes.add(log);
+  notes.print(std::cerr);
   return replicas_identical && equals_reference ? 0 : 1;
 }
 

@@ -52,6 +52,7 @@ void append_run(CostLog& total, const CostLog& next) {
     total.transfers.push_back(transfer);
   }
   total.transfers_truncated = total.transfers_truncated || next.transfers_truncated;
+  if (total.placement.empty()) total.placement = next.placement;
   const std::size_t devices = next.memory.size();
   total.memory.resize(std::max(total.memory.size(), devices));
   total.compute_ps.resize(std::max(total.compute_ps.size(), devices), 0);

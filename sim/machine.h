@@ -18,6 +18,7 @@
 #include "reference/float_numerics.h"
 #include "sim/cost_log.h"
 #include "sim/machine_spec.h"
+#include "sim/placement_spec.h"
 
 namespace spmd::sim {
 
@@ -37,6 +38,9 @@ struct SimOptions {
   // The arithmetic of the modeled platform, in element-wise operations and reductions: plain
   // IEEE by default; `spmdsim conform` gives the numerics of the order it checks against.
   FloatNumerics numerics = kIeeeNumerics;
+  // Which machine device each mesh device runs on (sim/mesh_placement.h): by default the
+  // topology's (create_device_mesh's assignment on tori, node-major elsewhere).
+  PlacementSpec placement;
 };
 
 class Machine : public Backend {

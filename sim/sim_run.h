@@ -22,6 +22,7 @@
 #include "sim/link_state.h"
 #include "sim/machine.h"
 #include "sim/memory_ledger.h"
+#include "sim/mesh_placement.h"
 
 namespace spmd::sim {
 
@@ -96,7 +97,8 @@ class SimRun {
   int device_count_;
   EventQueue events_;
   LinkState links_;
-  MemoryLedger memory_;
+  MemoryLedger memory_;        // by machine device
+  MeshPlacement placement_;    // mesh device -> machine device
   AlgorithmChoice choice_;  // the topology's part computed once per run
   CostLog log_;
   std::vector<std::unique_ptr<Device>> devices_;
