@@ -11,6 +11,7 @@
 #include "examples/mlp.h"
 #include "reference/reference_backend.h"
 #include "sim/machine.h"
+#include "sim/mesh_placement.h"
 #include "support/units.h"
 #include "traces/run_report.h"
 
@@ -90,6 +91,10 @@ int run_demo_command(const DemoOptions& options, std::ostream& out) {
                               .record_link_transfers = 100'000,
                               .placement = placement_from_flag(options.placement)};
   sim::Machine machine(spec, sim_options);
+  // A placement that does not fit the mesh is an error before any output.
+  const sim::MeshPlacement placement(sim_options.placement,
+                                     Mesh({config.devices}, {config.axis_name}),
+                                     machine.topology());
   out << "spmdsim demo: data-parallel training of a " << config.inputs << "-" << config.hidden
       << "-" << config.outputs << " MLP, pmap over " << config.devices
       << " devices, parameters replicated, batch sharded, gradients and loss pmean'd\n"

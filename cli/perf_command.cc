@@ -11,6 +11,7 @@
 #include "reference/error.h"
 #include "sim/broadcast_cost.h"
 #include "sim/machine.h"
+#include "sim/mesh_placement.h"
 #include "support/random_array.h"
 #include "support/units.h"
 #include "workloads/workload.h"
@@ -147,8 +148,12 @@ int run_perf_command(const PerfOptions& options, std::ostream& out) {
     sim_options.algorithm = collectives::algorithm_from_name(options.machine.algorithm);
   }
   sim::Machine machine(spec, sim_options);
+  // A placement that does not fit the mesh is an error before any output.
+  const sim::MeshPlacement placement(sim_options.placement, Mesh({spec.devices}, {"i"}),
+                                     machine.topology());
   out << "# spmdsim perf: " << options.op << " on " << spec.name << " (" << spec.devices
-      << " devices), " << (options.cost_only ? "cost only" : "with data") << "\n#\n"
+      << " devices, placement " << placement.text() << "), "
+      << (options.cost_only ? "cost only" : "with data, seeded inputs") << "\n#\n"
       << "#       size         count      type   redop    root        time     algbw     busbw  "
          "algorithm\n"
       << "#        (B)    (elements)                                    (us)    (GB/s)    (GB/s)\n";

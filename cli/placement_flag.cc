@@ -6,9 +6,9 @@ namespace spmd {
 
 void add_placement_flag(CLI::App& command, std::string& placement) {
   command
-      .add_option("--placement", placement,
-                  fmt::format("Where the mesh lies on the machine's devices: {}",
-                              sim::placement_syntax()))
+      .add_option(
+          "--placement", placement,
+          fmt::format("Where the mesh lies on the machine's devices: {}", sim::placement_syntax()))
       ->capture_default_str();
 }
 

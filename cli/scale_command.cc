@@ -122,6 +122,7 @@ void add_scale_flags(CLI::App& command, ScaleOptions& options) {
 
 int run_scale_command(const ScaleOptions& options, std::ostream& out) {
   const Workload workload = load_workload_file(options.workload);
+  placement_from_flag(options.placement);  // text it cannot read is an error before any output
   std::string table =
       "# devices  step_time_ms  communication_%  allreduce_busbw_GBps  memory_per_device_GiB\n";
   out << "spmdsim scale: " << workload.name << " on "

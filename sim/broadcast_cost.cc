@@ -33,8 +33,7 @@ CollectiveRecord broadcast_cost(Machine& machine, std::int64_t elements, DType d
   const int n = machine.device_count();
   std::vector<int> ranks(static_cast<std::size_t>(n));
   std::iota(ranks.begin(), ranks.end(), 0);
-  const MeshPlacement placement(machine.options().placement, Mesh({n}, {"i"}),
-                                machine.topology());
+  const MeshPlacement placement(machine.options().placement, Mesh({n}, {"i"}), machine.topology());
   const PlacedGroup group = placement.group(ranks);
   collectives::CollectiveShape shape;
   shape.kind = collectives::CollectiveKind::broadcast;
@@ -65,8 +64,7 @@ CollectiveRecord broadcast_cost(Machine& machine, std::int64_t elements, DType d
   std::exception_ptr failure;
   start_schedule_run(
       {machine.schedule(algorithm, shape), group.devices, shape.element_bytes, record.call}, 0,
-      events,
-      links, memory, [&](std::exception_ptr error) { failure = error; });
+      events, links, memory, [&](std::exception_ptr error) { failure = error; });
   while (!events.empty()) events.run_next();
   if (failure) std::rethrow_exception(failure);
   record.end_ps = events.now_ps();

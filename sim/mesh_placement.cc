@@ -81,15 +81,15 @@ void size_parts(const PlacementSpec& spec, Parts& parts, const std::vector<int>&
       else sized *= p.size;
     }
     const std::string dim = fmt::format("dimension {} (size {})", names[k], dims[k]);
-    if (unsized > 1) fail(spec, fmt::format("{} has {} parts without a size, expected at most one",
-                                            dim, unsized));
+    if (unsized > 1)
+      fail(spec, fmt::format("{} has {} parts without a size, expected at most one", dim, unsized));
     if (unsized == 1 && dims[k] % sized != 0) {
       fail(spec, fmt::format("{} does not split into parts of {}, expected sizes that divide it",
                              dim, sized));
     }
     if (sized > dims[k]) {
-      fail(spec, fmt::format("{} is given parts of {} coordinates, expected at most {}", dim,
-                             sized, dims[k]));
+      fail(spec, fmt::format("{} is given parts of {} coordinates, expected at most {}", dim, sized,
+                             dims[k]));
     }
     for (Part& p : parts) {
       if (p.dim == static_cast<int>(k) && p.size == 0) p.size = dims[k] / sized;
@@ -129,8 +129,8 @@ Parts explicit_parts(const PlacementSpec& spec, const Mesh& mesh,
                              or_list(axes)));
     }
     for (const DimPart& part : axis.parts) {
-      parts.push_back({.axis = a, .dim = dimension_index(spec, part.dim, names, topology),
-                       .size = part.size});
+      parts.push_back(
+          {.axis = a, .dim = dimension_index(spec, part.dim, names, topology), .size = part.size});
     }
   }
   size_parts(spec, parts, topology.dims(), names);
@@ -155,9 +155,10 @@ std::optional<Parts> row_major_parts(const Mesh& mesh, const std::vector<int>& d
     while (size > 1) {
       if (k < 0) return std::nullopt;
       const auto kk = static_cast<std::size_t>(k);
-      const int take = left[kk] == 1 ? 0 : size % left[kk] == 0 ? left[kk]
-                                          : left[kk] % size == 0 ? size
-                                                                 : -1;
+      const int take = left[kk] == 1          ? 0
+                       : size % left[kk] == 0 ? left[kk]
+                       : left[kk] % size == 0 ? size
+                                              : -1;
       if (take < 0) return std::nullopt;
       if (take == 0) {
         --k;
@@ -350,8 +351,8 @@ PlacedGroup MeshPlacement::group(const std::vector<int>& mesh_devices) const {
 std::vector<int> MeshPlacement::grid_of(const std::vector<int>& mesh_devices) const {
   const auto n = static_cast<int>(mesh_devices.size());
   if (parts_.empty()) {
-    const int product = std::accumulate(machine_dims_.begin(), machine_dims_.end(), 1,
-                                        std::multiplies<>());
+    const int product =
+        std::accumulate(machine_dims_.begin(), machine_dims_.end(), 1, std::multiplies<>());
     if (machine_dims_.empty() || product != n) return {};
     for (int r = 0; r < n; ++r) {
       if (device(mesh_devices[static_cast<std::size_t>(r)]) != r) return {};
@@ -399,7 +400,8 @@ std::string MeshPlacement::text() const {
       const bool whole = p.size == machine_dims_[static_cast<std::size_t>(p.dim)];
       pieces.push_back(whole ? dim : fmt::format("{}:{}", dim, p.size));
     }
-    if (!pieces.empty()) axes.push_back(fmt::format("{}={}", axis_names_[a], fmt::join(pieces, "+")));
+    if (!pieces.empty())
+      axes.push_back(fmt::format("{}={}", axis_names_[a], fmt::join(pieces, "+")));
   }
   return axes.empty() ? fallback_text_ : fmt::format("{}", fmt::join(axes, ","));
 }

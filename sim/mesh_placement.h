@@ -38,7 +38,7 @@ class MeshPlacement {
 
   int device(int mesh_device) const { return devices_[static_cast<std::size_t>(mesh_device)]; }
   const std::vector<int>& devices() const { return devices_; }  // by mesh device
-  int mesh_device(int machine_device) const;                      // -1: none runs there
+  int mesh_device(int machine_device) const;                    // -1: none runs there
   // `mesh_devices` (a group in rank order) on the machine.
   PlacedGroup group(const std::vector<int>& mesh_devices) const;
   // What was placed, as placement_from_text reads it: "data=y,model=x", or "row-major" /
@@ -60,14 +60,14 @@ class MeshPlacement {
   }
   std::vector<int> grid_of(const std::vector<int>& mesh_devices) const;
 
-  std::vector<int> devices_;         // by mesh device
-  std::vector<int> mesh_devices_;    // by machine device, -1 where none
-  std::vector<Part> parts_;          // mesh row-major order; empty: not along dimensions
-  std::vector<int> machine_dims_;    // the topology's dims()
+  std::vector<int> devices_;       // by mesh device
+  std::vector<int> mesh_devices_;  // by machine device, -1 where none
+  std::vector<Part> parts_;        // mesh row-major order; empty: not along dimensions
+  std::vector<int> machine_dims_;  // the topology's dims()
   std::vector<std::string> dim_names_;
   std::vector<std::string> axis_names_;
-  std::string fallback_text_;        // "row-major" or "devices:..." when parts_ is empty
-  std::string explicit_text_;        // the spec's text when it named the axes' dimensions
+  std::string fallback_text_;  // "row-major" or "devices:..." when parts_ is empty
+  std::string explicit_text_;  // the spec's text when it named the axes' dimensions
 };
 
 }  // namespace spmd::sim

@@ -121,8 +121,7 @@ void SimRun::run_device(int device, const Values& inputs, const DeviceFunction& 
   try {
     std::int64_t input_bytes = 0;
     for (const Array& x : inputs) input_bytes += static_cast<std::int64_t>(x.size_bytes());
-    memory_.allocate(placement_.device(device), input_bytes, self.clock_ps,
-                     "the program's inputs");
+    memory_.allocate(placement_.device(device), input_bytes, self.clock_ps, "the program's inputs");
     outputs = function(context, inputs);
     self.phase = Phase::finished;
   } catch (const DeadlockError&) {

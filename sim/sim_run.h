@@ -97,9 +97,9 @@ class SimRun {
   int device_count_;
   EventQueue events_;
   LinkState links_;
-  MemoryLedger memory_;        // by machine device
-  MeshPlacement placement_;    // mesh device -> machine device
-  AlgorithmChoice choice_;  // the topology's part computed once per run
+  MemoryLedger memory_;      // by machine device
+  MeshPlacement placement_;  // mesh device -> machine device
+  AlgorithmChoice choice_;   // the topology's part computed once per run
   CostLog log_;
   std::vector<std::unique_ptr<Device>> devices_;
   std::map<int, std::unique_ptr<Slot>> slots_;  // by collective index

@@ -42,8 +42,8 @@ std::string placed_text(const std::string& spec, const Mesh& mesh, const std::st
 // ---- Text
 
 TEST(SimPlacementText, ReadsBackWhatItWrites) {
-  for (const char* text : {"auto", "row-major", "devices:3,2,1,0", "data=y,model=x",
-                           "a=x:4,b=x+y", "model=intra,data=inter", "i=0+1:2,j=1"}) {
+  for (const char* text : {"auto", "row-major", "devices:3,2,1,0", "data=y,model=x", "a=x:4,b=x+y",
+                           "model=intra,data=inter", "i=0+1:2,j=1"}) {
     EXPECT_EQ(sim::placement_text(placement_from_text(text)), text);
   }
   const sim::PlacementSpec spec = placement_from_text("a=x:4,b=x+y");
@@ -62,8 +62,7 @@ TEST(SimPlacementText, BadTextIsOneLineNamingTheFlag) {
             "--placement data=x:0: 'x:0' has no positive size after ':', expected " + forms);
   EXPECT_EQ(error_of([] { placement_from_text("a=x,a=y"); }),
             "--placement a=x,a=y: axis a is placed twice, expected " + forms);
-  EXPECT_EQ(error_of([] { placement_from_text(""); }),
-            "--placement : empty, expected " + forms);
+  EXPECT_EQ(error_of([] { placement_from_text(""); }), "--placement : empty, expected " + forms);
 }
 
 // ---- Defaults
@@ -73,8 +72,7 @@ TEST(SimPlacement, DefaultOnATorusIsCreateDeviceMeshsAssignment) {
   EXPECT_EQ(placed_text("auto", Mesh({4, 4}, {"data", "model"}), "torus:4x4"), "data=y,model=x");
   EXPECT_EQ(placed_text("auto", Mesh({16}, {"i"}), "torus:4x4"), "i=x+y");
   EXPECT_EQ(placed_text("auto", Mesh({4, 16}, {"a", "b"}), "torus:4x4x4"), "a=z,b=x+y");
-  EXPECT_EQ(placed_text("auto", Mesh({2, 8}, {"data", "model"}), "torus:2x8"),
-            "data=x,model=y");
+  EXPECT_EQ(placed_text("auto", Mesh({2, 8}, {"data", "model"}), "torus:2x8"), "data=x,model=y");
   // No set of whole dimensions fits: pieces, strided ones major inside an axis.
   EXPECT_EQ(placed_text("auto", Mesh({2, 8}, {"data", "model"}), "torus:4x4"),
             "data=y:2,model=x+y:2");
@@ -139,8 +137,10 @@ TEST(SimPlacement, AGroupOverAPlacedAxisFormsTheGridOfItsDimensions) {
 
 // ---- Times: the placed dimension's links
 
-constexpr topology::LinkSpec kSlow{.bandwidth_bytes_per_s = 10'000'000'000, .latency_ps = 1'000'000};
-constexpr topology::LinkSpec kFast{.bandwidth_bytes_per_s = 40'000'000'000, .latency_ps = 3'000'000};
+constexpr topology::LinkSpec kSlow{.bandwidth_bytes_per_s = 10'000'000'000,
+                                   .latency_ps = 1'000'000};
+constexpr topology::LinkSpec kFast{.bandwidth_bytes_per_s = 40'000'000'000,
+                                   .latency_ps = 3'000'000};
 
 struct Timed {
   std::vector<Values> outputs;
@@ -152,8 +152,8 @@ Timed psum_over(const sim::MachineSpec& spec, sim::SimOptions options, const Mes
                 const std::string& axis, std::int64_t elements) {
   sim::Machine machine(spec, std::move(options));
   std::vector<Values> inputs;
-  for (Array& x : random_per_device(DType::float32, {elements}, mesh.device_count(), 7,
-                                    {.max_exponent = 0})) {
+  for (Array& x :
+       random_per_device(DType::float32, {elements}, mesh.device_count(), 7, {.max_exponent = 0})) {
     inputs.push_back({std::move(x)});
   }
   const AxisNames axes(axis);
@@ -231,7 +231,8 @@ TEST(SimPlacement, TheTorusAlgorithmRunsOverAPlacedAxisInsteadOfFallingBack) {
   // can run the torus algorithm along it (before placement it fell back to ring).
   sim::MachineSpec spec;
   spec.devices = 256;
-  spec.topology = topology::TorusSpec{{.devices = 256, .dims = {16, 16}, .dim_links = {kSlow, kSlow}}};
+  spec.topology =
+      topology::TorusSpec{{.devices = 256, .dims = {16, 16}, .dim_links = {kSlow, kSlow}}};
   sim::Machine machine(spec, {.cost_only = true, .algorithm = Algorithm::torus});
   CollectiveCall call;
   call.op = CollectiveOp::psum;
@@ -278,8 +279,8 @@ TEST(SimPlacement, MemoryAndTransfersAreReportedByMeshDevice) {
 
 // ---- Errors
 
-std::string placement_error(const std::string& spec, const Mesh& mesh,
-                            const std::string& topology, int devices) {
+std::string placement_error(const std::string& spec, const Mesh& mesh, const std::string& topology,
+                            int devices) {
   const auto machine = topology_of(topology, devices);
   return error_of([&] { MeshPlacement(placement_from_text(spec), mesh, *machine); });
 }
@@ -304,10 +305,10 @@ TEST(SimPlacementErrors, AreOneLineNamingThePlacementTheValueAndTheExpectation) 
   EXPECT_EQ(placement_error("data=x:4+y:2,model=y:4", mesh, "torus:4x4", 16),
             "placement data=x:4+y:2,model=y:4: dimension y (size 4) is given parts of 8 "
             "coordinates, expected at most 4");
-  EXPECT_EQ(placement_error("data=x:3+y,model=x", Mesh({12, 1}, {"data", "model"}), "torus:4x4",
-                            16),
-            "placement data=x:3+y,model=x: dimension x (size 4) does not split into parts of 3, "
-            "expected sizes that divide it");
+  EXPECT_EQ(
+      placement_error("data=x:3+y,model=x", Mesh({12, 1}, {"data", "model"}), "torus:4x4", 16),
+      "placement data=x:3+y,model=x: dimension x (size 4) does not split into parts of 3, "
+      "expected sizes that divide it");
   EXPECT_EQ(placement_error("data=x,model=y", mesh, "ring", 16),
             "placement data=x,model=y: the machine ring(16, bidirectional) has no dimensions to "
             "place mesh axes along, expected a torus, mesh or hierarchical machine (or "
@@ -331,12 +332,13 @@ TEST(SimPlacementErrors, ABadPlacementStopsMachineRunBeforeAnyDeviceRuns) {
   sim::Machine machine(spec, options);
   bool ran = false;
   EXPECT_EQ(error_of([&] {
-              machine.run(Mesh({4}, {"i"}), std::vector<Values>(4),
-                          [&](Context&, const Values&) {
-                            ran = true;
-                            return Values{};
-                          },
-                          false);
+              machine.run(
+                  Mesh({4}, {"i"}), std::vector<Values>(4),
+                  [&](Context&, const Values&) {
+                    ran = true;
+                    return Values{};
+                  },
+                  false);
             }),
             "placement devices:0,0,1,2: device 0 is listed twice, expected each machine device "
             "at most once");
@@ -350,8 +352,8 @@ TEST(SimPlacementErrors, ABadPlacementStopsMachineRunBeforeAnyDeviceRuns) {
 // random prime pieces of the machine's dimensions, listed in a random order.
 rc::Gen<std::string> random_placement(const Mesh& mesh, const topology::Topology& topology) {
   return rc::gen::exec([&mesh, &topology] {
-    const int kind = topology.dims().empty() ? *rc::gen::element(0, 1, 2)
-                                             : *rc::gen::element(0, 1, 2, 3, 3, 3);
+    const int kind =
+        topology.dims().empty() ? *rc::gen::element(0, 1, 2) : *rc::gen::element(0, 1, 2, 3, 3, 3);
     if (kind == 0) return std::string("auto");
     if (kind == 1) return std::string("row-major");
     if (kind == 2) {
@@ -427,8 +429,8 @@ RC_GTEST_PROP(SimPlacementProperty, is_a_bijection_and_results_do_not_depend_on_
 
   // Rings in rank order and an algorithm whose order does not follow the grid: the reference's
   // bits on every placement.
-  const Algorithm algorithm = *rc::gen::element(Algorithm::direct, Algorithm::ring,
-                                                Algorithm::double_binary_tree);
+  const Algorithm algorithm =
+      *rc::gen::element(Algorithm::direct, Algorithm::ring, Algorithm::double_binary_tree);
   const std::vector<std::string> names = *test_gen::axis_subset(mesh);
   const int n = test_gen::group_size(mesh, names);
   sim::SimOptions options{.algorithm = algorithm, .ring_by_rank = true};
