@@ -1,8 +1,7 @@
 // Mesh placement (sim/mesh_placement.h): the defaults per topology, the text forms, the grid a
 // group forms along placed dimensions, the times the placed links imply (closed forms with the
 // right link), errors for placements that are not a one-to-one map, and a property: a placement
-// is a bijection and results do not depend on it. Suites are named Sim* so that
-// `ctest -R sim` runs them.
+// is a bijection and results do not depend on it. `ctest -R SimPlacement` runs them.
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
