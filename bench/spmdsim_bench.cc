@@ -21,6 +21,7 @@
 
 #include "reference/array.h"
 #include "sim/machine.h"
+#include "support/random_array.h"
 
 namespace spmd {
 namespace {
@@ -29,17 +30,10 @@ using collectives::Algorithm;
 
 constexpr std::int64_t kMiB = 1024 * 1024;
 
-std::vector<Array> ramp_arrays(int count, std::int64_t elements) {
-  std::vector<Array> arrays;
-  for (int a = 0; a < count; ++a) {
-    Array x(DType::float32, {elements});
-    auto v = x.mutable_values<float>();
-    for (std::int64_t i = 0; i < elements; ++i) {
-      v[static_cast<std::size_t>(i)] = static_cast<float>((i * 7 + a * 13) % 1000) * 0.001f;
-    }
-    arrays.push_back(std::move(x));
-  }
-  return arrays;
+// Seeded float32 data below 1 in magnitude, every page written (an untouched zero page would
+// make the real-data run look cheaper than it is).
+std::vector<Array> seeded_arrays(int count, std::int64_t elements) {
+  return random_per_device(DType::float32, {elements}, count, /*seed=*/1, {.max_exponent = 0});
 }
 
 sim::MachineSpec ring_machine(int devices) {
@@ -52,7 +46,7 @@ sim::MachineSpec ring_machine(int devices) {
 
 void BM_BareSum(benchmark::State& state, int count, std::int64_t mebibytes) {
   const std::int64_t elements = mebibytes * kMiB / 4;
-  const std::vector<Array> arrays = ramp_arrays(count, elements);
+  const std::vector<Array> arrays = seeded_arrays(count, elements);
   std::vector<const float*> in;
   for (const Array& a : arrays) in.push_back(a.values<float>().data());
   Array out(DType::float32, {elements});
@@ -73,7 +67,7 @@ void BM_SimAllReduceRealData(benchmark::State& state, int devices, std::int64_t 
   sim::Machine machine(ring_machine(devices), {.algorithm = Algorithm::ring});
   const Mesh mesh({devices}, {"i"});
   std::vector<Values> inputs;
-  for (Array& a : ramp_arrays(devices, elements)) inputs.push_back({std::move(a)});
+  for (Array& a : seeded_arrays(devices, elements)) inputs.push_back({std::move(a)});
   const DeviceFunction psum = [](Context& ctx, const Values& xs) {
     return Values{ctx.psum(xs[0], AxisNames("i"))};
   };

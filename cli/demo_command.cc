@@ -2,11 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <iostream>
+
 #include "backends/sim_backend.h"
+#include "cli/algorithm_notes.h"
+#include "cli/placement_flag.h"
 #include "cli/run_outputs.h"
 #include "examples/mlp.h"
 #include "reference/reference_backend.h"
 #include "sim/machine.h"
+#include "sim/mesh_placement.h"
 #include "support/units.h"
 #include "traces/run_report.h"
 
@@ -80,10 +85,18 @@ int run_demo_command(const DemoOptions& options, std::ostream& out) {
   MlpConfig config;
   config.steps = options.steps;
   const sim::MachineSpec spec = demo_machine();
-  // Every message carried one by one: the demo's trace draws them all.
-  sim::SimOptions sim_options{
-      .algorithm = Algorithm::ring, .record_link_transfers = 100'000, .fast_path = false};
+  // Rings in rank order, so the reference's ring order is the simulator's on any placement; every
+  // message carried one by one, since the demo's trace draws them all.
+  sim::SimOptions sim_options{.algorithm = Algorithm::ring,
+                              .ring_by_rank = true,
+                              .record_link_transfers = 100'000,
+                              .fast_path = false,
+                              .placement = placement_from_flag(options.placement)};
   sim::Machine machine(spec, sim_options);
+  // A placement that does not fit the mesh is an error before any output.
+  const sim::MeshPlacement placement(sim_options.placement,
+                                     Mesh({config.devices}, {config.axis_name}),
+                                     machine.topology());
   out << "spmdsim demo: data-parallel training of a " << config.inputs << "-" << config.hidden
       << "-" << config.outputs << " MLP, pmap over " << config.devices
       << " devices, parameters replicated, batch sharded, gradients and loss pmean'd\n"
@@ -112,6 +125,10 @@ int run_demo_command(const DemoOptions& options, std::ostream& out) {
       << " (open it at https://ui.perfetto.dev); reports: collectives.csv, devices.csv, "
          "report.json in "
       << written.folder << '\n';
+  out.flush();
+  AlgorithmNotes notes;
+  notes.add(log);
+  notes.print(std::cerr);
   return replicas_identical && equals_reference ? 0 : 1;
 }
 

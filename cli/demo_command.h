@@ -11,6 +11,7 @@ namespace spmd {
 struct DemoOptions {
   std::string out_folder = "spmdsim-out/demo";
   int steps = 20;
+  std::string placement = "auto";  // where the 8 mesh devices lie on the ring
 };
 
 // 0 when every replica agrees and equals the reference bit for bit; 1 otherwise.

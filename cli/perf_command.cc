@@ -2,12 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <iostream>
 #include <set>
 
+#include "cli/algorithm_notes.h"
+#include "cli/placement_flag.h"
 #include "cli/progress.h"
 #include "reference/error.h"
 #include "sim/broadcast_cost.h"
 #include "sim/machine.h"
+#include "sim/mesh_placement.h"
+#include "support/random_array.h"
 #include "support/units.h"
 #include "workloads/workload.h"
 
@@ -58,6 +63,17 @@ std::vector<std::int64_t> sizes(const PerfOptions& options) {
   return result;
 }
 
+// The inputs of a run with data: seeded, so every page is written and every run moves the same
+// bits; floats below 1 in magnitude, so sums over any device count stay finite.
+std::vector<Values> perf_inputs(DType dtype, std::int64_t elements, int devices) {
+  constexpr std::uint64_t kSeed = 1;
+  std::vector<Values> inputs;
+  for (Array& x : random_per_device(dtype, {elements}, devices, kSeed, {.max_exponent = 0})) {
+    inputs.push_back(Values{std::move(x)});
+  }
+  return inputs;
+}
+
 // One collective of `spec` on every device; the cost log's record.
 sim::CollectiveRecord measure(sim::Machine& machine, const CollectiveSpec& spec, bool cost_only) {
   const int n = machine.device_count();
@@ -73,7 +89,7 @@ sim::CollectiveRecord measure(sim::Machine& machine, const CollectiveSpec& spec,
   workload.calls = {spec};
   if (cost_only) return run_workload(machine, workload).collectives.at(0);
   const std::int64_t elements = collective_input_elements(spec, n);
-  std::vector<Values> inputs(static_cast<std::size_t>(n), Values{Array(spec.dtype, {elements})});
+  const std::vector<Values> inputs = perf_inputs(spec.dtype, elements, n);
   const CollectiveCall call = collective_call_for(spec, n);
   machine.run(
       Mesh({n}, {"i"}), inputs,
@@ -111,6 +127,7 @@ void add_perf_flags(CLI::App& command, PerfOptions& options) {
   command.add_flag(
       "--cost-only", options.cost_only,
       "Move no data: times only, for sizes and device counts whose data would not fit");
+  add_placement_flag(command, options.placement);
 }
 
 int run_perf_command(const PerfOptions& options, std::ostream& out) {
@@ -125,22 +142,31 @@ int run_perf_command(const PerfOptions& options, std::ostream& out) {
   const DType dtype = dtype_from_name(options.dtype);
   const std::vector<std::int64_t> byte_sizes = sizes(options);
   const sim::MachineSpec spec = machine_from_flags(options.machine);
-  const sim::SimOptions sim_options =
-      simulation_options(options.machine, {.cost_only = options.cost_only});
+  const sim::SimOptions sim_options = simulation_options(
+      options.machine,
+      {.cost_only = options.cost_only, .placement = placement_from_flag(options.placement)});
   sim::Machine machine(spec, sim_options);
+  // A placement that does not fit the mesh is an error before any output.
+  const sim::MeshPlacement placement(sim_options.placement, Mesh({spec.devices}, {"i"}),
+                                     machine.topology());
   out << "# spmdsim perf: " << options.op << " on " << spec.name << " (" << spec.devices
-      << " devices), " << (options.cost_only ? "cost only" : "with data") << "\n#\n"
+      << " devices, placement " << placement.text() << "), "
+      << (options.cost_only ? "cost only" : "with data, seeded inputs") << "\n#\n"
       << "#       size         count      type   redop    root        time     algbw     busbw  "
          "algorithm\n"
       << "#        (B)    (elements)                                    (us)    (GB/s)    (GB/s)\n";
   Progress progress("perf", static_cast<int>(byte_sizes.size()));
   const std::int64_t width = static_cast<std::int64_t>(dtype_size_bytes(dtype));
+  AlgorithmNotes notes;
   for (std::size_t i = 0; i < byte_sizes.size(); ++i) {
     const CollectiveSpec call{options.op, std::max(byte_sizes[i], width), dtype};
     const sim::CollectiveRecord record = measure(machine, call, options.cost_only);
     out << row(record, record.bytes / width, nccl_type_name(dtype), options.op) << '\n';
+    notes.add(record);
     progress.done(static_cast<int>(i + 1));
   }
+  out.flush();
+  notes.print(std::cerr);
   return 0;
 }
 

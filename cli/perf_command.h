@@ -19,6 +19,7 @@ struct PerfOptions {
   std::int64_t step_factor = 2;      // -f
   std::string dtype = "float32";     // -d
   bool cost_only = false;
+  std::string placement = "auto";
 };
 
 void add_perf_flags(CLI::App& command, PerfOptions& options);

@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <iostream>
+
+#include "cli/algorithm_notes.h"
 #include "cli/machine_flags.h"
+#include "cli/placement_flag.h"
 #include "cli/run_outputs.h"
 #include "sim/machine.h"
 #include "sim/machine_presets.h"
@@ -42,12 +46,15 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
   command.add_option("--algorithm", options.algorithm,
                      "Collective algorithm for every collective (default: the machine's choice)");
   add_full_simulation_flag(command, options.full_simulation);
+  add_placement_flag(command, options.placement);
 }
 
 int run_run_command(const RunOptions& options, std::ostream& out) {
   const sim::MachineSpec spec = machine_from_name_or_file(options.machine);
   const Workload workload = load_workload_file(options.workload);
-  sim::SimOptions sim_options{.cost_only = true, .record_link_transfers = 200'000};
+  sim::SimOptions sim_options{.cost_only = true,
+                              .record_link_transfers = 200'000,
+                              .placement = placement_from_flag(options.placement)};
   if (!options.algorithm.empty()) {
     sim_options.algorithm = collectives::algorithm_from_name(options.algorithm);
   }
@@ -57,7 +64,8 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
   const traces::RunTotals totals = traces::run_totals(log);
   out << "spmdsim run: " << workload.name << " (" << workload.steps << " step"
       << (workload.steps == 1 ? "" : "s") << ") on " << spec.name << ", " << spec.devices
-      << " devices\n";
+      << " devices\n"
+      << "placement: " << log.placement << "\n";
   print_collectives(log, out);
   out << "time: " << format_duration_ps(totals.total_ps) << " = compute "
       << format_duration_ps(totals.compute_ps) << " + communication "
@@ -72,6 +80,10 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
       << totals.peak_memory_device << " of " << format_bytes(spec.memory_bytes) << " per device\n";
   const RunOutputs written = write_run_outputs(options.out_folder, log, spec.name, spec.devices);
   out << "trace: " << written.trace_path << "; reports: " << written.folder << "\n";
+  out.flush();
+  AlgorithmNotes notes;
+  notes.add(log);
+  notes.print(std::cerr);
   return 0;
 }
 

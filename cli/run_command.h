@@ -14,6 +14,7 @@ struct RunOptions {
   std::string out_folder = "spmdsim-out/run";
   std::string algorithm;
   bool full_simulation = false;
+  std::string placement = "auto";
 };
 
 void add_run_flags(CLI::App& command, RunOptions& options);

@@ -5,7 +5,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
+#include "cli/algorithm_notes.h"
+#include "cli/placement_flag.h"
 #include "cli/progress.h"
 #include "reference/error.h"
 #include "sim/machine.h"
@@ -29,12 +32,14 @@ bool is_all_reduce(const std::string& op) {
   return op == "psum" || op == "pmean" || op == "pmax" || op == "pmin";
 }
 
-ScalePoint measure(const ScaleOptions& options, const Workload& workload, int devices) {
+ScalePoint measure(const ScaleOptions& options, const Workload& workload, int devices,
+                   AlgorithmNotes& notes) {
   const sim::MachineSpec spec = machine_with_devices(options.machine, devices);
-  const sim::SimOptions sim_options =
-      simulation_options(options.machine, {.cost_only = true});
+  const sim::SimOptions sim_options = simulation_options(
+      options.machine, {.cost_only = true, .placement = placement_from_flag(options.placement)});
   sim::Machine machine(spec, sim_options);
   const sim::CostLog log = run_workload(machine, workload);
+  notes.add(log);
   const traces::RunTotals totals = traces::run_totals(log);
   ScalePoint point{devices, static_cast<double>(totals.total_ps) / 1e9 / workload.steps,
                    100 * totals.communication_share, 0,
@@ -114,10 +119,12 @@ void add_scale_flags(CLI::App& command, ScaleOptions& options) {
   command.add_option("--out", options.out_folder, "Folder for the table and the plot")
       ->capture_default_str();
   command.add_flag("!--no-plot", options.plot, "Write the table only, no PNG");
+  add_placement_flag(command, options.placement);
 }
 
 int run_scale_command(const ScaleOptions& options, std::ostream& out) {
   const Workload workload = load_workload_file(options.workload);
+  placement_from_flag(options.placement);  // text it cannot read is an error before any output
   std::string table =
       "# devices  step_time_ms  communication_%  allreduce_busbw_GBps  memory_per_device_GiB  "
       "exposed_communication_ms  overlap_ms\n";
@@ -128,8 +135,9 @@ int run_scale_command(const ScaleOptions& options, std::ostream& out) {
       << "\n devices  step time (ms)  communication %  allreduce busbw (GB/s)  memory (GiB)  "
          "exposed (ms)  overlap (ms)\n";
   Progress progress("scale", static_cast<int>(options.devices.size()));
+  AlgorithmNotes notes;
   for (std::size_t i = 0; i < options.devices.size(); ++i) {
-    const std::string row = table_row(measure(options, workload, options.devices[i]));
+    const std::string row = table_row(measure(options, workload, options.devices[i], notes));
     out << row << '\n';
     table += row + '\n';
     progress.done(static_cast<int>(i + 1));
@@ -138,6 +146,8 @@ int run_scale_command(const ScaleOptions& options, std::ostream& out) {
     const std::string title = fmt::format("spmdsim scale: {}", workload.name);
     out << "plot: " << plot(options, table, title) << '\n';
   }
+  out.flush();
+  notes.print(std::cerr);
   return 0;
 }
 

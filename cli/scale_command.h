@@ -17,6 +17,7 @@ struct ScaleOptions {
   MachineFlags machine;
   std::string out_folder = "spmdsim-out/scale";
   bool plot = true;
+  std::string placement = "auto";
 };
 
 void add_scale_flags(CLI::App& command, ScaleOptions& options);

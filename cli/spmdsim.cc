@@ -10,6 +10,7 @@
 #include "cli/demo_command.h"
 #include "cli/examples_command.h"
 #include "cli/perf_command.h"
+#include "cli/placement_flag.h"
 #include "cli/run_command.h"
 #include "cli/scale_command.h"
 #include "reference/check.h"
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
   demo->add_option("--steps", demo_options.steps, "Training steps")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  spmd::add_placement_flag(*demo, demo_options.placement);
 
   spmd::PerfOptions perf_options;
   CLI::App* perf = app.add_subcommand(

@@ -4,6 +4,8 @@
 
 #include <numeric>
 
+#include "reference/ring_order.h"
+#include "sim/mesh_placement.h"
 #include "sim/schedule_run.h"
 
 namespace spmd::sim {
@@ -29,13 +31,19 @@ Algorithm broadcast_algorithm(const Machine& machine, const collectives::Collect
 
 CollectiveRecord broadcast_cost(Machine& machine, std::int64_t elements, DType dtype) {
   const int n = machine.device_count();
+  std::vector<int> ranks(static_cast<std::size_t>(n));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  const MeshPlacement placement(machine.options().placement, Mesh({n}, {"i"}), machine.topology());
+  const PlacedGroup group = placement.group(ranks);
   collectives::CollectiveShape shape;
   shape.kind = collectives::CollectiveKind::broadcast;
   shape.ranks = n;
   shape.elements = elements;
   shape.element_bytes = static_cast<std::int64_t>(dtype_size_bytes(dtype));
-  shape.ring = machine.topology().ring_order();
-  shape.torus_dims = machine.topology().dims();
+  if (!machine.options().ring_by_rank) {
+    shape.ring = group_ring(machine.topology().ring_order(), group.devices);
+  }
+  shape.torus_dims = group.grid_dims;
   shape.pipeline_chunk_bytes = machine.spec().pipeline_chunk_bytes;
 
   CollectiveRecord record;
@@ -53,12 +61,10 @@ CollectiveRecord broadcast_cost(Machine& machine, std::int64_t elements, DType d
   EventQueue events;
   LinkState links(machine.topology());
   MemoryLedger memory(n, machine.spec().memory_bytes);
-  std::vector<int> devices(static_cast<std::size_t>(n));
-  std::iota(devices.begin(), devices.end(), 0);
   std::exception_ptr failure;
   start_schedule_run(
-      {machine.schedule(algorithm, shape), devices, shape.element_bytes, record.call}, 0, events,
-      links, memory, [&](std::exception_ptr error) { failure = error; });
+      {machine.schedule(algorithm, shape), group.devices, shape.element_bytes, record.call}, 0,
+      events, links, memory, [&](std::exception_ptr error) { failure = error; });
   while (!events.empty()) events.run_next();
   if (failure) std::rethrow_exception(failure);
   record.end_ps = events.now_ps();

@@ -1,5 +1,6 @@
 #pragma once
-// The time of a broadcast from device 0 to every device of a machine, without data: JAX has no
+// The time of a broadcast from mesh device 0 to every device of a machine (a one-axis mesh placed
+// by the machine options' placement), without data: JAX has no
 // broadcast collective for programs to call, but `spmdsim perf --op broadcast` measures one as
 // nccl-tests does. The schedule runs over the machine's links like any collective's.
 

@@ -26,18 +26,6 @@ std::vector<int> topology_group_ring(const std::vector<int>& ring_order,
   return ring.size() == devices.size() ? ring : std::vector<int>{};
 }
 
-// The torus dims apply when the group is every device of the grid, in device order.
-std::vector<int> group_torus_dims(const std::vector<int>& torus_dims,
-                                  const std::vector<int>& devices) {
-  std::int64_t product = 1;
-  for (int d : torus_dims) product *= d;
-  if (torus_dims.empty() || product != static_cast<std::int64_t>(devices.size())) return {};
-  for (std::size_t r = 0; r < devices.size(); ++r) {
-    if (devices[r] != static_cast<int>(r)) return {};
-  }
-  return torus_dims;
-}
-
 ReduceOp reduce_op(const CollectiveCall& call, DType dtype) {
   switch (call.op) {
     case CollectiveOp::psum:
@@ -77,10 +65,10 @@ Algorithm pick_algorithm(const collectives::CollectiveShape& shape, const Algori
 }  // namespace
 
 CollectivePlan plan_collective(const CollectiveCall& call, DType dtype, const Shape& shape,
-                               const std::vector<int>& devices, int axis_size,
+                               const PlacedGroup& group, int axis_size,
                                const AlgorithmChoice& choice) {
   CollectivePlan plan;
-  const int n = static_cast<int>(devices.size());
+  const int n = static_cast<int>(group.devices.size());
   std::int64_t elements = 1;
   for (std::int64_t d : shape) elements *= d;
   plan.input_dtype = dtype;
@@ -89,8 +77,10 @@ CollectivePlan plan_collective(const CollectiveCall& call, DType dtype, const Sh
   plan.shape.kind = collective_kind(call.op);
   plan.shape.ranks = n;
   plan.shape.elements = elements;
-  if (!choice.ring_by_rank) plan.shape.ring = topology_group_ring(choice.ring_order, devices);
-  plan.shape.torus_dims = group_torus_dims(choice.torus_dims, devices);
+  if (!choice.ring_by_rank) {
+    plan.shape.ring = topology_group_ring(choice.ring_order, group.devices);
+  }
+  plan.shape.torus_dims = group.grid_dims;
   plan.shape.pipeline_chunk_bytes = choice.pipeline_chunk_bytes;
   if (plan.shape.kind == CollectiveKind::permute) {
     plan.shape.permutation = permutation_pairs(call, n);

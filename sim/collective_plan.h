@@ -17,6 +17,7 @@
 #include "reference/array.h"
 #include "reference/collective_call.h"
 #include "reference/fold_reduce.h"
+#include "sim/mesh_placement.h"
 
 namespace spmd::sim {
 
@@ -27,7 +28,6 @@ struct AlgorithmChoice {
   topology::TopologyTraits topology_traits;
   std::vector<int> ring_order;  // the topology's ring, by device id
   bool ring_by_rank = false;    // rings and trees follow group rank order, not the topology's
-  std::vector<int> torus_dims;  // the topology's grid, by device id
   std::int64_t pipeline_chunk_bytes = 2 * 1024 * 1024;
   std::optional<collectives::Algorithm> forced;    // per call, else per machine (CLI --algorithm)
   std::optional<collectives::Algorithm> for_kind;  // the machine file's choice for this kind
@@ -43,9 +43,10 @@ struct CollectivePlan {
   int axis_size = 1;  // pmean's n (JAX's _axis_size)
 };
 
-// The plan for one group (`devices`, in rank order) of `call` on inputs of `dtype` / `shape`.
+// The plan for one group (its machine devices in rank order, and the grid they form along the
+// machine's dimensions: sim/mesh_placement.h) of `call` on inputs of `dtype` / `shape`.
 CollectivePlan plan_collective(const CollectiveCall& call, DType dtype, const Shape& shape,
-                               const std::vector<int>& devices, int axis_size,
+                               const PlacedGroup& group, int axis_size,
                                const AlgorithmChoice& choice);
 
 // What carries out a schedule's data: collectives::run_schedule_data on the CPU by default, or a

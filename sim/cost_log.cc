@@ -62,6 +62,7 @@ void append_run(CostLog& total, const CostLog& next) {
     total.transfers.push_back(transfer);
   }
   total.transfers_truncated = total.transfers_truncated || next.transfers_truncated;
+  if (total.placement.empty()) total.placement = next.placement;
   const std::size_t devices = next.memory.size();
   total.memory.resize(std::max(total.memory.size(), devices));
   for (auto* per_device : {&total.compute_ps, &total.device_end_ps,

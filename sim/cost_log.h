@@ -91,6 +91,8 @@ struct CostLog {
   // With SimOptions::record_link_transfers: every message, in the order sent, up to the limit.
   std::vector<LinkTransferRecord> transfers;
   bool transfers_truncated = false;        // more were sent than recorded
+  // Where the mesh lay on the machine (MeshPlacement::text): "data=y,model=x", "row-major", ...
+  std::string placement;
 };
 
 // Appends a later run's log to `total`, its times shifted to start where `total` ends: a

@@ -18,6 +18,7 @@
 #include "reference/float_numerics.h"
 #include "sim/cost_log.h"
 #include "sim/machine_spec.h"
+#include "sim/placement_spec.h"
 
 namespace spmd::sim {
 
@@ -42,6 +43,9 @@ struct SimOptions {
   // its algorithm's closed form, the same picoseconds as carrying its messages. false: every
   // collective is carried message by message (`--full-simulation`).
   bool fast_path = true;
+  // Which machine device each mesh device runs on (sim/mesh_placement.h): by default the
+  // topology's (create_device_mesh's assignment on tori, node-major elsewhere).
+  PlacementSpec placement;
 };
 
 class Machine : public Backend {

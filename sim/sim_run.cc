@@ -119,6 +119,7 @@ SimRun::SimRun(Machine& machine, const Mesh& mesh, bool check_vma)
       device_count_(mesh.device_count()),
       links_(machine.topology()),
       memory_(machine.topology().device_count(), machine.spec().memory_bytes),
+      placement_(machine.options().placement, mesh, machine.topology()),
       choice_(base_choice(machine)) {
   for (int d = 0; d < device_count_; ++d) devices_.push_back(std::make_unique<Device>());
 }
@@ -165,7 +166,7 @@ void SimRun::run_device(int device, const Values& inputs, const DeviceFunction& 
   try {
     std::int64_t input_bytes = 0;
     for (const Array& x : inputs) input_bytes += static_cast<std::int64_t>(x.size_bytes());
-    memory_.allocate(device, input_bytes, self.clock_ps, "the program's inputs");
+    memory_.allocate(placement_.device(device), input_bytes, self.clock_ps, "the program's inputs");
     outputs = function(context, inputs);
     context.check_all_waited();
     self.phase = Phase::finished;
@@ -383,7 +384,6 @@ AlgorithmChoice SimRun::base_choice(const Machine& machine) {
   choice.topology_traits = topology.traits();
   choice.ring_order = topology.ring_order();
   choice.ring_by_rank = machine.options().ring_by_rank;
-  choice.torus_dims = topology.dims();
   choice.pipeline_chunk_bytes = machine.spec().pipeline_chunk_bytes;
   choice.forced = machine.options().algorithm;
   return choice;
@@ -404,8 +404,9 @@ void SimRun::start_group(int index, int group) {
   const Arrival& first = slot.arrivals.at(members.front());
   const int n = static_cast<int>(members.size());
   const AlgorithmChoice& choice = algorithm_choice(collective_kind(first.call.op), first.algorithm);
+  const PlacedGroup placed = placement_.group(members);
   const CollectivePlan plan =
-      plan_collective(first.call, first.dtype, first.shape, members, slot.axis_size, choice);
+      plan_collective(first.call, first.dtype, first.shape, placed, slot.axis_size, choice);
   std::shared_ptr<const collectives::Schedule> schedule =
       machine_.schedule(plan.algorithm, plan.shape);
 
@@ -440,7 +441,7 @@ void SimRun::start_group(int index, int group) {
     *results = group_results(first.call, plan, *schedule, inputs, machine_.options().numerics);
   }
   ScheduleRunSetup setup{schedule,
-                         members,
+                         placed.devices,
                          plan.shape.element_bytes,
                          first.call.to_string(),
                          static_cast<int>(slot.record),
@@ -455,7 +456,7 @@ void SimRun::start_group(int index, int group) {
   ScheduleDone done = [this, index, group, results](std::exception_ptr error) {
     finish_group(index, group, std::move(*results), error);
   };
-  if (const std::optional<std::int64_t> closed_form_ps = fast_path_time_ps(index, plan, members)) {
+  if (const std::optional<std::int64_t> closed_form_ps = fast_path_time_ps(index, plan, members, placed.devices)) {
     ++log_.closed_form_groups;
     start_closed_form_run(std::move(setup), events_.now_ps(), *closed_form_ps, events_, memory_,
                           std::move(done));
@@ -499,10 +500,12 @@ bool SimRun::starts_after(const Device& device, int index, int later) {
   return false;
 }
 
+// `members` by mesh device, `devices` the machine devices they run on.
 std::optional<std::int64_t> SimRun::fast_path_time_ps(int index, const CollectivePlan& plan,
-                                                      const std::vector<int>& members) {
+                                                      const std::vector<int>& members,
+                                                      const std::vector<int>& devices) {
   if (!machine_.options().fast_path || !runs_alone(index, members)) return std::nullopt;
-  return closed_form_time_on_links_ps(plan, members, links_);
+  return closed_form_time_on_links_ps(plan, devices, links_);
 }
 
 void SimRun::finish_group(int index, int group, std::vector<Array> results,
@@ -594,17 +597,19 @@ void SimRun::hold_memory(int device, std::int64_t bytes, const std::string& what
     throw Error(fmt::format("hold_memory: {} bytes for {} on device {}, expected >= 0", bytes, what,
                             device));
   }
-  memory_.allocate(device, bytes, devices_[static_cast<std::size_t>(device)]->clock_ps, what);
+  memory_.allocate(placement_.device(device), bytes,
+                   devices_[static_cast<std::size_t>(device)]->clock_ps, what);
 }
 
 void SimRun::release_memory(int device, std::int64_t bytes) {
-  const std::int64_t in_use = memory_.in_use_bytes(device);
+  const std::int64_t in_use = memory_.in_use_bytes(placement_.device(device));
   if (bytes < 0 || bytes > in_use) {
     throw Error(
         fmt::format("release_memory: {} bytes on device {}, expected at most the {} bytes in use",
                     bytes, device, in_use));
   }
-  memory_.release(device, bytes, devices_[static_cast<std::size_t>(device)]->clock_ps);
+  memory_.release(placement_.device(device), bytes,
+                  devices_[static_cast<std::size_t>(device)]->clock_ps);
 }
 
 // ---- Reports
@@ -671,10 +676,17 @@ CostLog SimRun::take_cost_log() {
     const std::int64_t clock = devices_[static_cast<std::size_t>(d)]->clock_ps;
     log_.device_end_ps.push_back(clock);
     log_.end_ps = std::max(log_.end_ps, clock);
-    log_.memory.push_back({memory_.peak_bytes(d), memory_.timeline(d)});
+    const int on = placement_.device(d);
+    log_.memory.push_back({memory_.peak_bytes(on), memory_.timeline(on)});
+  }
+  // The log names mesh devices; transfers were recorded between machine devices.
+  for (LinkTransferRecord& t : log_.transfers) {
+    t.from_device = placement_.mesh_device(t.from_device);
+    t.to_device = placement_.mesh_device(t.to_device);
   }
   log_device_figures();
   log_.link_transfers = links_.transfers();
+  log_.placement = placement_.text();
   return std::move(log_);
 }
 

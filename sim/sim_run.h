@@ -25,6 +25,7 @@
 #include "sim/link_state.h"
 #include "sim/machine.h"
 #include "sim/memory_ledger.h"
+#include "sim/mesh_placement.h"
 
 namespace spmd::sim {
 
@@ -110,7 +111,8 @@ class SimRun {
   bool runs_alone(int index, const std::vector<int>& members) const;
   static bool starts_after(const Device& device, int index, int later);
   std::optional<std::int64_t> fast_path_time_ps(int index, const CollectivePlan& plan,
-                                                const std::vector<int>& members);
+                                                const std::vector<int>& members,
+                                                const std::vector<int>& devices);
   void finish_member(int index, int group, int device, Array* result, std::exception_ptr error);
   void stream_predecessor_done(int device, int index);
   void abort(std::string message);
@@ -127,8 +129,9 @@ class SimRun {
   int device_count_;
   EventQueue events_;
   LinkState links_;
-  MemoryLedger memory_;
-  AlgorithmChoice choice_;  // the topology's part computed once per run
+  MemoryLedger memory_;      // by machine device
+  MeshPlacement placement_;  // mesh device -> machine device
+  AlgorithmChoice choice_;   // the topology's part computed once per run
   CostLog log_;
   std::vector<std::unique_ptr<Device>> devices_;
   std::map<int, std::unique_ptr<Slot>> slots_;  // by collective index

@@ -49,7 +49,7 @@ Array random_array(DType dtype, const Shape& shape, std::uint64_t seed,
         } else {
           const std::int64_t limit = (std::int64_t{1} << std::min(p, 62)) - 1;
           const auto m = static_cast<double>(rng.in_range(-limit, limit));
-          const int k = static_cast<int>(rng.in_range(-12, 12));
+          const int k = static_cast<int>(rng.in_range(-12, options.max_exponent));
           value = std::ldexp(m, k - p);
         }
         if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {

@@ -11,14 +11,16 @@
 namespace spmd {
 
 struct RandomArrayOptions {
-  int zero_in = 16;    // one element in zero_in is -0.0 (floats)
-  int special_in = 0;  // if > 0, one element in special_in is NaN, +inf or -inf (floats)
+  int zero_in = 16;       // one element in zero_in is -0.0 (floats)
+  int special_in = 0;     // if > 0, one element in special_in is NaN, +inf or -inf (floats)
+  int max_exponent = 12;  // floats: |value| < 2^max_exponent (0: below 1, so a sum over n
+                          // devices stays below n, finite even in float16 up to 65504 devices)
 };
 
 // Floats are m * 2^(k - p) with an integer significand |m| < 2^p (p = the dtype's significand
-// bits) and k in [-12, 12], so every value is exact in its dtype and exponents spread, and a
-// different order of additions gives different bits; ints and bool are uniform bit patterns (full
-// range, so sums wrap). The numbers come from SplitMix64 (support/split_mix64.h).
+// bits) and k in [-12, max_exponent], so every value is exact in its dtype and exponents spread,
+// and a different order of additions gives different bits; ints and bool are uniform bit patterns
+// (full range, so sums wrap). The numbers come from SplitMix64 (support/split_mix64.h).
 Array random_array(DType dtype, const Shape& shape, std::uint64_t seed,
                    RandomArrayOptions options = {});
 

@@ -376,6 +376,60 @@ TEST(ConformCommand, RingOfFourDevicesRunsCasesWithGroupsOfTwoAndFour) {
   EXPECT_NE(result.output.find("2 passed, 0 failed"), std::string::npos) << result.output;
 }
 
+// ---- placement and algorithm notes
+
+TEST(CliPlacement, BadPlacementsExitWithCodeTwoAndOneLineBeforeAnyOutput) {
+  const std::string transformer =
+      std::string(SPMD_SOURCE_DIR) + "/docs/workloads/transformer-layer.json";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"perf --placement data=x",
+       "error: placement data=x: mesh Mesh('i': 8) has no axis data, expected i"},
+      {"perf --placement devices:0,1",
+       "error: placement devices:0,1: 2 devices for mesh Mesh('i': 8), expected one per mesh "
+       "device (8)"},
+      {"run dgx-h100-x4 " + transformer + " --placement data=x,model=y",
+       "error: placement data=x,model=y: the machine hierarchical(4 nodes x 8) has no dimension "
+       "x, expected inter or intra (or 0 to 1)"},
+      {"scale --workload " + transformer + " --placement data=",
+       "error: --placement data=: a mesh axis part names no machine dimension, expected "},
+      {"demo --placement devices:0,0,1,2,3,4,5,6",
+       "error: placement devices:0,0,1,2,3,4,5,6: device 0 is listed twice, expected each "
+       "machine device at most once"},
+  };
+  for (const auto& [arguments, expected] : cases) {
+    const CommandResult result = run_binary(arguments);
+    EXPECT_EQ(result.exit_code, 2) << arguments << ": " << result.output;
+    EXPECT_EQ(result.output.rfind(expected, 0), 0u) << arguments << ": " << result.output;
+    EXPECT_EQ(lines_of(result.output).size(), 1u) << arguments << ": " << result.output;
+  }
+}
+
+TEST(CliPlacement, AnAxisPlacedAlongTwoDimensionsRunsTheTorusAlgorithm) {
+  const CommandResult result = run_binary(
+      "perf --devices 16 --topology torus:4x4 --algorithm torus --placement i=y+x -e 1M -f 1024");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("(16 devices, placement i=y+x), with data"), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("torus\n"), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("note:"), std::string::npos) << result.output;
+}
+
+TEST(CliPlacement, AnAlgorithmThatCannotRunACallSaysWhyOnceOnStderr) {
+  const std::string note = "note: halving_doubling cannot run all_reduce over 6 ranks; used ring";
+  for (const std::string& arguments : std::vector<std::string>{
+           "perf --devices 6 --algorithm halving_doubling -e 64",
+           "perf --devices 16 --topology torus:4x4 --algorithm torus -e 64 --placement "
+           "devices:1,0,2,3,4,5,6,7,8,9,10,11,12,13,14,15"}) {
+    const CommandResult result = run_binary(arguments);  // four sizes, one note
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    std::size_t notes = 0;
+    for (const std::string& line : lines_of(result.output)) notes += line.starts_with("note: ");
+    EXPECT_EQ(notes, 1u) << arguments << ": " << result.output;
+  }
+  const CommandResult six = run_binary("perf --devices 6 --algorithm halving_doubling -e 64");
+  EXPECT_NE(six.output.find(note + "\n"), std::string::npos) << six.output;
+}
+
 TEST(CliHelp, EveryCommandHasHelp) {
   for (const std::string command : {"demo", "run", "perf", "scale", "conform", "examples"}) {
     const CommandResult result = run_binary(command + " --help");

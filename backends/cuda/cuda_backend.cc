@@ -31,8 +31,9 @@ std::vector<Array> evaluate_on_gpu(const CollectiveCall& call, const Mesh& mesh,
     std::vector<Array> group_inputs;
     for (int member : members) group_inputs.push_back(inputs[static_cast<std::size_t>(member)]);
     const Array& first = group_inputs.front();
-    const sim::CollectivePlan plan =
-        sim::plan_collective(call, first.dtype(), first.shape(), members, axis_size, choice);
+    // No topology: the group's devices are its mesh devices and form no grid.
+    const sim::CollectivePlan plan = sim::plan_collective(
+        call, first.dtype(), first.shape(), sim::PlacedGroup{members, {}}, axis_size, choice);
     const collectives::Schedule schedule = collectives::build_schedule(plan.algorithm, plan.shape);
     std::vector<Array> group =
         sim::group_results(call, plan, schedule, group_inputs, kIeeeNumerics, run_schedule_on_gpu);
