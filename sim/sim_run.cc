@@ -456,7 +456,9 @@ void SimRun::start_group(int index, int group) {
   ScheduleDone done = [this, index, group, results](std::exception_ptr error) {
     finish_group(index, group, std::move(*results), error);
   };
-  if (const std::optional<std::int64_t> closed_form_ps = fast_path_time_ps(index, plan, members, placed.devices)) {
+  const std::optional<std::int64_t> closed_form_ps =
+      fast_path_time_ps(index, plan, members, placed.devices);
+  if (closed_form_ps) {
     ++log_.closed_form_groups;
     start_closed_form_run(std::move(setup), events_.now_ps(), *closed_form_ps, events_, memory_,
                           std::move(done));
