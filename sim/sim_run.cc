@@ -302,13 +302,14 @@ void SimRun::hold_buffers(int device, Slot& slot, int group, const Arrival& arri
   if (bytes < 0) {
     const CollectivePlan plan =
         plan_collective(arrival.call, arrival.dtype, arrival.shape,
-                        slot.groups[static_cast<std::size_t>(group)], slot.axis_size,
+                        placement_.group(slot.groups[static_cast<std::size_t>(group)]),
+                        slot.axis_size,
                         algorithm_choice(collective_kind(arrival.call.op), arrival.algorithm));
     bytes = schedule_buffer_bytes(*machine_.schedule(plan.algorithm, plan.shape),
                                   plan.shape.element_bytes);
   }
   const Device& self = *devices_[static_cast<std::size_t>(device)];
-  memory_.allocate(device, bytes, self.clock_ps, flight.call + " buffers");
+  memory_.allocate(placement_.device(device), bytes, self.clock_ps, flight.call + " buffers");
   flight.buffer_bytes = bytes;
 }
 
@@ -362,7 +363,7 @@ Array SimRun::wait_collective(int device, int index) {
   SPMD_CHECK(std::max(self.clock_ps, flight.end_ps) >= called_ps, "a device clock went back");
   self.clock_ps = std::max(self.clock_ps, flight.end_ps);
   self.exposed_ps += self.clock_ps - called_ps;
-  memory_.release(device, flight.buffer_bytes, self.clock_ps);
+  memory_.release(placement_.device(device), flight.buffer_bytes, self.clock_ps);
   if (flight.error) std::rethrow_exception(flight.error);
   return std::move(flight.result);
 }
