@@ -57,7 +57,7 @@ CollectiveRecord broadcast_cost(Machine& machine, std::int64_t elements, DType d
   std::iota(devices.begin(), devices.end(), 0);
   std::exception_ptr failure;
   start_schedule_run(
-      {machine.schedule(algorithm, shape), devices, shape.element_bytes, record.call}, 0, events,
+      {machine.steps(algorithm, shape), devices, shape.element_bytes, record.call}, 0, events,
       links, memory, [&](std::exception_ptr error) { failure = error; });
   while (!events.empty()) events.run_next();
   if (failure) std::rethrow_exception(failure);

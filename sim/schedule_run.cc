@@ -10,7 +10,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   ScheduleRun(ScheduleRunSetup setup, EventQueue& events, LinkState& links, MemoryLedger& memory,
               ScheduleDone done)
       : setup_(std::move(setup)),
-        schedule_(*setup_.schedule),
+        steps_(*setup_.steps),
         events_(events),
         links_(links),
         memory_(memory),
@@ -31,7 +31,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   // Every rank holds its work buffer and room for the most it receives in one step.
   void hold_buffers() {
     const std::int64_t per_rank =
-        (schedule_.work_elements + schedule_.max_received_elements_per_step()) *
+        (steps_.work_elements() + steps_.max_received_elements_per_step()) *
         setup_.element_bytes;
     for (int device : setup_.devices) {
       memory_.allocate(device, per_rank, events_.now_ps(), setup_.what + " buffers");
@@ -44,15 +44,27 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
     held_.clear();
   }
 
-  void run_step(std::size_t index) {
-    if (index == schedule_.steps.size()) {
+  // Fills transfers_ with the first step at or after raw step `index` that has transfers (an
+  // empty raw step is no step of the schedule: running it would add an event); returns its index,
+  // or the raw step count when none is left.
+  std::size_t next_step(std::size_t index) {
+    for (; index < steps_.raw_step_count(); ++index) {
+      steps_.raw_step(index, transfers_);
+      if (!transfers_.empty()) break;
+    }
+    return index;
+  }
+
+  void run_step(std::size_t first_index) {
+    const std::size_t index = next_step(first_index);
+    if (index == steps_.raw_step_count()) {
       release_buffers();
       done_(nullptr);
       return;
     }
     const std::int64_t now = events_.now_ps();
     std::int64_t end = now;
-    for (const collectives::Transfer& t : schedule_.steps[index].transfers) {
+    for (const collectives::Transfer& t : transfers_) {
       const int from = setup_.devices[static_cast<std::size_t>(t.source)];
       const int to = setup_.devices[static_cast<std::size_t>(t.destination)];
       const std::int64_t bytes = t.elements() * setup_.element_bytes;
@@ -75,7 +87,8 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   }
 
   ScheduleRunSetup setup_;
-  const collectives::Schedule& schedule_;
+  const collectives::StepSource& steps_;
+  std::vector<collectives::Transfer> transfers_;  // the running step's
   EventQueue& events_;
   LinkState& links_;
   MemoryLedger& memory_;

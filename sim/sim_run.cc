@@ -265,8 +265,6 @@ void SimRun::start_group(int index, int group) {
   const AlgorithmChoice& choice = algorithm_choice(collective_kind(first.call.op), first.algorithm);
   const CollectivePlan plan =
       plan_collective(first.call, first.dtype, first.shape, members, slot.axis_size, choice);
-  std::shared_ptr<const collectives::Schedule> schedule =
-      machine_.schedule(plan.algorithm, plan.shape);
 
   if (!slot.record_started) {
     slot.record_started = true;
@@ -295,9 +293,10 @@ void SimRun::start_group(int index, int group) {
   if (first.with_data) {
     std::vector<Array> inputs;
     for (int member : members) inputs.push_back(slot.arrivals.at(member).input);
-    *results = group_results(first.call, plan, *schedule, inputs, machine_.options().numerics);
+    *results = group_results(first.call, plan, *machine_.schedule(plan.algorithm, plan.shape),
+                             inputs, machine_.options().numerics);
   }
-  ScheduleRunSetup setup{schedule,
+  ScheduleRunSetup setup{machine_.steps(plan.algorithm, plan.shape),
                          members,
                          plan.shape.element_bytes,
                          first.call.to_string(),
