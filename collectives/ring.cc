@@ -61,14 +61,17 @@ void RingAllReduceSteps::append_step(std::size_t index, std::vector<Transfer>& o
   const bool reducing = s < n - 1;
   const TransferAction action = reducing ? TransferAction::reduce : TransferAction::copy;
   int at = reducing ? s + 1 : s - (n - 1);  // chunk 0's sender, < n
-  for (int c = 0; c < n; ++c) {
-    const auto [begin, end] = chunks.chunk_range(count_, c);
-    if (begin == end) break;  // the rest of the last loop is empty too
+  // Chunk c + 1 starts where chunk c ends (NcclRingLoop::chunk_range); once one is empty at the
+  // end of the buffer, the rest of the loop's are too.
+  std::int64_t begin = std::min(count_, chunks.begin);
+  for (int c = 0; c < n && begin < count_; ++c) {
+    const std::int64_t end = std::min(count_, begin + chunks.chunk);
     const int next = at + 1 == n ? 0 : at + 1;
     out.push_back(Transfer{ranks_[static_cast<std::size_t>(at)],
                            ranks_[static_cast<std::size_t>(next)], base_ + begin, base_ + end,
                            base_ + begin, SourceBuffer::work, action});
     at = next;
+    begin = end;
   }
 }
 
