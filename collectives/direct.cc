@@ -103,7 +103,7 @@ Schedule build(const CollectiveShape& shape) {
 class DirectSteps final : public StepSource {
  public:
   explicit DirectSteps(const CollectiveShape& shape)
-      : StepSource(shape.ranks, work_elements_of(shape)), shape_(shape) {
+      : StepSource(shape.ranks, work_elements_of(shape)), shape_(without_ring(shape)) {
     set_max_received(most_received());
   }
   std::size_t raw_step_count() const override { return 1; }

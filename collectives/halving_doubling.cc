@@ -114,7 +114,7 @@ Range range_after(int n, std::int64_t count, int level, int r) {
 class HalvingDoublingSteps final : public StepSource {
  public:
   explicit HalvingDoublingSteps(const CollectiveShape& shape)
-      : StepSource(shape.ranks, buffer_elements(shape)), shape_(shape) {
+      : StepSource(shape.ranks, buffer_elements(shape)), shape_(without_ring(shape)) {
     const std::int64_t count = buffer_elements(shape);
     set_max_received(levels(shape.ranks) > 0 ? count - count / 2 : 0);
   }

@@ -219,7 +219,7 @@ class RingSteps final : public StepSource {
       : StepSource(shape.ranks, shape.kind == CollectiveKind::all_gather
                                     ? shape.ranks * shape.elements
                                     : shape.elements),
-        shape_(shape),
+        shape_(without_ring(shape)),
         ring_(RingOrder(shape.ring, shape.ranks).walk(0, 1)),
         root_position_(RingOrder(shape.ring, shape.ranks).position_of(shape.root)),
         all_reduce_(RingOrder(shape.ring, shape.ranks), 0, shape.elements, shape) {
