@@ -86,13 +86,26 @@ bool supports(Algorithm algorithm, const CollectiveShape& shape) {
   return shape.ranks >= 1 && entry(algorithm).parts().supports(shape);
 }
 
-Schedule build_schedule(Algorithm algorithm, const CollectiveShape& shape) {
+namespace {
+
+void require_support(Algorithm algorithm, const CollectiveShape& shape) {
   if (!supports(algorithm, shape)) {
     throw Error(
         fmt::format("algorithm {} cannot run {} over {} ranks, expected a supported algorithm",
                     algorithm_name(algorithm), collective_kind_name(shape.kind), shape.ranks));
   }
+}
+
+}  // namespace
+
+Schedule build_schedule(Algorithm algorithm, const CollectiveShape& shape) {
+  require_support(algorithm, shape);
   return entry(algorithm).parts().build(shape);
+}
+
+std::shared_ptr<const StepSource> step_source(Algorithm algorithm, const CollectiveShape& shape) {
+  require_support(algorithm, shape);
+  return entry(algorithm).parts().steps(shape);
 }
 
 ReductionOrder reduction_order(Algorithm algorithm, const CollectiveShape& shape) {

@@ -4,6 +4,7 @@
 // alpha-beta time on uncontended links. See collectives/schedule.h for the schedule's meaning.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "collectives/schedule.h"
+#include "collectives/step_source.h"
 #include "cost_model/link_time.h"
 #include "reference/reduction_order.h"
 #include "topology/topology.h"
@@ -59,6 +61,9 @@ struct CollectiveShape {
 };
 
 Schedule build_schedule(Algorithm algorithm, const CollectiveShape& shape);
+// The same schedule's steps, produced one at a time as a run needs them (collectives/
+// step_source.h): what the simulator's timing uses, holding O(ranks) instead of every step.
+std::shared_ptr<const StepSource> step_source(Algorithm algorithm, const CollectiveShape& shape);
 
 // The order in which the schedule's reductions fold (all_reduce, reduce_scatter), for the
 // reference backend: folding in it gives the same bits as executing the schedule.

@@ -4,10 +4,12 @@
 // and dispatched by algorithm.cc.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 
 #include "collectives/algorithm.h"
+#include "collectives/step_source.h"
 #include "cost_model/link_time.h"
 
 namespace spmd::collectives {
@@ -17,6 +19,9 @@ struct AlgorithmParts {
   bool (*supports)(const CollectiveShape& shape);
   // The schedule; called only when supports(shape).
   Schedule (*build)(const CollectiveShape& shape);
+  // The same schedule's steps produced one at a time (collectives/step_source.h), for runs that
+  // need only their timing; called only when supports(shape).
+  std::shared_ptr<const StepSource> (*steps)(const CollectiveShape& shape);
   // The order the reference folds in to give the schedule's bits (all_reduce, reduce_scatter).
   ReductionOrder (*order)(const CollectiveShape& shape);
   // The closed-form uncontended time: a formula over the algorithm's steps and message sizes,

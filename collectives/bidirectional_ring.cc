@@ -21,6 +21,37 @@ Schedule build(const CollectiveShape& shape) {
   return b.build();
 }
 
+// Step i: step i of the forward ring, then of the reversed one, as build adds them. A rank
+// receives from both directions in a step (on two ranks, twice from the same one), so the most
+// it receives is found by walking the steps.
+class BidirectionalRingSteps final : public StepSource {
+ public:
+  explicit BidirectionalRingSteps(const CollectiveShape& shape)
+      : StepSource(shape.ranks, shape.elements),
+        forward_(RingOrder(shape.ring, shape.ranks), 0, first_half_elements(shape.elements), shape),
+        backward_(RingOrder(shape.ring, shape.ranks).reversed(),
+                  first_half_elements(shape.elements),
+                  shape.elements - first_half_elements(shape.elements), shape) {
+    set_max_received(received_walk(*this));
+  }
+
+  std::size_t raw_step_count() const override {
+    return std::max(forward_.step_count(), backward_.step_count());
+  }
+  void raw_step(std::size_t index, std::vector<Transfer>& out) const override {
+    out.clear();
+    if (index < forward_.step_count()) forward_.append_step(index, out);
+    if (index < backward_.step_count()) backward_.append_step(index, out);
+  }
+
+ private:
+  RingAllReduceSteps forward_, backward_;
+};
+
+std::shared_ptr<const StepSource> steps(const CollectiveShape& shape) {
+  return std::make_shared<BidirectionalRingSteps>(shape);
+}
+
 ReductionOrder order(const CollectiveShape& shape) {
   return ring_chunked_order(ReductionAlgorithm::bidirectional_ring, shape);
 }
@@ -49,7 +80,7 @@ std::vector<std::vector<RankPair>> link_phases(const CollectiveShape& shape) {
 }  // namespace
 
 const AlgorithmParts& bidirectional_ring_parts() {
-  static const AlgorithmParts parts{supports, build,   order, time_ps,
+  static const AlgorithmParts parts{supports, build,   steps, order, time_ps,
                                     ReductionAlgorithm::bidirectional_ring, link_phases};
   return parts;
 }

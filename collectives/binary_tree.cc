@@ -55,6 +55,47 @@ void add_tree(ScheduleBuilder& builder, const RingOrder& positions, std::int64_t
   }
 }
 
+TreeSteps::TreeSteps(const RingOrder& positions, std::int64_t base, std::int64_t count,
+                     const CollectiveShape& shape, bool broadcast_only,
+                     std::int64_t phase_elements)
+    : ranks_(positions.walk(0, 1)),
+      base_(base),
+      count_(count),
+      piece_(piece_elements(shape)),
+      pieces_(piece_count(count, piece_)),
+      deepest_(tree_depth(positions.size())),
+      reduce_steps_(broadcast_only ? 0
+                                   : phase_steps(deepest_, piece_count(std::max(count, phase_elements),
+                                                                      piece_))) {
+  if (positions.size() > 1 && pieces_ > 0) {
+    step_count_ = static_cast<std::size_t>(reduce_steps_ + phase_steps(deepest_, pieces_));
+  }
+}
+
+// Reduce step t carries piece c from depth deepest - t + c; broadcast step u carries piece c to
+// depth u + 1 - c. Either way the pieces in the window, in order, each over its depth's positions.
+void TreeSteps::append_step(std::size_t index, std::vector<Transfer>& out) const {
+  const bool up = static_cast<std::int64_t>(index) < reduce_steps_;
+  const std::int64_t t = up ? static_cast<std::int64_t>(index)
+                            : static_cast<std::int64_t>(index) - reduce_steps_;
+  const std::int64_t first = std::max<std::int64_t>(0, t - deepest_ + 1);
+  const std::int64_t last = std::min(pieces_ - 1, t);
+  const auto n = static_cast<std::int64_t>(ranks_.size());
+  for (std::int64_t c = first; c <= last; ++c) {
+    const std::int64_t depth = up ? deepest_ - t + c : t + 1 - c;
+    const std::int64_t begin = base_ + c * piece_, end = base_ + std::min(count_, (c + 1) * piece_);
+    const std::int64_t end_position = std::min(n, (std::int64_t{2} << depth) - 1);
+    for (std::int64_t i = (std::int64_t{1} << depth) - 1; i < end_position; ++i) {
+      const int child = ranks_[static_cast<std::size_t>(i)];
+      const int parent = ranks_[static_cast<std::size_t>((i - 1) / 2)];
+      add_transfer(out, up ? Transfer{child, parent, begin, end, begin, SourceBuffer::work,
+                                      TransferAction::reduce}
+                           : Transfer{parent, child, begin, end, begin, SourceBuffer::work,
+                                      TransferAction::copy});
+    }
+  }
+}
+
 std::vector<std::int64_t> tree_step_bytes(int n, std::int64_t count, const CollectiveShape& shape,
                                           bool broadcast_only, std::int64_t phase_elements) {
   const int deepest = tree_depth(n);
@@ -106,6 +147,32 @@ Schedule build(const CollectiveShape& shape) {
   return b.build();
 }
 
+// One tree's steps; a parent receives from both its children in a step, so the most a rank
+// receives is found by walking the steps.
+class BinaryTreeSteps final : public StepSource {
+ public:
+  explicit BinaryTreeSteps(const CollectiveShape& shape)
+      : StepSource(shape.ranks, shape.elements),
+        tree_(RingOrder(shape.kind == CollectiveKind::broadcast ? rotated_to_root(shape)
+                                                                : shape.ring,
+                        shape.ranks),
+              0, shape.elements, shape, shape.kind == CollectiveKind::broadcast) {
+    set_max_received(received_walk(*this));
+  }
+  std::size_t raw_step_count() const override { return tree_.step_count(); }
+  void raw_step(std::size_t index, std::vector<Transfer>& out) const override {
+    out.clear();
+    tree_.append_step(index, out);
+  }
+
+ private:
+  TreeSteps tree_;
+};
+
+std::shared_ptr<const StepSource> steps(const CollectiveShape& shape) {
+  return std::make_shared<BinaryTreeSteps>(shape);
+}
+
 ReductionOrder order(const CollectiveShape& shape) {
   return {.algorithm = ReductionAlgorithm::binary_tree, .ring = shape.ring};
 }
@@ -120,7 +187,7 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
 }  // namespace
 
 const AlgorithmParts& binary_tree_parts() {
-  static const AlgorithmParts parts{supports, build, order, time_ps,
+  static const AlgorithmParts parts{supports, build, steps, order, time_ps,
                                     ReductionAlgorithm::binary_tree};
   return parts;
 }

@@ -97,6 +97,58 @@ Schedule build(const CollectiveShape& shape) {
   return {};
 }
 
+// The one step, produced when the run reaches it: all pairs, so O(ranks^2) transfers while it
+// runs (nothing smaller can carry it), but none held in between. What a rank receives at most has
+// a formula for every kind but permute, whose pairs are counted.
+class DirectSteps final : public StepSource {
+ public:
+  explicit DirectSteps(const CollectiveShape& shape)
+      : StepSource(shape.ranks, work_elements_of(shape)), shape_(without_ring(shape)) {
+    set_max_received(most_received());
+  }
+  std::size_t raw_step_count() const override { return 1; }
+  void raw_step(std::size_t, std::vector<Transfer>& out) const override {
+    out.clear();
+    // The builder's steps with its builder: one step, so holding it while it runs is all there is.
+    Schedule schedule = build(shape_);
+    if (!schedule.steps.empty()) out = std::move(schedule.steps.front().transfers);
+  }
+
+ private:
+  static std::int64_t work_elements_of(const CollectiveShape& shape) {
+    switch (shape.kind) {
+      case CollectiveKind::reduce_scatter: return shape.elements / shape.ranks;
+      case CollectiveKind::all_gather: return shape.ranks * shape.elements;
+      default: return shape.elements;
+    }
+  }
+
+  std::int64_t most_received() const {
+    const int n = shape_.ranks;
+    switch (shape_.kind) {
+      case CollectiveKind::all_reduce:
+      case CollectiveKind::all_gather: return (n - 1) * shape_.elements;
+      case CollectiveKind::reduce_scatter:
+      case CollectiveKind::all_to_all: return (n - 1) * (shape_.elements / n);
+      case CollectiveKind::broadcast: return n > 1 ? shape_.elements : 0;
+      case CollectiveKind::permute: break;
+    }
+    std::vector<std::int64_t> senders(static_cast<std::size_t>(n), 0);
+    std::int64_t most = 0;
+    for (auto [source, destination] : shape_.permutation) {
+      if (source == destination) continue;
+      most = std::max(most, ++senders[static_cast<std::size_t>(destination)]);
+    }
+    return most * shape_.elements;
+  }
+
+  CollectiveShape shape_;
+};
+
+std::shared_ptr<const StepSource> steps(const CollectiveShape& shape) {
+  return std::make_shared<DirectSteps>(shape);
+}
+
 ReductionOrder order(const CollectiveShape&) { return {.algorithm = ReductionAlgorithm::xla_cpu}; }
 
 // One step whose largest message between two different ranks is one rank's input (all-reduce,
@@ -120,7 +172,8 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
 }  // namespace
 
 const AlgorithmParts& direct_parts() {
-  static const AlgorithmParts parts{supports, build, order, time_ps, ReductionAlgorithm::xla_cpu};
+  static const AlgorithmParts parts{supports, build, steps, order, time_ps,
+                                    ReductionAlgorithm::xla_cpu};
   return parts;
 }
 

@@ -21,6 +21,35 @@ Schedule build(const CollectiveShape& shape) {
   return b.build();
 }
 
+// Step i: step i of the first tree, then of the second, as build adds them.
+class DoubleBinaryTreeSteps final : public StepSource {
+ public:
+  explicit DoubleBinaryTreeSteps(const CollectiveShape& shape)
+      : StepSource(shape.ranks, shape.elements),
+        first_(RingOrder(shape.ring, shape.ranks), 0, first_half_elements(shape.elements), shape,
+               false),
+        second_(RingOrder(shape.ring, shape.ranks).mirrored(), first_half_elements(shape.elements),
+                shape.elements - first_half_elements(shape.elements), shape, false,
+                first_half_elements(shape.elements)) {
+    set_max_received(received_walk(*this));
+  }
+  std::size_t raw_step_count() const override {
+    return std::max(first_.step_count(), second_.step_count());
+  }
+  void raw_step(std::size_t index, std::vector<Transfer>& out) const override {
+    out.clear();
+    if (index < first_.step_count()) first_.append_step(index, out);
+    if (index < second_.step_count()) second_.append_step(index, out);
+  }
+
+ private:
+  TreeSteps first_, second_;
+};
+
+std::shared_ptr<const StepSource> steps(const CollectiveShape& shape) {
+  return std::make_shared<DoubleBinaryTreeSteps>(shape);
+}
+
 ReductionOrder order(const CollectiveShape& shape) {
   return {.algorithm = ReductionAlgorithm::double_binary_tree, .ring = shape.ring};
 }
@@ -39,7 +68,7 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
 }  // namespace
 
 const AlgorithmParts& double_binary_tree_parts() {
-  static const AlgorithmParts parts{supports, build, order, time_ps,
+  static const AlgorithmParts parts{supports, build, steps, order, time_ps,
                                     ReductionAlgorithm::double_binary_tree};
   return parts;
 }

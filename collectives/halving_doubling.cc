@@ -98,6 +98,78 @@ Schedule build(const CollectiveShape& shape) {
   return b.build();
 }
 
+// Rank r's range after `level` halving levels (halving_ranges()[level][r]) without the table: each
+// level keeps the half that bit `distance` of r picks.
+Range range_after(int n, std::int64_t count, int level, int r) {
+  Range range{0, count};
+  for (int l = 0; l < level; ++l) {
+    const std::int64_t mid = range.first + (range.second - range.first) / 2;
+    range = (r & distance(n, l)) == 0 ? Range{range.first, mid} : Range{mid, range.second};
+  }
+  return range;
+}
+
+// The same steps one at a time: halving levels first (not for all-gather), then doubling (not
+// for reduce-scatter). Every rank receives one range a step, the largest being half of all.
+class HalvingDoublingSteps final : public StepSource {
+ public:
+  explicit HalvingDoublingSteps(const CollectiveShape& shape)
+      : StepSource(shape.ranks, buffer_elements(shape)), shape_(without_ring(shape)) {
+    const std::int64_t count = buffer_elements(shape);
+    set_max_received(levels(shape.ranks) > 0 ? count - count / 2 : 0);
+  }
+
+  std::size_t raw_step_count() const override {
+    const auto l = static_cast<std::size_t>(levels(shape_.ranks));
+    return shape_.kind == CollectiveKind::all_reduce ? 2 * l : l;
+  }
+
+  void raw_step(std::size_t index, std::vector<Transfer>& out) const override {
+    out.clear();
+    const int l = levels(shape_.ranks);
+    const bool halving = shape_.kind != CollectiveKind::all_gather && static_cast<int>(index) < l;
+    if (halving) {
+      halving_step(static_cast<int>(index), out);
+    } else {
+      const int k = shape_.kind == CollectiveKind::all_gather ? static_cast<int>(index)
+                                                              : static_cast<int>(index) - l;
+      doubling_step(k, out);
+    }
+  }
+
+ private:
+  static std::int64_t buffer_elements(const CollectiveShape& shape) {
+    return shape.kind == CollectiveKind::all_gather ? shape.ranks * shape.elements
+                                                    : shape.elements;
+  }
+
+  void halving_step(int level, std::vector<Transfer>& out) const {
+    const int n = shape_.ranks, d = distance(n, level);
+    for (int r = 0; r < n; ++r) {
+      const int partner = r ^ d;
+      const auto [begin, end] = range_after(n, work_elements(), level + 1, partner);
+      const TransferAction action =
+          (partner & d) == 0 ? TransferAction::reduce : TransferAction::reduce_received_left;
+      add_transfer(out, Transfer{r, partner, begin, end, begin, SourceBuffer::work, action});
+    }
+  }
+
+  void doubling_step(int k, std::vector<Transfer>& out) const {
+    const int n = shape_.ranks, level = levels(n) - 1 - k, d = distance(n, level);
+    for (int r = 0; r < n; ++r) {
+      const auto [begin, end] = range_after(n, work_elements(), level + 1, r);
+      add_transfer(out, Transfer{r, r ^ d, begin, end, begin, SourceBuffer::work,
+                                 TransferAction::copy});
+    }
+  }
+
+  CollectiveShape shape_;
+};
+
+std::shared_ptr<const StepSource> steps(const CollectiveShape& shape) {
+  return std::make_shared<HalvingDoublingSteps>(shape);
+}
+
 ReductionOrder order(const CollectiveShape&) {
   return {.algorithm = ReductionAlgorithm::halving_doubling};
 }
@@ -125,7 +197,7 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
 }  // namespace
 
 const AlgorithmParts& halving_doubling_parts() {
-  static const AlgorithmParts parts{supports, build, order, time_ps,
+  static const AlgorithmParts parts{supports, build, steps, order, time_ps,
                                     ReductionAlgorithm::halving_doubling};
   return parts;
 }

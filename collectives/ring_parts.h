@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collectives/schedule_builder.h"
+#include "collectives/step_source.h"
 #include "reference/nccl_ring_loops.h"
 
 namespace spmd::collectives {
@@ -17,6 +18,26 @@ namespace spmd::collectives {
 std::size_t add_ring_all_reduce(ScheduleBuilder& builder, const RingOrder& ring, std::int64_t base,
                                 std::int64_t count, const CollectiveShape& shape,
                                 std::size_t first_step);
+
+// The steps add_ring_all_reduce adds, produced one at a time: raw step i of the all-reduce is
+// step first_step + i of the builder's.
+class RingAllReduceSteps {
+ public:
+  RingAllReduceSteps(const RingOrder& ring, std::int64_t base, std::int64_t count,
+                     const CollectiveShape& shape);
+  std::size_t step_count() const { return step_count_; }
+  // Appends step `index`'s transfers (index < step_count()), empty ones left out.
+  void append_step(std::size_t index, std::vector<Transfer>& out) const;
+  // The longest chunk of any loop: what a rank receives in a step at most.
+  std::int64_t largest_chunk() const;
+
+ private:
+  NcclRingLoop loop(std::int64_t index) const;
+
+  std::vector<int> ranks_;  // ring position -> rank
+  std::int64_t base_, count_, element_bytes_, chunk_bytes_;
+  std::size_t step_count_ = 0;
+};
 
 // The reduction order of ring all-reduces run with `shape`'s ring and pipeline pieces as NCCL's
 // chunks (at least one element each), folding as `algorithm`.

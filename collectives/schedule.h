@@ -43,10 +43,12 @@ struct Transfer {
   TransferAction action = TransferAction::copy;
 
   std::int64_t elements() const { return end - begin; }
+  friend bool operator==(const Transfer&, const Transfer&) = default;
 };
 
 struct Step {
   std::vector<Transfer> transfers;
+  friend bool operator==(const Step&, const Step&) = default;
 };
 
 struct Schedule {

@@ -33,6 +33,13 @@ class ScheduleBuilder {
   Schedule schedule_;
 };
 
+// The shape without its ring: a step source that keeps the ring in its own form (or needs none)
+// keeps this, so a cached source holds the ring once.
+inline CollectiveShape without_ring(CollectiveShape shape) {
+  shape.ring.clear();
+  return shape;
+}
+
 // Elements per pipeline piece: pipeline_chunk_bytes in whole elements, at least one.
 std::int64_t piece_elements(const CollectiveShape& shape);
 

@@ -102,6 +102,82 @@ Schedule build(const CollectiveShape& shape) {
   return b.build();
 }
 
+// The same steps one at a time. Step i belongs to one dimension's reduce-scatter or all-gather
+// (`phases_`, in order); a rank's held range at a level is recomputed from its coordinates.
+// Every rank receives one block a step, from its predecessor on the line.
+class TorusSteps final : public StepSource {
+ public:
+  explicit TorusSteps(const CollectiveShape& shape)
+      : StepSource(shape.ranks, shape.elements), grid_(shape.torus_dims), elements_(shape.elements) {
+    const std::size_t count = grid_.count();
+    for (std::size_t level = 0; level < count; ++level) {
+      phases_.push_back({count - 1 - level, level, true});
+    }
+    for (std::size_t j = 0; j < count; ++j) phases_.push_back({j, count - 1 - j, false});
+    std::int64_t largest = shape.elements, most = 0;
+    for (std::size_t level = 0; level < count; ++level) {
+      const int size = grid_.size(count - 1 - level);
+      largest = (largest + size - 1) / size;
+      if (size > 1) most = std::max(most, largest);
+    }
+    set_max_received(most);
+  }
+
+  std::size_t raw_step_count() const override {
+    std::size_t steps = 0;
+    for (const Phase& phase : phases_) steps += static_cast<std::size_t>(grid_.size(phase.dim) - 1);
+    return steps;
+  }
+
+  void raw_step(std::size_t index, std::vector<Transfer>& out) const override {
+    out.clear();
+    for (const Phase& phase : phases_) {
+      const auto steps = static_cast<std::size_t>(grid_.size(phase.dim) - 1);
+      if (index < steps) return phase_step(phase, static_cast<int>(index), out);
+      index -= steps;
+    }
+  }
+
+ private:
+  struct Phase {
+    std::size_t dim;    // the dimension its lines run along
+    std::size_t level;  // its ranges are those held before reduce-scattering level `level`
+    bool reducing;      // reduce-scatter (else all-gather)
+  };
+
+  // ranges[level][rank] of build, for one rank.
+  Range held(int rank, std::size_t level) const {
+    Range range{0, elements_};
+    for (std::size_t l = 0; l < level; ++l) {
+      const std::size_t j = grid_.count() - 1 - l;
+      range = block_of(range, grid_.size(j), grid_.coordinate(rank, j));
+    }
+    return range;
+  }
+
+  // Rank r, at coordinate c, passes on block c - s - 1 (reduce-scatter) or c - s (all-gather).
+  void phase_step(const Phase& phase, int s, std::vector<Transfer>& out) const {
+    const int size = grid_.size(phase.dim);
+    for (int r = 0; r < ranks(); ++r) {
+      const int c = grid_.coordinate(r, phase.dim);
+      const int shift = phase.reducing ? s + 1 : s;
+      const int block = ((c - shift) % size + size) % size;
+      const auto [begin, end] = block_of(held(r, phase.level), size, block);
+      add_transfer(out, Transfer{r, grid_.along(r, phase.dim, c + 1), begin, end, begin,
+                                 SourceBuffer::work,
+                                 phase.reducing ? TransferAction::reduce : TransferAction::copy});
+    }
+  }
+
+  Grid grid_;
+  std::int64_t elements_;
+  std::vector<Phase> phases_;
+};
+
+std::shared_ptr<const StepSource> steps(const CollectiveShape& shape) {
+  return std::make_shared<TorusSteps>(shape);
+}
+
 ReductionOrder order(const CollectiveShape& shape) {
   ReductionOrder torus = ring_chunked_order(ReductionAlgorithm::torus, shape);
   torus.torus_dims = shape.torus_dims;
@@ -151,7 +227,7 @@ std::vector<std::vector<RankPair>> link_phases(const CollectiveShape& shape) {
 }  // namespace
 
 const AlgorithmParts& torus_parts() {
-  static const AlgorithmParts parts{supports,     build,       order, time_ps,
+  static const AlgorithmParts parts{supports,     build,       steps,         order, time_ps,
                                     std::nullopt, link_phases, phased_time_ps};
   return parts;
 }

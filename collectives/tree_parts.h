@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collectives/schedule_builder.h"
+#include "collectives/step_source.h"
 
 namespace spmd::collectives {
 
@@ -22,6 +23,23 @@ int tree_depth(int n);  // depth of position n - 1
 void add_tree(ScheduleBuilder& builder, const RingOrder& positions, std::int64_t base,
               std::int64_t count, const CollectiveShape& shape, bool broadcast_only,
               std::int64_t phase_elements = 0);
+
+// The steps add_tree adds (same arguments), produced one at a time.
+class TreeSteps {
+ public:
+  TreeSteps(const RingOrder& positions, std::int64_t base, std::int64_t count,
+            const CollectiveShape& shape, bool broadcast_only, std::int64_t phase_elements = 0);
+  std::size_t step_count() const { return step_count_; }
+  // Appends step `index`'s transfers (index < step_count()): piece by piece, then by position.
+  void append_step(std::size_t index, std::vector<Transfer>& out) const;
+
+ private:
+  std::vector<int> ranks_;  // position -> rank
+  std::int64_t base_, count_, piece_, pieces_;
+  int deepest_;
+  std::int64_t reduce_steps_;
+  std::size_t step_count_ = 0;
+};
 
 // The largest message of each step of that schedule, in bytes (zero in a step it leaves idle).
 std::vector<std::int64_t> tree_step_bytes(int n, std::int64_t count, const CollectiveShape& shape,

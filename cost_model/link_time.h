@@ -13,7 +13,15 @@
 namespace spmd::cost_model {
 
 // ceil(bytes * 1e12 / bandwidth): exact, in 128 bits, since bytes * 1e12 passes 2^63 above 9 MB.
+// Below that, the same quotient in unsigned 64 bits (numerator + bandwidth - 1 < 2^64), which is
+// several times faster than the 128-bit division: every message of a cost-only run comes here.
 inline std::int64_t serialization_ps(std::int64_t bytes, std::int64_t bandwidth_bytes_per_s) {
+  constexpr std::int64_t kBytesIn63Bits = 9'223'372;  // floor((2^63 - 1) / 1e12)
+  if (bytes >= 0 && bytes <= kBytesIn63Bits && bandwidth_bytes_per_s > 0) {
+    const auto numerator = static_cast<std::uint64_t>(bytes) * 1'000'000'000'000u;
+    const auto bandwidth = static_cast<std::uint64_t>(bandwidth_bytes_per_s);
+    return static_cast<std::int64_t>((numerator + bandwidth - 1) / bandwidth);
+  }
   const WideInt numerator = static_cast<WideInt>(bytes) * 1'000'000'000'000;
   return static_cast<std::int64_t>((numerator + bandwidth_bytes_per_s - 1) / bandwidth_bytes_per_s);
 }

@@ -21,4 +21,17 @@ std::vector<std::vector<ElementRange>> nccl_ring_loops(std::int64_t count, int n
                                                        std::int64_t element_bytes,
                                                        std::int64_t chunk_bytes);
 
+// The same split one loop at a time, without the list (the simulator's timing path produces a
+// ring's steps as it runs them): loop `index` starts at element `begin`, and its chunk c is
+// [min(count, begin + c * chunk), min(count, begin + (c + 1) * chunk)).
+struct NcclRingLoop {
+  std::int64_t begin = 0;
+  std::int64_t chunk = 0;
+  ElementRange chunk_range(std::int64_t count, int c) const;
+};
+std::int64_t nccl_ring_loop_count(std::int64_t count, int n, std::int64_t element_bytes,
+                                  std::int64_t chunk_bytes);
+NcclRingLoop nccl_ring_loop(std::int64_t count, int n, std::int64_t element_bytes,
+                            std::int64_t chunk_bytes, std::int64_t index);
+
 }  // namespace spmd

@@ -10,13 +10,20 @@
 namespace spmd::sim {
 
 LinkState::LinkState(const topology::Topology& topology)
-    : topology_(topology), free_at_ps_(topology.links().size(), 0) {}
+    : topology_(topology),
+      free_at_ps_(topology.links().size(), 0),
+      last_route_(static_cast<std::size_t>(topology.device_count())) {}
 
 const RouteTiming& LinkState::route(int from, int to) {
+  LastRoute& last = last_route_[static_cast<std::size_t>(from)];
+  if (last.to == to) return *last.timing;
   const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32) |
                             static_cast<std::uint32_t>(to);
   auto it = routes_.find(key);
-  if (it != routes_.end()) return it->second;
+  if (it != routes_.end()) {
+    last = {to, &it->second};
+    return it->second;
+  }
   RouteTiming timing;
   timing.links = topology_.route(from, to);
   cost_model::RouteCost cost;
@@ -29,10 +36,13 @@ const RouteTiming& LinkState::route(int from, int to) {
   // Bounded: routes on a long ring are long, and a run may ask for millions of pairs.
   if (cached_links_ + timing.links.size() > kMaxCachedLinks) {
     routes_.clear();
+    std::fill(last_route_.begin(), last_route_.end(), LastRoute{});
     cached_links_ = 0;
   }
   cached_links_ += timing.links.size();
-  return routes_.emplace(key, std::move(timing)).first->second;
+  const RouteTiming& cached = routes_.emplace(key, std::move(timing)).first->second;
+  last = {to, &cached};
+  return cached;
 }
 
 std::int64_t LinkState::send(int from, int to, std::int64_t bytes, std::int64_t ready_ps) {

@@ -37,6 +37,14 @@ class LinkState {
   std::vector<std::int64_t> free_at_ps_;
   // Looked up by key only, never iterated, so its order cannot reach any output.
   std::unordered_map<std::uint64_t, RouteTiming> routes_;
+  // The route each device last sent on: a collective's rank sends to the same peer step after
+  // step (a ring's successor), so most sends skip the hash lookup. Its pointers stay valid until
+  // routes_ is cleared (a rehash does not move the map's elements), which resets them.
+  struct LastRoute {
+    int to = -1;
+    const RouteTiming* timing = nullptr;
+  };
+  std::vector<LastRoute> last_route_;  // by source device
   static constexpr std::size_t kMaxCachedLinks = std::size_t{1} << 23;
   std::size_t cached_links_ = 0;
   std::uint64_t transfers_ = 0;

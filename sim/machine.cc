@@ -10,12 +10,28 @@
 
 namespace spmd::sim {
 
-// Schedules by algorithm and shape: a training loop issues the same collectives every step.
+// Schedules and step sources by algorithm and shape: a training loop issues the same collectives
+// every step. Cost-only runs ask only for step sources, so they never hold a whole schedule.
 struct Machine::ScheduleCache {
-  std::map<std::string, std::shared_ptr<const collectives::Schedule>> by_key;
+  std::map<std::string, std::shared_ptr<const collectives::Schedule>> schedules;
+  std::map<std::string, std::shared_ptr<const collectives::StepSource>> steps;
 };
 
 namespace {
+
+// Bounded: a program with ever-new shapes should not hold every schedule it ever used.
+constexpr std::size_t kCachedShapes = 256;
+
+template <typename T, typename Make>
+std::shared_ptr<const T> cached(std::map<std::string, std::shared_ptr<const T>>& cache,
+                                std::string key, Make make) {
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  std::shared_ptr<const T> made = make();
+  if (cache.size() >= kCachedShapes) cache.clear();
+  cache.emplace(std::move(key), made);
+  return made;
+}
 
 std::string schedule_key(collectives::Algorithm algorithm,
                          const collectives::CollectiveShape& shape) {
@@ -47,15 +63,16 @@ Machine::~Machine() = default;
 
 std::shared_ptr<const collectives::Schedule> Machine::schedule(
     collectives::Algorithm algorithm, const collectives::CollectiveShape& shape) {
-  const std::string key = schedule_key(algorithm, shape);
-  auto it = schedules_->by_key.find(key);
-  if (it != schedules_->by_key.end()) return it->second;
-  auto built =
-      std::make_shared<const collectives::Schedule>(collectives::build_schedule(algorithm, shape));
-  // Bounded: a program with ever-new shapes should not hold every schedule it ever used.
-  if (schedules_->by_key.size() >= 256) schedules_->by_key.clear();
-  schedules_->by_key.emplace(key, built);
-  return built;
+  return cached(schedules_->schedules, schedule_key(algorithm, shape), [&] {
+    return std::make_shared<const collectives::Schedule>(
+        collectives::build_schedule(algorithm, shape));
+  });
+}
+
+std::shared_ptr<const collectives::StepSource> Machine::steps(
+    collectives::Algorithm algorithm, const collectives::CollectiveShape& shape) {
+  return cached(schedules_->steps, schedule_key(algorithm, shape),
+                [&] { return collectives::step_source(algorithm, shape); });
 }
 
 std::vector<Values> Machine::run(const Mesh& mesh, const std::vector<Values>& inputs,

@@ -65,9 +65,14 @@ class Machine : public Backend {
   // The cost log of the last run (also of a run that ended with an error, up to the error).
   const CostLog& cost_log() const { return cost_log_; }
 
-  // The schedule for `algorithm` on `shape`, built once and then reused.
+  // The schedule for `algorithm` on `shape`, built once and then reused: for runs with data, whose
+  // schedules are bounded by their data.
   std::shared_ptr<const collectives::Schedule> schedule(collectives::Algorithm algorithm,
                                                         const collectives::CollectiveShape& shape);
+  // Its steps one at a time (collectives/step_source.h), made once and then reused: what every
+  // run's timing uses, holding O(ranks) where the schedule holds every step's transfers.
+  std::shared_ptr<const collectives::StepSource> steps(collectives::Algorithm algorithm,
+                                                       const collectives::CollectiveShape& shape);
 
  private:
   MachineSpec spec_;

@@ -11,7 +11,7 @@ class GroupBuffers {
  public:
   void hold(const ScheduleRunSetup& setup, std::int64_t now_ps, MemoryLedger& memory) {
     if (!setup.hold_buffers) return;
-    const std::int64_t per_rank = schedule_buffer_bytes(*setup.schedule, setup.element_bytes);
+    const std::int64_t per_rank = schedule_buffer_bytes(*setup.steps, setup.element_bytes);
     for (int device : setup.devices) {
       memory.allocate(device, per_rank, now_ps, setup.what + " buffers");
       held_.push_back({device, per_rank});
@@ -32,7 +32,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   ScheduleRun(ScheduleRunSetup setup, EventQueue& events, LinkState& links, MemoryLedger& memory,
               ScheduleDone done)
       : setup_(std::move(setup)),
-        schedule_(*setup_.schedule),
+        steps_(*setup_.steps),
         events_(events),
         links_(links),
         memory_(memory),
@@ -53,15 +53,27 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   void hold_buffers() { buffers_.hold(setup_, events_.now_ps(), memory_); }
   void release_buffers() { buffers_.release(events_.now_ps(), memory_); }
 
-  void run_step(std::size_t index) {
-    if (index == schedule_.steps.size()) {
+  // Fills transfers_ with the first step at or after raw step `index` that has transfers (an
+  // empty raw step is no step of the schedule: running it would add an event); returns its index,
+  // or the raw step count when none is left.
+  std::size_t next_step(std::size_t index) {
+    for (; index < steps_.raw_step_count(); ++index) {
+      steps_.raw_step(index, transfers_);
+      if (!transfers_.empty()) break;
+    }
+    return index;
+  }
+
+  void run_step(std::size_t first_index) {
+    const std::size_t index = next_step(first_index);
+    if (index == steps_.raw_step_count()) {
       release_buffers();
       done_(nullptr);
       return;
     }
     const std::int64_t now = events_.now_ps();
     std::int64_t end = now;
-    for (const collectives::Transfer& t : schedule_.steps[index].transfers) {
+    for (const collectives::Transfer& t : transfers_) {
       const int from = setup_.devices[static_cast<std::size_t>(t.source)];
       const int to = setup_.devices[static_cast<std::size_t>(t.destination)];
       const std::int64_t bytes = t.elements() * setup_.element_bytes;
@@ -84,7 +96,8 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   }
 
   ScheduleRunSetup setup_;
-  const collectives::Schedule& schedule_;
+  const collectives::StepSource& steps_;
+  std::vector<collectives::Transfer> transfers_;  // the running step's
   EventQueue& events_;
   LinkState& links_;
   MemoryLedger& memory_;
@@ -111,9 +124,9 @@ void run_closed_form(const ScheduleRunSetup& setup, std::int64_t duration_ps, Ev
 
 }  // namespace
 
-std::int64_t schedule_buffer_bytes(const collectives::Schedule& schedule,
+std::int64_t schedule_buffer_bytes(const collectives::StepSource& steps,
                                    std::int64_t element_bytes) {
-  return (schedule.work_elements + schedule.max_received_elements_per_step()) * element_bytes;
+  return (steps.work_elements() + steps.max_received_elements_per_step()) * element_bytes;
 }
 
 void start_schedule_run(ScheduleRunSetup setup, std::int64_t start_ps, EventQueue& events,

@@ -1,10 +1,11 @@
 #pragma once
 // One group's collective carried out over the links, in virtual time: the schedule's steps run
 // one after another; each step's transfers leave when the step starts, queue on the links of
-// their routes (sim/link_state.h) and the step ends at its last arrival. The group's work and
-// receive buffers are held in the memory ledger for the whole run. The data itself is computed
-// by collectives::run_schedule_data from the same schedule; only time and memory are modeled
-// here.
+// their routes (sim/link_state.h) and the step ends at its last arrival. The steps come from the
+// algorithm's step source one at a time (collectives/step_source.h), so a run holds one step,
+// never the whole schedule. The group's work and receive buffers are held in the memory ledger
+// for the whole run. The data itself is computed by collectives::run_schedule_data from the
+// materialized schedule; only time and memory are modeled here.
 
 #include <cstdint>
 #include <exception>
@@ -13,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/schedule.h"
+#include "collectives/step_source.h"
 #include "sim/cost_log.h"
 #include "sim/event_queue.h"
 #include "sim/link_state.h"
@@ -22,7 +23,7 @@
 namespace spmd::sim {
 
 struct ScheduleRunSetup {
-  std::shared_ptr<const collectives::Schedule> schedule;
+  std::shared_ptr<const collectives::StepSource> steps;
   std::vector<int> devices;  // group rank -> device id
   std::int64_t element_bytes = 4;
   std::string what;          // "psum('i')", for memory errors
@@ -37,7 +38,7 @@ struct ScheduleRunSetup {
 
 // What one rank holds while the schedule runs: its work buffer and room for the most it
 // receives in one step.
-std::int64_t schedule_buffer_bytes(const collectives::Schedule& schedule,
+std::int64_t schedule_buffer_bytes(const collectives::StepSource& steps,
                                    std::int64_t element_bytes);
 
 // Called at the virtual time the last step ends, or with the error that stopped the run (an

@@ -305,7 +305,7 @@ void SimRun::hold_buffers(int device, Slot& slot, int group, const Arrival& arri
                         placement_.group(slot.groups[static_cast<std::size_t>(group)]),
                         slot.axis_size,
                         algorithm_choice(collective_kind(arrival.call.op), arrival.algorithm));
-    bytes = schedule_buffer_bytes(*machine_.schedule(plan.algorithm, plan.shape),
+    bytes = schedule_buffer_bytes(*machine_.steps(plan.algorithm, plan.shape),
                                   plan.shape.element_bytes);
   }
   const Device& self = *devices_[static_cast<std::size_t>(device)];
@@ -408,8 +408,6 @@ void SimRun::start_group(int index, int group) {
   const PlacedGroup placed = placement_.group(members);
   const CollectivePlan plan =
       plan_collective(first.call, first.dtype, first.shape, placed, slot.axis_size, choice);
-  std::shared_ptr<const collectives::Schedule> schedule =
-      machine_.schedule(plan.algorithm, plan.shape);
 
   if (!slot.record_started) {
     slot.record_started = true;
@@ -439,9 +437,10 @@ void SimRun::start_group(int index, int group) {
   if (first.with_data) {
     std::vector<Array> inputs;
     for (int member : members) inputs.push_back(slot.arrivals.at(member).input);
-    *results = group_results(first.call, plan, *schedule, inputs, machine_.options().numerics);
+    *results = group_results(first.call, plan, *machine_.schedule(plan.algorithm, plan.shape),
+                             inputs, machine_.options().numerics);
   }
-  ScheduleRunSetup setup{schedule,
+  ScheduleRunSetup setup{machine_.steps(plan.algorithm, plan.shape),
                          placed.devices,
                          plan.shape.element_bytes,
                          first.call.to_string(),

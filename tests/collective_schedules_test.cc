@@ -8,6 +8,7 @@
 
 #include "collectives/algorithm.h"
 #include "collectives/schedule_data.h"
+#include "collectives/step_source.h"
 #include "cost_model/link_time.h"
 #include "reference/elementwise.h"
 #include "tests/generators.h"
@@ -86,6 +87,27 @@ RC_GTEST_PROP(CollectiveSchedules, closed_form_equals_the_uniform_walk_of_the_sc
   const collectives::Schedule schedule = collectives::build_schedule(algorithm, shape);
   RC_ASSERT(collectives::closed_form_time_ps(algorithm, shape, latency_ps, bandwidth) ==
             uniform_walk_ps(schedule, shape.element_bytes, latency_ps, bandwidth));
+}
+
+// The steps the simulator's timing produces one at a time are the schedule's, transfer for
+// transfer and in order (link queues serve in request order), and the buffers it holds memory for
+// have the schedule's sizes.
+RC_GTEST_PROP(CollectiveSchedules, step_sources_give_the_schedules_steps, ()) {
+  const Algorithm algorithm = *rc::gen::elementOf(kAlgorithms);
+  const CollectiveShape shape = *shape_for(algorithm, *any_kind());
+  const collectives::Schedule schedule = collectives::build_schedule(algorithm, shape);
+  const std::shared_ptr<const collectives::StepSource> source =
+      collectives::step_source(algorithm, shape);
+  RC_ASSERT(source->ranks() == schedule.ranks);
+  RC_ASSERT(source->work_elements() == schedule.work_elements);
+  RC_ASSERT(source->max_received_elements_per_step() ==
+            schedule.max_received_elements_per_step());
+  const std::vector<collectives::Step> steps = collectives::materialize_steps(*source);
+  RC_ASSERT(steps.size() == schedule.steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    RC_ASSERT(steps[i].transfers.size() == schedule.steps[i].transfers.size());
+    RC_ASSERT(steps[i] == schedule.steps[i]);
+  }
 }
 
 std::vector<Array> flat_inputs(const CollectiveShape& shape, DType dtype, std::uint64_t seed) {

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <limits>
+
 #include "backends/sim_backend.h"
 #include "collectives/algorithm.h"
 #include "cost_model/link_time.h"
@@ -213,6 +215,21 @@ RC_GTEST_PROP(Simulator, uncontended_time_equals_the_closed_form, ()) {
   RC_PRE(result.supported);
   RC_ASSERT(result.algorithm_used == std::string(collectives::algorithm_name(c.algorithm)));
   RC_ASSERT(result.simulated_ps == result.closed_form_ps);
+}
+
+// serialization_ps divides in 64 bits where bytes * 1e12 fits: the quotient the 128-bit formula
+// gives, on both sides of that bound.
+RC_GTEST_PROP(Simulator, serialization_time_is_exact_in_64_and_128_bits, ()) {
+  const std::int64_t bytes = *rc::gen::oneOf(
+      rc::gen::inRange<std::int64_t>(0, 20'000'000),
+      rc::gen::element<std::int64_t>(9'223'371, 9'223'372, 9'223'373),
+      rc::gen::inRange<std::int64_t>(0, std::int64_t{1} << 40));
+  const std::int64_t bandwidth = *rc::gen::oneOf(
+      rc::gen::inRange<std::int64_t>(1, 1000),
+      rc::gen::inRange<std::int64_t>(1'000'000'000'000, std::numeric_limits<std::int64_t>::max()));
+  const WideInt numerator = static_cast<WideInt>(bytes) * 1'000'000'000'000;
+  RC_ASSERT(cost_model::serialization_ps(bytes, bandwidth) ==
+            static_cast<std::int64_t>((numerator + bandwidth - 1) / bandwidth));
 }
 
 TEST(Simulator, DoubleTreeHalvesTurnToBroadcastTogether) {
