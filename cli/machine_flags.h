@@ -1,6 +1,7 @@
 #pragma once
 // The flags that name a machine on the command line: `--machine PRESET|FILE`, or a machine
-// built from `--devices N --topology T --link BANDWIDTH,LATENCY [--inter-link ...]`.
+// built from `--devices N --topology T --link BANDWIDTH,LATENCY [--inter-link ...]`; and
+// `--link-sharing fair|fifo`, which applies to either.
 
 #include <CLI/CLI.hpp>
 #include <string>
@@ -16,6 +17,7 @@ struct MachineFlags {
   std::string link = "100GB/s,1us";
   std::string inter_link = "50GB/s,5us";  // hierarchical: between nodes
   std::string algorithm;                  // every collective, where it can run
+  std::string link_sharing;               // fair or fifo; empty: the machine's
 };
 
 // "dgx-h100, dgx-h100-x4, ...": the presets --machine takes, for help texts.

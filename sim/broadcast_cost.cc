@@ -51,7 +51,7 @@ CollectiveRecord broadcast_cost(Machine& machine, std::int64_t elements, DType d
   record.with_data = false;
 
   EventQueue events;
-  LinkState links(machine.topology());
+  LinkState links(machine.topology(), events, machine.link_sharing());
   MemoryLedger memory(n, machine.spec().memory_bytes);
   std::vector<int> devices(static_cast<std::size_t>(n));
   std::iota(devices.begin(), devices.end(), 0);

@@ -37,6 +37,8 @@ struct SimOptions {
   // The arithmetic of the modeled platform, in element-wise operations and reductions: plain
   // IEEE by default; `spmdsim conform` gives the numerics of the order it checks against.
   FloatNumerics numerics = kIeeeNumerics;
+  // How transfers share a link (sim/link_sharing.h); unset: the machine's (MachineSpec).
+  std::optional<LinkSharing> link_sharing;
 };
 
 class Machine : public Backend {
@@ -52,6 +54,8 @@ class Machine : public Backend {
   const MachineSpec& spec() const { return spec_; }
   const topology::Topology& topology() const { return *topology_; }
   const SimOptions& options() const { return options_; }
+  // The options' link sharing, else the machine's.
+  LinkSharing link_sharing() const { return options_.link_sharing.value_or(spec_.link_sharing); }
   void set_options(SimOptions options) { options_ = std::move(options); }
   // The cost log of the last run (also of a run that ended with an error, up to the error).
   const CostLog& cost_log() const { return cost_log_; }

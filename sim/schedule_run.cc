@@ -1,11 +1,11 @@
 #include "sim/schedule_run.h"
 
-#include <algorithm>
+#include <optional>
 
 namespace spmd::sim {
 namespace {
 
-class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
+class ScheduleRun : public std::enable_shared_from_this<ScheduleRun>, public StepListener {
  public:
   ScheduleRun(ScheduleRunSetup setup, EventQueue& events, LinkState& links, MemoryLedger& memory,
               ScheduleDone done)
@@ -50,23 +50,24 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
       done_(nullptr);
       return;
     }
-    const std::int64_t now = events_.now_ps();
-    std::int64_t end = now;
-    for (const collectives::Transfer& t : schedule_.steps[index].transfers) {
-      const int from = setup_.devices[static_cast<std::size_t>(t.source)];
-      const int to = setup_.devices[static_cast<std::size_t>(t.destination)];
-      const std::int64_t bytes = t.elements() * setup_.element_bytes;
-      const std::int64_t arrival = links_.send(from, to, bytes, now);
-      if (from != to) record_transfer(from, to, bytes, now, arrival);
-      end = std::max(end, arrival);
-    }
-    events_.schedule(end, [self = shared_from_this(), index] { self->run_step(index + 1); });
+    step_ = index;
+    const StepTransfers step{schedule_.steps[index].transfers, setup_.devices,
+                             setup_.element_bytes, setup_.transfer_log != nullptr};
+    // fifo knows the step's end at once; fair calls step_ended when its last flow arrives.
+    if (const std::optional<std::int64_t> end = links_.send_step(step, *this)) step_ended(*end);
   }
 
-  void record_transfer(int from, int to, std::int64_t bytes, std::int64_t start_ps,
-                       std::int64_t end_ps) {
+  void step_ended(std::int64_t end_ps) override {
+    events_.schedule(end_ps, [self = shared_from_this(), next = step_ + 1] {
+      self->run_step(next);
+    });
+  }
+
+  std::shared_ptr<StepListener> keep_alive() override { return shared_from_this(); }
+
+  void transfer_arrived(int from, int to, std::int64_t bytes, std::int64_t start_ps,
+                        std::int64_t end_ps) override {
     CostLog* log = setup_.transfer_log;
-    if (log == nullptr) return;
     if (log->transfers.size() >= setup_.transfer_limit) {
       log->transfers_truncated = true;
       return;
@@ -81,6 +82,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   MemoryLedger& memory_;
   ScheduleDone done_;
   std::vector<std::pair<int, std::int64_t>> held_;
+  std::size_t step_ = 0;  // the step in flight
 };
 
 }  // namespace

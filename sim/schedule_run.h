@@ -1,7 +1,7 @@
 #pragma once
 // One group's collective carried out over the links, in virtual time: the schedule's steps run
-// one after another; each step's transfers leave when the step starts, queue on the links of
-// their routes (sim/link_state.h) and the step ends at its last arrival. The group's work and
+// one after another; each step's transfers leave when the step starts, share the links of their
+// routes (sim/link_state.h: fair sharing or fifo queues) and the step ends at its last arrival. The group's work and
 // receive buffers are held in the memory ledger for the whole run. The data itself is computed
 // by collectives::run_schedule_data from the same schedule; only time and memory are modeled
 // here.
@@ -17,6 +17,7 @@
 #include "sim/cost_log.h"
 #include "sim/event_queue.h"
 #include "sim/link_state.h"
+#include "sim/link_step.h"
 #include "sim/memory_ledger.h"
 
 namespace spmd::sim {
