@@ -3,7 +3,11 @@
 // from the same run). The standard flags work: --benchmark_format=json, --benchmark_out=FILE.
 //   BM_SimAllReduceRealData/8/64MiB   ring topology, ring algorithm, float32, data moved
 //   BM_BareSum/8/64MiB                the baseline: one loop summing the same 8 arrays once
-//   BM_SimAllReduceCostOnly/1024      no data; counter: simulated link transfers per second
+//   BM_SimAllReduceCostOnly/1024      no data, fifo link sharing; counter: simulated link
+//                                     transfers per second (uncontended: ring on a ring)
+//   BM_SimAllReduceCostOnly/1024/fair the same under fair link sharing (docs/link-sharing.md)
+//   BM_SimContendedCostOnly/...       contended: halving-doubling all-reduce and a direct
+//                                     all-to-all on a ring, under fifo and fair
 //   BM_FiberDevices/65536             65,536 fiber devices on a switch, one small all-reduce;
 //                                     peak RSS
 
@@ -85,15 +89,21 @@ void BM_SimAllReduceRealData(benchmark::State& state, int devices, std::int64_t 
       static_cast<double>(machine.cost_log().collectives.at(0).end_ps) / 1e6;
 }
 
-void BM_SimAllReduceCostOnly(benchmark::State& state, int devices) {
-  sim::Machine machine(ring_machine(devices), {.cost_only = true, .algorithm = Algorithm::ring});
+// One cost-only collective over every device of a bidirectional ring, as often as the benchmark
+// wants; counts the link transfers simulated per second.
+void BM_SimCostOnly(benchmark::State& state, int devices, CollectiveOp op, Algorithm algorithm,
+                    std::int64_t elements, sim::LinkSharing sharing) {
+  sim::MachineSpec spec = ring_machine(devices);
+  spec.link_sharing = sharing;
+  sim::Machine machine(spec, {.cost_only = true, .algorithm = algorithm});
   const Mesh mesh({devices}, {"i"});
   const std::vector<Values> inputs(static_cast<std::size_t>(devices));
   CollectiveCall call;
-  call.op = CollectiveOp::psum;
+  call.op = op;
   call.axes = AxisNames("i");
+  call.tiled = true;
   const DeviceFunction program = [&](Context& ctx, const Values&) {
-    ctx.collective_cost(call, DType::float32, {64 * kMiB / 4});
+    ctx.collective_cost(call, DType::float32, {elements});
     return Values{};
   };
   double transfers = 0;
@@ -133,8 +143,27 @@ void register_benchmarks() {
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_SimAllReduceRealData/8/64MiB", BM_SimAllReduceRealData, 8, 64)
       ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("BM_SimAllReduceCostOnly/1024", BM_SimAllReduceCostOnly, 1024)
+  using sim::LinkSharing;
+  benchmark::RegisterBenchmark("BM_SimAllReduceCostOnly/1024", BM_SimCostOnly, 1024,
+                               CollectiveOp::psum, Algorithm::ring, 64 * kMiB / 4,
+                               LinkSharing::fifo)
       ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_SimAllReduceCostOnly/1024/fair", BM_SimCostOnly, 1024,
+                               CollectiveOp::psum, Algorithm::ring, 64 * kMiB / 4,
+                               LinkSharing::fair)
+      ->Unit(benchmark::kMillisecond);
+  for (const LinkSharing sharing : {LinkSharing::fifo, LinkSharing::fair}) {
+    const std::string_view name = sim::link_sharing_name(sharing);
+    benchmark::RegisterBenchmark(
+        fmt::format("BM_SimContendedCostOnly/halving_doubling/1024/{}", name).c_str(),
+        BM_SimCostOnly, 1024, CollectiveOp::psum, Algorithm::halving_doubling, 64 * kMiB / 4,
+        sharing)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(
+        fmt::format("BM_SimContendedCostOnly/all_to_all/64/{}", name).c_str(), BM_SimCostOnly, 64,
+        CollectiveOp::all_to_all, Algorithm::direct, 64 * kMiB / 4, sharing)
+        ->Unit(benchmark::kMillisecond);
+  }
   for (const int devices : {4096, 65536}) {
     benchmark::RegisterBenchmark(fmt::format("BM_FiberDevices/{}", devices).c_str(),
                                  BM_FiberDevices, devices)
@@ -201,11 +230,13 @@ class RatioReporter : public benchmark::BenchmarkReporter {
           "(target <= 1.5)\n",
           sim->second / bare->second);
     }
-    const auto transfers = counters_.find("BM_SimAllReduceCostOnly/1024 link_transfers_per_s");
-    if (transfers != counters_.end()) {
-      out << fmt::format(
-          "BM_SimAllReduceCostOnly/1024: {:.1f} M link transfers/s (target >= 10 M/s)\n",
-          transfers->second / 1e6);
+    constexpr std::string_view kRate = " link_transfers_per_s";
+    for (const auto& [name, value] : counters_) {
+      if (!name.ends_with(kRate)) continue;
+      out << fmt::format("{}: {:.1f} M link transfers/s{}\n", name.substr(0, name.size() - kRate.size()),
+                         value / 1e6,
+                         name.starts_with("BM_SimAllReduceCostOnly/1024 ") ? " (target >= 10 M/s)"
+                                                                          : "");
     }
   }
 
