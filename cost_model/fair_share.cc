@@ -1,5 +1,7 @@
 #include "cost_model/fair_share.h"
 
+#include <algorithm>
+
 namespace spmd::cost_model {
 
 MaxMinFairShare::MaxMinFairShare(std::span<const std::int64_t> link_bandwidths_bytes_per_s)
@@ -15,14 +17,18 @@ void MaxMinFairShare::solve(std::span<const std::span<const int>> routes,
                             std::span<WideInt> rates) {
   used_.clear();
   fixed_.assign(routes.size(), 0);
+  bool shared = false;
   for (std::span<const int> route : routes) {
     for (int link : route) {
       if (unfixed_[static_cast<std::size_t>(link)]++ == 0) {
         used_.push_back(link);
         left_[static_cast<std::size_t>(link)] = capacity_[static_cast<std::size_t>(link)];
+      } else {
+        shared = true;
       }
     }
   }
+  if (!shared) return alone(routes, rates);
   std::size_t unfixed_flows = routes.size();
   while (unfixed_flows > 0) {
     const int tightest = tightest_link();
@@ -31,6 +37,20 @@ void MaxMinFairShare::solve(std::span<const std::span<const int>> routes,
     for (int link : used_) tight_[static_cast<std::size_t>(link)] = ties_with(link, tightest);
     unfixed_flows -= static_cast<std::size_t>(fix_round(routes, rates, share));
     for (int link : used_) tight_[static_cast<std::size_t>(link)] = 0;
+  }
+}
+
+// No link carries two flows: each flow gets its slowest link's bandwidth (what the rounds would
+// give, without them).
+void MaxMinFairShare::alone(std::span<const std::span<const int>> routes,
+                            std::span<WideInt> rates) {
+  for (std::size_t f = 0; f < routes.size(); ++f) {
+    WideInt rate = capacity_[static_cast<std::size_t>(routes[f].front())];
+    for (int link : routes[f]) {
+      rate = std::min(rate, capacity_[static_cast<std::size_t>(link)]);
+      unfixed_[static_cast<std::size_t>(link)] = 0;
+    }
+    rates[f] = rate;
   }
 }
 
@@ -46,7 +66,10 @@ int MaxMinFairShare::tightest_link() const {
     }
     const auto b = static_cast<std::size_t>(best);
     // left[l] / unfixed[l] < left[b] / unfixed[b], without rounding: < 2^83 * 2^31 each side.
-    if (left_[l] * unfixed_[b] < left_[b] * unfixed_[l]) best = link;
+    const bool smaller = unfixed_[l] == unfixed_[b]
+                             ? left_[l] < left_[b]
+                             : left_[l] * unfixed_[b] < left_[b] * unfixed_[l];
+    if (smaller) best = link;
   }
   return best;
 }

@@ -51,6 +51,7 @@ class MaxMinFairShare {
   void solve(std::span<const std::span<const int>> routes, std::span<WideInt> rates);
 
  private:
+  void alone(std::span<const std::span<const int>> routes, std::span<WideInt> rates);
   int tightest_link() const;
   bool ties_with(int link, int tightest) const;
   int fix_round(std::span<const std::span<const int>> routes, std::span<WideInt> rates,

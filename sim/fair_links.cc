@@ -127,12 +127,24 @@ void FairLinks::share() {
   solver_.solve(routes_, rates_);
   const std::int64_t now = events_.now_ps();
   std::int64_t next_ps = kNever;
+  // The flows of a step are often alike: one division for a run of equal ones.
+  WideInt last_work = -1;
+  WideInt last_rate = -1;
+  std::int64_t last_ps = 0;
   for (std::size_t f = 0; f < flows_.size(); ++f) {
     Flow& flow = flows_[f];
     flow.rate = rates_[f];
     // A share rounds to zero only past 720720 flows on a 1 byte/s link: such a flow waits.
-    flow.finish_ps = flow.rate > 0 ? now + cost_model::ps_to_carry(flow.work_left, flow.rate)
-                                   : kNever;
+    if (flow.rate == 0) {
+      flow.finish_ps = kNever;
+      continue;
+    }
+    if (flow.work_left != last_work || flow.rate != last_rate) {
+      last_work = flow.work_left;
+      last_rate = flow.rate;
+      last_ps = cost_model::ps_to_carry(flow.work_left, flow.rate);
+    }
+    flow.finish_ps = now + last_ps;
     next_ps = std::min(next_ps, flow.finish_ps);
   }
   SPMD_CHECK(next_ps != kNever,
