@@ -37,11 +37,9 @@ sim::MachineSpec machine_from_topology_flags(const MachineFlags& flags, int devi
 
 // --link-sharing, when given, over the machine's own.
 sim::MachineSpec with_link_sharing(sim::MachineSpec spec, const std::string& flag) {
-  if (flag.empty()) return spec;
-  if (flag != "fair" && flag != "fifo") {
-    throw Error(fmt::format("--link-sharing {}: expected fair or fifo", flag));
+  if (const std::optional<sim::LinkSharing> sharing = link_sharing_flag(flag)) {
+    spec.link_sharing = *sharing;
   }
-  spec.link_sharing = sim::link_sharing_from_name(flag);
   return spec;
 }
 
@@ -54,6 +52,14 @@ std::string algorithm_names() {
 }
 
 }  // namespace
+
+std::optional<sim::LinkSharing> link_sharing_flag(const std::string& value) {
+  if (value.empty()) return std::nullopt;
+  if (value != "fair" && value != "fifo") {
+    throw Error(fmt::format("--link-sharing {}: expected fair or fifo", value));
+  }
+  return sim::link_sharing_from_name(value);
+}
 
 std::string preset_names() {
   const std::vector<std::string> presets = machine_preset_names();

@@ -4,6 +4,7 @@
 // `--link-sharing fair|fifo`, which applies to either.
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 
 #include "sim/machine_spec.h"
@@ -24,6 +25,8 @@ struct MachineFlags {
 std::string preset_names();
 // `with_devices`: false for commands that set the device count themselves (scale).
 void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices = true);
+// --link-sharing's value: nothing when empty, else fair or fifo; spmd::Error otherwise.
+std::optional<sim::LinkSharing> link_sharing_flag(const std::string& value);
 // The machine; spmd::Error naming the flag and the expected form for bad values.
 sim::MachineSpec machine_from_flags(const MachineFlags& flags);
 // The same machine with `devices` devices (ignores --machine's device count; its topology kind

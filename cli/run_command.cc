@@ -41,6 +41,8 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
       ->capture_default_str();
   command.add_option("--algorithm", options.algorithm,
                      "Collective algorithm for every collective (default: the machine's choice)");
+  command.add_option("--link-sharing", options.link_sharing,
+                     "How transfers on one link share it: fair or fifo (default: the machine's)");
 }
 
 int run_run_command(const RunOptions& options, std::ostream& out) {
@@ -50,6 +52,7 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
   if (!options.algorithm.empty()) {
     sim_options.algorithm = collectives::algorithm_from_name(options.algorithm);
   }
+  sim_options.link_sharing = link_sharing_flag(options.link_sharing);
   sim::Machine machine(spec, sim_options);
   const sim::CostLog log = run_workload(machine, workload);
   const traces::RunTotals totals = traces::run_totals(log);

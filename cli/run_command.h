@@ -13,6 +13,7 @@ struct RunOptions {
   std::string workload;
   std::string out_folder = "spmdsim-out/run";
   std::string algorithm;
+  std::string link_sharing;  // fair or fifo; empty: the machine's
 };
 
 void add_run_flags(CLI::App& command, RunOptions& options);

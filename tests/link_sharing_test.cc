@@ -101,7 +101,7 @@ std::unique_ptr<topology::Topology> one_way_ring(int devices) {
   return topology::make_ring(devices, {kBandwidth, kLatency}, /*bidirectional=*/false);
 }
 
-TEST(LinkSharing, TwoEqualFlowsOnOneLinkFinishTogetherUnderFair) {
+TEST(SimLinkSharing, TwoEqualFlowsOnOneLinkFinishTogetherUnderFair) {
   const auto ring = one_way_ring(2);
   const std::vector<TimedStep> step = {{0, {{0, 1, 1000}, {0, 1, 1000}}}};
   const StepOutcome fair = run_steps(*ring, LinkSharing::fair, step)[0];
@@ -114,7 +114,7 @@ TEST(LinkSharing, TwoEqualFlowsOnOneLinkFinishTogetherUnderFair) {
   EXPECT_EQ(fifo.end_ps, kLatency + 2 * kSerialization);
 }
 
-TEST(LinkSharing, AFlowJoiningLateSharesWhatIsLeft) {
+TEST(SimLinkSharing, AFlowJoiningLateSharesWhatIsLeft) {
   // A starts alone; B joins halfway through A. Fair: they share from then on, A's last half
   // takes a whole serialization, then B has the link alone. Fifo: B waits for A.
   const auto ring = one_way_ring(2);
@@ -128,7 +128,7 @@ TEST(LinkSharing, AFlowJoiningLateSharesWhatIsLeft) {
   EXPECT_EQ(fifo[1].end_ps, kLatency + 2 * kSerialization);
 }
 
-TEST(LinkSharing, AFlowBottleneckedElsewhereLeavesItsShareToTheOthers) {
+TEST(SimLinkSharing, AFlowBottleneckedElsewhereLeavesItsShareToTheOthers) {
   // One-way ring 0 -> 1 -> 2 -> 3 -> 0 (link i leaves device i). Link 0 carries a (0 -> 2) and
   // c, d (0 -> 1): a third each. Link 1 carries a and b (1 -> 2): b takes the two thirds a
   // leaves. 1200 bytes each, at 1.2 GB/s a message alone takes 1 us.
@@ -149,7 +149,7 @@ TEST(LinkSharing, AFlowBottleneckedElsewhereLeavesItsShareToTheOthers) {
   EXPECT_EQ(fair.end_ps, 2 * kLatency + 3 * kSerialization);
 }
 
-TEST(LinkSharing, AStepThatCrossesNoLinkEndsAtOnce) {
+TEST(SimLinkSharing, AStepThatCrossesNoLinkEndsAtOnce) {
   const auto ring = one_way_ring(2);
   for (LinkSharing sharing : {LinkSharing::fair, LinkSharing::fifo}) {
     const std::vector<StepOutcome> outcomes =
@@ -160,7 +160,7 @@ TEST(LinkSharing, AStepThatCrossesNoLinkEndsAtOnce) {
   }
 }
 
-TEST(LinkSharing, AnEmptyMessageTakesTheLatency) {
+TEST(SimLinkSharing, AnEmptyMessageTakesTheLatency) {
   const auto ring = one_way_ring(2);
   for (LinkSharing sharing : {LinkSharing::fair, LinkSharing::fifo}) {
     EXPECT_EQ(run_steps(*ring, sharing, {{3, {{0, 1, 0}}}})[0].end_ps, 3 + kLatency);
@@ -181,7 +181,7 @@ std::vector<WideInt> solve(const std::vector<std::int64_t>& links,
 
 WideInt rate(std::int64_t bytes_per_s) { return cost_model::share_rate(bytes_per_s); }
 
-TEST(LinkSharing, ProgressiveFillingGivesTheTextbookRates) {
+TEST(SimLinkSharing, ProgressiveFillingGivesTheTextbookRates) {
   // Bertsekas & Gallager's example shape: links of 1, 1, 2; flows 0:{0}, 1:{0,1}, 2:{1,2},
   // 3:{2}. Link 0 fixes flows 0 and 1 at 1/2; link 1 then leaves 1/2 to flow 2; link 2 leaves
   // 2 - 1/2 = 3/2 to flow 3.
@@ -189,7 +189,7 @@ TEST(LinkSharing, ProgressiveFillingGivesTheTextbookRates) {
   EXPECT_EQ(rates, (std::vector<WideInt>{rate(500), rate(500), rate(500), rate(1500)}));
 }
 
-TEST(LinkSharing, SharesBelowTheScaleRoundDownAndNeverOverfillALink) {
+TEST(SimLinkSharing, SharesBelowTheScaleRoundDownAndNeverOverfillALink) {
   // 17 flows on a 1 byte/s link: 720720 / 17 is not whole.
   const std::vector<WideInt> rates = solve({1}, std::vector<std::vector<int>>(17, {0}));
   for (WideInt r : rates) EXPECT_EQ(r, WideInt{cost_model::kShareScale / 17});
@@ -223,7 +223,7 @@ rc::Gen<Instance> instance() {
   });
 }
 
-RC_GTEST_PROP(LinkSharing, the_solvers_rates_are_max_min_fair, ()) {
+RC_GTEST_PROP(SimLinkSharing, the_solvers_rates_are_max_min_fair, ()) {
   const Instance in = *instance();
   const std::vector<WideInt> rates = solve(in.links, in.flows);
   std::vector<WideInt> load(in.links.size(), 0);
@@ -251,7 +251,7 @@ RC_GTEST_PROP(LinkSharing, the_solvers_rates_are_max_min_fair, ()) {
   }
 }
 
-RC_GTEST_PROP(LinkSharing, the_solvers_rates_do_not_depend_on_the_flows_order, ()) {
+RC_GTEST_PROP(SimLinkSharing, the_solvers_rates_do_not_depend_on_the_flows_order, ()) {
   const Instance in = *instance();
   // A random permutation: indices sorted by random keys (ties by index).
   const auto keys = *rc::gen::container<std::vector<int>>(in.flows.size(), rc::gen::arbitrary<int>());
@@ -280,7 +280,7 @@ std::unique_ptr<topology::Topology> topology_of(int kind, int devices, topology:
   }
 }
 
-RC_GTEST_PROP(LinkSharing, a_transfer_alone_takes_latency_plus_serialization_under_both, ()) {
+RC_GTEST_PROP(SimLinkSharing, a_transfer_alone_takes_latency_plus_serialization_under_both, ()) {
   const topology::LinkSpec link{*rc::gen::inRange<std::int64_t>(1, 1'000'000'000'000),
                                 *rc::gen::inRange<std::int64_t>(0, 10'000'000)};
   const int kind = *rc::gen::inRange(0, 5);
@@ -309,7 +309,7 @@ RC_GTEST_PROP(LinkSharing, a_transfer_alone_takes_latency_plus_serialization_und
 // Flows on the one link 0 -> 1, each starting at its own time: the link is busy whenever a flow
 // is in flight, under either model, so the last byte leaves at the same time under both, up to
 // the rounding to whole picoseconds (fair: < 1 ps per completion; fifo: per message).
-RC_GTEST_PROP(LinkSharing, a_shared_link_carries_its_full_bandwidth_under_both, ()) {
+RC_GTEST_PROP(SimLinkSharing, a_shared_link_carries_its_full_bandwidth_under_both, ()) {
   const std::int64_t bandwidth = *rc::gen::inRange<std::int64_t>(1, 1'000'000'000'000);
   const auto ring = topology::make_ring(2, {bandwidth, 0}, false);
   const int flows = *rc::gen::inRange(1, 20);
@@ -340,7 +340,7 @@ RC_GTEST_PROP(LinkSharing, a_shared_link_carries_its_full_bandwidth_under_both, 
   }
 }
 
-TEST(LinkSharing, EqualFlowsStartingTogetherOnOneLinkEndAtTheirTotalsSerialization) {
+TEST(SimLinkSharing, EqualFlowsStartingTogetherOnOneLinkEndAtTheirTotalsSerialization) {
   // Up to 16 flows share a link exactly (cost_model/fair_share.h), so they all end together.
   const auto ring = topology::make_ring(2, {3, 0}, false);  // 3 bytes/s: shares are fractions
   for (int flows = 1; flows <= 16; ++flows) {
@@ -373,7 +373,7 @@ std::pair<std::int64_t, sim::CostLog> two_hop_permute(LinkSharing sharing) {
   return {record.end_ps - record.start_ps, machine.cost_log()};
 }
 
-TEST(LinkSharing, APermuteWhoseMessagesShareLinksTakesTwoSerializationsUnderFair) {
+TEST(SimLinkSharing, APermuteWhoseMessagesShareLinksTakesTwoSerializationsUnderFair) {
   const auto [fair_ps, fair_log] = two_hop_permute(LinkSharing::fair);
   EXPECT_EQ(fair_ps, 2 * kSerialization + 2 * kLatency);
   EXPECT_EQ(fair_log.link_transfers, 4u);
@@ -398,7 +398,7 @@ std::string describe(const sim::CostLog& log) {
   return s + "transfers " + std::to_string(log.link_transfers);
 }
 
-RC_GTEST_PROP(LinkSharing, contended_runs_repeat_exactly, ()) {
+RC_GTEST_PROP(SimLinkSharing, contended_runs_repeat_exactly, ()) {
   const Mesh mesh = *test_gen::mesh(2, 2, 16);
   const std::vector<std::string> names = mesh.axis_names();
   const std::string topology = *rc::gen::element<std::string>("ring", "ring-uni", "switch", "mesh");
@@ -437,7 +437,7 @@ RC_GTEST_PROP(LinkSharing, contended_runs_repeat_exactly, ()) {
 
 // ---- Names
 
-TEST(LinkSharing, NamesRoundTripAndBadNamesAreOneLineErrors) {
+TEST(SimLinkSharing, NamesRoundTripAndBadNamesAreOneLineErrors) {
   EXPECT_EQ(sim::link_sharing_from_name("fair"), LinkSharing::fair);
   EXPECT_EQ(sim::link_sharing_from_name("fifo"), LinkSharing::fifo);
   EXPECT_EQ(sim::link_sharing_name(LinkSharing::fifo), "fifo");
