@@ -160,7 +160,7 @@ void register_benchmarks() {
         sharing)
         ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(
-        fmt::format("BM_SimContendedCostOnly/all_to_all/64/{}", name).c_str(), BM_SimCostOnly, 64,
+        fmt::format("BM_SimContendedCostOnly/all_to_all/256/{}", name).c_str(), BM_SimCostOnly, 256,
         CollectiveOp::all_to_all, Algorithm::direct, 64 * kMiB / 4, sharing)
         ->Unit(benchmark::kMillisecond);
   }
