@@ -3,8 +3,12 @@
 // from the same run). The standard flags work: --benchmark_format=json, --benchmark_out=FILE.
 //   BM_SimAllReduceRealData/8/64MiB   ring topology, ring algorithm, float32, data moved
 //   BM_BareSum/8/64MiB                the baseline: one loop summing the same 8 arrays once
-//   BM_SimAllReduceCostOnly/1024      no data; counter: simulated link transfers per second
+//   BM_SimAllReduceCostOnly/1024      no data, fifo link sharing, every message carried (no fast
+//                                     path); counter: simulated link transfers per second
 //   BM_SimAllReduceCostOnly/switch/4096/1GiB   the same, 1 GiB on 4,096 devices of a switch
+//   BM_SimAllReduceCostOnly/1024/fair the same under fair link sharing (docs/link-sharing.md)
+//   BM_SimContendedCostOnly/...       contended: halving-doubling all-reduce and a direct
+//                                     all-to-all on a ring, under fifo and fair
 //   BM_FiberDevices/65536             65,536 fiber devices on a switch, one small all-reduce;
 //                                     peak RSS
 
@@ -81,18 +85,23 @@ void BM_SimAllReduceRealData(benchmark::State& state, int devices, std::int64_t 
       static_cast<double>(machine.cost_log().collectives.at(0).end_ps) / 1e6;
 }
 
-void BM_SimAllReduceCostOnly(benchmark::State& state, int devices, bool on_switch,
-                             std::int64_t mebibytes) {
+// One cost-only collective over every device of a bidirectional ring (or a switch), as often as
+// the benchmark wants, every message carried (the fast path off); counts the link transfers
+// simulated per second.
+void BM_SimCostOnly(benchmark::State& state, int devices, bool on_switch, CollectiveOp op,
+                    Algorithm algorithm, std::int64_t elements, sim::LinkSharing sharing) {
   sim::MachineSpec spec = ring_machine(devices);
   if (on_switch) spec.topology = topology::SwitchSpec{.devices = devices};
-  sim::Machine machine(spec, {.cost_only = true, .algorithm = Algorithm::ring});
+  spec.link_sharing = sharing;
+  sim::Machine machine(spec, {.cost_only = true, .algorithm = algorithm, .fast_path = false});
   const Mesh mesh({devices}, {"i"});
   const std::vector<Values> inputs(static_cast<std::size_t>(devices));
   CollectiveCall call;
-  call.op = CollectiveOp::psum;
+  call.op = op;
   call.axes = AxisNames("i");
+  call.tiled = true;
   const DeviceFunction program = [&](Context& ctx, const Values&) {
-    ctx.collective_cost(call, DType::float32, {mebibytes * kMiB / 4});
+    ctx.collective_cost(call, DType::float32, {elements});
     return Values{};
   };
   double transfers = 0;
@@ -132,13 +141,32 @@ void register_benchmarks() {
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_SimAllReduceRealData/8/64MiB", BM_SimAllReduceRealData, 8, 64)
       ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("BM_SimAllReduceCostOnly/1024", BM_SimAllReduceCostOnly, 1024,
-                               false, 64)
+  using sim::LinkSharing;
+  benchmark::RegisterBenchmark("BM_SimAllReduceCostOnly/1024", BM_SimCostOnly, 1024, false,
+                               CollectiveOp::psum, Algorithm::ring, 64 * kMiB / 4,
+                               LinkSharing::fifo)
       ->Unit(benchmark::kMillisecond);
   // The message-level goal: 1 GiB over a switch of 4,096 devices, 33.5 M link transfers a run.
-  benchmark::RegisterBenchmark("BM_SimAllReduceCostOnly/switch/4096/1GiB", BM_SimAllReduceCostOnly,
-                               4096, true, 1024)
+  benchmark::RegisterBenchmark("BM_SimAllReduceCostOnly/switch/4096/1GiB", BM_SimCostOnly, 4096,
+                               true, CollectiveOp::psum, Algorithm::ring, 1024 * kMiB / 4,
+                               LinkSharing::fifo)
       ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_SimAllReduceCostOnly/1024/fair", BM_SimCostOnly, 1024,
+                               false, CollectiveOp::psum, Algorithm::ring, 64 * kMiB / 4,
+                               LinkSharing::fair)
+      ->Unit(benchmark::kMillisecond);
+  for (const LinkSharing sharing : {LinkSharing::fifo, LinkSharing::fair}) {
+    const std::string_view name = sim::link_sharing_name(sharing);
+    benchmark::RegisterBenchmark(
+        fmt::format("BM_SimContendedCostOnly/halving_doubling/1024/{}", name).c_str(),
+        BM_SimCostOnly, 1024, false, CollectiveOp::psum, Algorithm::halving_doubling, 64 * kMiB / 4,
+        sharing)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(
+        fmt::format("BM_SimContendedCostOnly/all_to_all/256/{}", name).c_str(), BM_SimCostOnly, 256,
+        false, CollectiveOp::all_to_all, Algorithm::direct, 64 * kMiB / 4, sharing)
+        ->Unit(benchmark::kMillisecond);
+  }
   for (const int devices : {4096, 65536}) {
     benchmark::RegisterBenchmark(fmt::format("BM_FiberDevices/{}", devices).c_str(),
                                  BM_FiberDevices, devices)
@@ -205,13 +233,17 @@ class RatioReporter : public benchmark::BenchmarkReporter {
           "(target <= 1.5)\n",
           sim->second / bare->second);
     }
-    for (const auto& [name, target] :
-         {std::pair<std::string, int>{"BM_SimAllReduceCostOnly/1024", 10},
-          {"BM_SimAllReduceCostOnly/switch/4096/1GiB", 50}}) {
-      const auto transfers = counters_.find(name + " link_transfers_per_s");
-      if (transfers == counters_.end()) continue;
-      out << fmt::format("{}: {:.1f} M link transfers/s (target >= {} M/s)\n", name,
-                         transfers->second / 1e6, target);
+    constexpr std::string_view kRate = " link_transfers_per_s";
+    const std::map<std::string, int, std::less<>> targets = {
+        {"BM_SimAllReduceCostOnly/1024", 10}, {"BM_SimAllReduceCostOnly/switch/4096/1GiB", 50}};
+    for (const auto& [name, value] : counters_) {
+      if (!name.ends_with(kRate)) continue;
+      const std::string_view bench = std::string_view(name).substr(0, name.size() - kRate.size());
+      const auto target = targets.find(bench);
+      out << fmt::format("{}: {:.1f} M link transfers/s{}\n", bench, value / 1e6,
+                         target == targets.end()
+                             ? ""
+                             : fmt::format(" (target >= {} M/s)", target->second));
     }
   }
 

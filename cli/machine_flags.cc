@@ -35,6 +35,14 @@ sim::MachineSpec machine_from_topology_flags(const MachineFlags& flags, int devi
   return spec;
 }
 
+// --link-sharing, when given, over the machine's own.
+sim::MachineSpec with_link_sharing(sim::MachineSpec spec, const std::string& flag) {
+  if (const std::optional<sim::LinkSharing> sharing = link_sharing_flag(flag)) {
+    spec.link_sharing = *sharing;
+  }
+  return spec;
+}
+
 std::string algorithm_names() {
   std::vector<std::string_view> names;
   for (collectives::Algorithm a : collectives::all_algorithms()) {
@@ -44,6 +52,14 @@ std::string algorithm_names() {
 }
 
 }  // namespace
+
+std::optional<sim::LinkSharing> link_sharing_flag(const std::string& value) {
+  if (value.empty()) return std::nullopt;
+  if (value != "fair" && value != "fifo") {
+    throw Error(fmt::format("--link-sharing {}: expected fair or fifo", value));
+  }
+  return sim::link_sharing_from_name(value);
+}
 
 std::string preset_names() {
   const std::vector<std::string> presets = machine_preset_names();
@@ -66,6 +82,9 @@ void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices
       .add_option("--inter-link", flags.inter_link,
                   "hierarchical: the links between nodes, e.g. 400Gb/s,5us")
       ->capture_default_str();
+  command.add_option("--link-sharing", flags.link_sharing,
+                     "How transfers on one link share it: fair (max-min fair bandwidth) or fifo "
+                     "(one queue per link) (default: the machine's, else fair)");
   command.add_option("--algorithm", flags.algorithm,
                      fmt::format("Collective algorithm: {} (default: automatic)",
                                  algorithm_names()));
@@ -85,18 +104,21 @@ sim::SimOptions simulation_options(const MachineFlags& flags, sim::SimOptions op
 }
 
 sim::MachineSpec machine_from_flags(const MachineFlags& flags) {
-  if (!flags.machine.empty()) return machine_from_name_or_file(flags.machine);
-  return machine_from_topology_flags(flags, flags.devices);
+  sim::MachineSpec spec = flags.machine.empty() ? machine_from_topology_flags(flags, flags.devices)
+                                                : machine_from_name_or_file(flags.machine);
+  return with_link_sharing(std::move(spec), flags.link_sharing);
 }
 
 sim::MachineSpec machine_with_devices(const MachineFlags& flags, int devices) {
-  if (flags.machine.empty()) return machine_from_topology_flags(flags, devices);
+  if (flags.machine.empty()) {
+    return with_link_sharing(machine_from_topology_flags(flags, devices), flags.link_sharing);
+  }
   check_device_count(devices);
   sim::MachineSpec spec = machine_from_name_or_file(flags.machine);
   spec.name = fmt::format("{}, scaled to {} devices", spec.name, devices);
   spec.devices = devices;
   spec.topology = topology::rescaled_topology(spec.topology, devices);
-  return spec;
+  return with_link_sharing(std::move(spec), flags.link_sharing);
 }
 
 }  // namespace spmd

@@ -1,8 +1,10 @@
 #pragma once
 // The flags that name a machine on the command line: `--machine PRESET|FILE`, or a machine
-// built from `--devices N --topology T --link BANDWIDTH,LATENCY [--inter-link ...]`.
+// built from `--devices N --topology T --link BANDWIDTH,LATENCY [--inter-link ...]`; and
+// `--link-sharing fair|fifo`, which applies to either.
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 
 #include "sim/machine.h"
@@ -18,6 +20,7 @@ struct MachineFlags {
   std::string inter_link = "50GB/s,5us";  // hierarchical: between nodes
   std::string algorithm;                  // every collective, where it can run
   bool full_simulation = false;           // no closed-form fast path
+  std::string link_sharing;               // fair or fifo; empty: the machine's
 };
 
 // "dgx-h100, dgx-h100-x4, ...": the presets --machine takes, for help texts.
@@ -28,6 +31,8 @@ void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices
 void add_full_simulation_flag(CLI::App& command, bool& full_simulation);
 // The simulator options the flags ask for: the algorithm and the fast path.
 sim::SimOptions simulation_options(const MachineFlags& flags, sim::SimOptions options);
+// --link-sharing's value: nothing when empty, else fair or fifo; spmd::Error otherwise.
+std::optional<sim::LinkSharing> link_sharing_flag(const std::string& value);
 // The machine; spmd::Error naming the flag and the expected form for bad values.
 sim::MachineSpec machine_from_flags(const MachineFlags& flags);
 // The same machine with `devices` devices (ignores --machine's device count; its topology kind

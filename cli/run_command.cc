@@ -47,6 +47,8 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
                      "Collective algorithm for every collective (default: the machine's choice)");
   add_full_simulation_flag(command, options.full_simulation);
   add_placement_flag(command, options.placement);
+  command.add_option("--link-sharing", options.link_sharing,
+                     "How transfers on one link share it: fair or fifo (default: the machine's)");
 }
 
 int run_run_command(const RunOptions& options, std::ostream& out) {
@@ -59,6 +61,7 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
     sim_options.algorithm = collectives::algorithm_from_name(options.algorithm);
   }
   sim_options.fast_path = !options.full_simulation;
+  sim_options.link_sharing = link_sharing_flag(options.link_sharing);
   sim::Machine machine(spec, sim_options);
   const sim::CostLog log = run_workload(machine, workload);
   const traces::RunTotals totals = traces::run_totals(log);

@@ -15,6 +15,7 @@ struct RunOptions {
   std::string algorithm;
   bool full_simulation = false;
   std::string placement = "auto";
+  std::string link_sharing;  // fair or fifo; empty: the machine's
 };
 
 void add_run_flags(CLI::App& command, RunOptions& options);

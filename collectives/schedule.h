@@ -21,7 +21,7 @@
 // After the last step, rank r's result is work[result_begin[r], result_end[r]).
 //
 // Timing: a step starts when the previous one has been applied; its transfers leave at once and
-// queue on the links of their routes (cost_model/contention.h); the step ends at its last arrival.
+// share the links of their routes (docs/link-sharing.md); the step ends at its last arrival.
 
 #include <cstdint>
 #include <string>

@@ -1,5 +1,6 @@
 #pragma once
-// Contention: each directed link is a FIFO, served in request order. A message ready at
+// Contention under fifo link sharing (docs/link-sharing.md; the default, fair, is
+// cost_model/fair_share.h): each directed link is a FIFO, served in request order. A message ready at
 // `ready_ps` on a route whose links are all free again at `route_free_ps` (the latest of their
 // free times) starts when both hold, holds every link of the route for its serialization time
 // (cut-through, cost_model/link_time.h), and arrives after the route's latency on top. The

@@ -59,7 +59,7 @@ CollectiveRecord broadcast_cost(Machine& machine, std::int64_t elements, DType d
   record.with_data = false;
 
   EventQueue events;
-  LinkState links(machine.topology());
+  LinkState links(machine.topology(), events, machine.link_sharing());
   MemoryLedger memory(n, machine.spec().memory_bytes);
   std::exception_ptr failure;
   start_schedule_run(

@@ -6,48 +6,50 @@
 
 #include "cost_model/contention.h"
 #include "reference/check.h"
+#include "sim/fair_links.h"
 
 namespace spmd::sim {
 
-LinkState::LinkState(const topology::Topology& topology)
-    : topology_(topology),
-      free_at_ps_(topology.links().size(), 0),
-      last_route_(static_cast<std::size_t>(topology.device_count())) {}
-
-const RouteTiming& LinkState::route(int from, int to) {
-  LastRoute& last = last_route_[static_cast<std::size_t>(from)];
-  if (last.to == to) return *last.timing;
-  const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32) |
-                            static_cast<std::uint32_t>(to);
-  auto it = routes_.find(key);
-  if (it != routes_.end()) {
-    last = {to, &it->second};
-    return it->second;
+LinkState::LinkState(const topology::Topology& topology, EventQueue& events,
+                     LinkSharing sharing)
+    : events_(events), sharing_(sharing), routes_(topology) {
+  if (sharing == LinkSharing::fair) {
+    fair_ = std::make_unique<FairLinks>(topology, events);
+  } else {
+    free_at_ps_.assign(topology.links().size(), 0);
   }
-  RouteTiming timing;
-  timing.links = topology_.route(from, to);
-  cost_model::RouteCost cost;
-  for (int link : timing.links) {
-    const topology::LinkSpec& spec = topology_.links()[static_cast<std::size_t>(link)].spec;
-    cost = cost_model::with_link(cost, spec.latency_ps, spec.bandwidth_bytes_per_s);
-  }
-  timing.latency_ps = cost.latency_ps;
-  timing.bandwidth_bytes_per_s = cost.bandwidth_bytes_per_s;
-  // Bounded: routes on a long ring are long, and a run may ask for millions of pairs.
-  if (cached_links_ + timing.links.size() > kMaxCachedLinks) {
-    routes_.clear();
-    std::fill(last_route_.begin(), last_route_.end(), LastRoute{});
-    cached_links_ = 0;
-  }
-  cached_links_ += timing.links.size();
-  const RouteTiming& cached = routes_.emplace(key, std::move(timing)).first->second;
-  last = {to, &cached};
-  return cached;
 }
 
-std::int64_t LinkState::send(int from, int to, std::int64_t bytes, std::int64_t ready_ps) {
-  if (from == to) return ready_ps;
-  const RouteTiming& timing = route(from, to);
+LinkState::~LinkState() = default;
+
+std::optional<std::int64_t> LinkState::send_step(const StepTransfers& step,
+                                                 StepListener& listener) {
+  const std::int64_t now = events_.now_ps();
+  if (fair_) {
+    const std::size_t flows = fair_->start_step(step, listener, routes_);
+    transfers_ += flows;
+    if (flows > 0) return std::nullopt;
+    return now;
+  }
+  // fifo: every arrival is known now, so the step's end is too (no event per transfer).
+  std::int64_t end = now;
+  for (const collectives::Transfer& t : step.transfers) {
+    const int from = step.devices[static_cast<std::size_t>(t.source)];
+    const int to = step.devices[static_cast<std::size_t>(t.destination)];
+    if (from == to) continue;  // a local copy: no link, no time
+    const std::int64_t bytes = t.elements() * step.element_bytes;
+    const std::int64_t arrival = send_fifo(from, to, bytes, now);
+    if (step.record) listener.transfer_arrived(from, to, bytes, now, arrival);
+    end = std::max(end, arrival);
+  }
+  return end;
+}
+
+// Waits until every link of the route is free, holds them all for the serialization time and
+// returns the arrival time (the rule: cost_model/contention.h). A link's free time never
+// decreases.
+std::int64_t LinkState::send_fifo(int from, int to, std::int64_t bytes, std::int64_t ready_ps) {
+  const RouteTiming& timing = *routes_.route(from, to);
   std::int64_t route_free_ps = 0;
   for (int link : timing.links) {
     route_free_ps = std::max(route_free_ps, free_at_ps_[static_cast<std::size_t>(link)]);

@@ -1,52 +1,51 @@
 #pragma once
-// The links as a run goes: when each directed link is next free (one FIFO per direction, served
-// in request order), the routes between device pairs (asked for once, then remembered), and how
-// many messages crossed links.
+// The links as a run goes, under the machine's link sharing (sim/link_sharing.h): what a
+// schedule run sends a step's transfers to, and learns the step's end from. Under fifo each
+// directed link is one queue, served in request order (when each link is next free is all the
+// state, and a step's end is known as soon as it is sent); under fair the links are shared
+// max-min fairly between the flows in flight (sim/fair_links.h) and a step's end is known only
+// when its last flow is done. Also the routes between device pairs and how many messages
+// crossed links.
 
 #include <cstdint>
-#include <unordered_map>
+#include <memory>
+#include <optional>
 #include <vector>
 
+#include "sim/event_queue.h"
+#include "sim/link_sharing.h"
+#include "sim/link_step.h"
+#include "sim/route_cache.h"
 #include "topology/topology.h"
 
 namespace spmd::sim {
 
-struct RouteTiming {
-  std::vector<int> links;
-  std::int64_t latency_ps = 0;             // sum over the route
-  std::int64_t bandwidth_bytes_per_s = 0;  // the slowest link's
-};
+class FairLinks;
 
 class LinkState {
  public:
-  explicit LinkState(const topology::Topology& topology);
+  // `events` is the run's clock: fair sharing schedules its settles on it.
+  LinkState(const topology::Topology& topology, EventQueue& events, LinkSharing sharing);
+  ~LinkState();
 
-  // Valid until the next call.
-  const RouteTiming& route(int from, int to);
+  // Sends the step's transfers at events.now_ps(). Returns the step's end (its last arrival)
+  // when it is known now: always under fifo, and for a step that crosses no link. Otherwise
+  // returns nothing, and `listener.step_ended(end)` is called from an event later.
+  std::optional<std::int64_t> send_step(const StepTransfers& step, StepListener& listener);
 
-  // Sends `bytes` from `from` to `to` no earlier than `ready_ps`: waits until every link of the
-  // route is free, holds them all for the serialization time and returns the arrival time
-  // (the rule: cost_model/contention.h). A link's free time never decreases.
-  std::int64_t send(int from, int to, std::int64_t bytes, std::int64_t ready_ps);
-
+  LinkSharing sharing() const { return sharing_; }
   std::uint64_t transfers() const { return transfers_; }
+  // fifo: when the link is next free.
   std::int64_t busy_until_ps(int link) const { return free_at_ps_[static_cast<std::size_t>(link)]; }
 
  private:
-  const topology::Topology& topology_;
-  std::vector<std::int64_t> free_at_ps_;
-  // Looked up by key only, never iterated, so its order cannot reach any output.
-  std::unordered_map<std::uint64_t, RouteTiming> routes_;
-  // The route each device last sent on: a collective's rank sends to the same peer step after
-  // step (a ring's successor), so most sends skip the hash lookup. Its pointers stay valid until
-  // routes_ is cleared (a rehash does not move the map's elements), which resets them.
-  struct LastRoute {
-    int to = -1;
-    const RouteTiming* timing = nullptr;
-  };
-  std::vector<LastRoute> last_route_;  // by source device
-  static constexpr std::size_t kMaxCachedLinks = std::size_t{1} << 23;
-  std::size_t cached_links_ = 0;
+  std::int64_t send_fifo(int from, int to, std::int64_t bytes, std::int64_t ready_ps);
+
+  EventQueue& events_;
+  LinkSharing sharing_;
+  RouteCache routes_;
+  std::vector<std::int64_t> free_at_ps_;  // fifo, by link
+  std::unique_ptr<FairLinks> fair_;       // fair
   std::uint64_t transfers_ = 0;
 };
 

@@ -46,6 +46,8 @@ struct SimOptions {
   // Which machine device each mesh device runs on (sim/mesh_placement.h): by default the
   // topology's (create_device_mesh's assignment on tori, node-major elsewhere).
   PlacementSpec placement;
+  // How transfers share a link (sim/link_sharing.h); unset: the machine's (MachineSpec).
+  std::optional<LinkSharing> link_sharing;
 };
 
 class Machine : public Backend {
@@ -61,6 +63,8 @@ class Machine : public Backend {
   const MachineSpec& spec() const { return spec_; }
   const topology::Topology& topology() const { return *topology_; }
   const SimOptions& options() const { return options_; }
+  // The options' link sharing, else the machine's.
+  LinkSharing link_sharing() const { return options_.link_sharing.value_or(spec_.link_sharing); }
   void set_options(SimOptions options) { options_ = std::move(options); }
   // The cost log of the last run (also of a run that ended with an error, up to the error).
   const CostLog& cost_log() const { return cost_log_; }

@@ -57,12 +57,20 @@ std::map<std::string, collectives::Algorithm> algorithms_from_json(const JsonVal
   return algorithms;
 }
 
+LinkSharing link_sharing_from_json(const JsonValue& value) {
+  static constexpr std::string_view expected = "fair or fifo";
+  const std::string name = value.string(expected);
+  if (name != "fair" && name != "fifo") value.fail_value(expected);
+  return link_sharing_from_name(name);
+}
+
 }  // namespace
 
 MachineSpec machine_from_json(const json& document) {
   const JsonValue root(document, "machine");
   root.require_object(
-      {"name", "devices", "memory", "compute", "topology", "algorithms", "pipeline_chunk"});
+      {"name", "devices", "memory", "compute", "topology", "algorithms", "pipeline_chunk",
+       "link_sharing"});
   MachineSpec machine;
   if (auto name = root.optional("name")) machine.name = name->string();
   machine.devices = root.required("devices", "a positive integer").positive_int32();
@@ -78,6 +86,9 @@ MachineSpec machine_from_json(const json& document) {
   }
   if (auto chunk = root.optional("pipeline_chunk")) {
     machine.pipeline_chunk_bytes = positive_bytes_value(*chunk, "2MiB");
+  }
+  if (auto sharing = root.optional("link_sharing")) {
+    machine.link_sharing = link_sharing_from_json(*sharing);
   }
   return machine;
 }
@@ -106,6 +117,7 @@ json machine_to_json(const MachineSpec& machine) {
       {"topology", topology::topology_to_json(machine.topology)},
       {"algorithms", algorithms},
       {"pipeline_chunk", exact_bytes_text(machine.pipeline_chunk_bytes)},
+      {"link_sharing", std::string(link_sharing_name(machine.link_sharing))},
   };
 }
 

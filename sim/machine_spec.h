@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collectives/algorithm.h"
+#include "sim/link_sharing.h"
 #include "topology/topology_spec.h"
 
 namespace spmd::sim {
@@ -27,6 +28,8 @@ struct MachineSpec {
   // is absent has its algorithm chosen automatically.
   std::map<std::string, collectives::Algorithm> algorithms;
   std::int64_t pipeline_chunk_bytes = std::int64_t{2} << 20;  // 2 MiB
+  // How transfers crossing the same link at once share it ("link_sharing": "fair" or "fifo").
+  LinkSharing link_sharing = LinkSharing::fair;
 };
 
 // spmd::Error naming the JSON path of the bad value: unknown fields, wrong types, bad units,

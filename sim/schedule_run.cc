@@ -1,6 +1,6 @@
 #include "sim/schedule_run.h"
 
-#include <algorithm>
+#include <optional>
 
 namespace spmd::sim {
 namespace {
@@ -27,7 +27,7 @@ class GroupBuffers {
   std::vector<std::pair<int, std::int64_t>> held_;
 };
 
-class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
+class ScheduleRun : public std::enable_shared_from_this<ScheduleRun>, public StepListener {
  public:
   ScheduleRun(ScheduleRunSetup setup, EventQueue& events, LinkState& links, MemoryLedger& memory,
               ScheduleDone done)
@@ -71,23 +71,24 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
       done_(nullptr);
       return;
     }
-    const std::int64_t now = events_.now_ps();
-    std::int64_t end = now;
-    for (const collectives::Transfer& t : transfers_) {
-      const int from = setup_.devices[static_cast<std::size_t>(t.source)];
-      const int to = setup_.devices[static_cast<std::size_t>(t.destination)];
-      const std::int64_t bytes = t.elements() * setup_.element_bytes;
-      const std::int64_t arrival = links_.send(from, to, bytes, now);
-      if (from != to) record_transfer(from, to, bytes, now, arrival);
-      end = std::max(end, arrival);
-    }
-    events_.schedule(end, [self = shared_from_this(), index] { self->run_step(index + 1); });
+    step_ = index;
+    const StepTransfers step{transfers_, setup_.devices,
+                             setup_.element_bytes, setup_.transfer_log != nullptr};
+    // fifo knows the step's end at once; fair calls step_ended when its last flow arrives.
+    if (const std::optional<std::int64_t> end = links_.send_step(step, *this)) step_ended(*end);
   }
 
-  void record_transfer(int from, int to, std::int64_t bytes, std::int64_t start_ps,
-                       std::int64_t end_ps) {
+  void step_ended(std::int64_t end_ps) override {
+    events_.schedule(end_ps, [self = shared_from_this(), next = step_ + 1] {
+      self->run_step(next);
+    });
+  }
+
+  std::shared_ptr<StepListener> keep_alive() override { return shared_from_this(); }
+
+  void transfer_arrived(int from, int to, std::int64_t bytes, std::int64_t start_ps,
+                        std::int64_t end_ps) override {
     CostLog* log = setup_.transfer_log;
-    if (log == nullptr) return;
     if (log->transfers.size() >= setup_.transfer_limit) {
       log->transfers_truncated = true;
       return;
@@ -103,6 +104,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   MemoryLedger& memory_;
   ScheduleDone done_;
   GroupBuffers buffers_;
+  std::size_t step_ = 0;  // the raw step in flight
 };
 
 // The same group timed by the closed form: buffers held from start to end, no messages.

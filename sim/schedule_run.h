@@ -1,11 +1,12 @@
 #pragma once
 // One group's collective carried out over the links, in virtual time: the schedule's steps run
-// one after another; each step's transfers leave when the step starts, queue on the links of
-// their routes (sim/link_state.h) and the step ends at its last arrival. The steps come from the
-// algorithm's step source one at a time (collectives/step_source.h), so a run holds one step,
-// never the whole schedule. The group's work and receive buffers are held in the memory ledger
-// for the whole run. The data itself is computed by collectives::run_schedule_data from the
-// materialized schedule; only time and memory are modeled here.
+// one after another; each step's transfers leave when the step starts, share the links of their
+// routes (sim/link_state.h: fair sharing or fifo queues) and the step ends at its last arrival.
+// The steps come from the algorithm's step source one at a time (collectives/step_source.h), so a
+// run holds one step, never the whole schedule. The group's work and receive buffers are held in
+// the memory ledger for the whole run. The data itself is computed by
+// collectives::run_schedule_data from the materialized schedule; only time and memory are
+// modeled here.
 
 #include <cstdint>
 #include <exception>
@@ -18,6 +19,7 @@
 #include "sim/cost_log.h"
 #include "sim/event_queue.h"
 #include "sim/link_state.h"
+#include "sim/link_step.h"
 #include "sim/memory_ledger.h"
 
 namespace spmd::sim {

@@ -117,7 +117,7 @@ SimRun::SimRun(Machine& machine, const Mesh& mesh, bool check_vma)
       mesh_(mesh),
       check_vma_(check_vma),
       device_count_(mesh.device_count()),
-      links_(machine.topology()),
+      links_(machine.topology(), events_, machine.link_sharing()),
       memory_(machine.topology().device_count(), machine.spec().memory_bytes),
       placement_(machine.options().placement, mesh, machine.topology()),
       choice_(base_choice(machine)) {

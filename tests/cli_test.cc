@@ -200,6 +200,27 @@ TEST(PerfCommand, OnThePresetRingBusBandwidthApproachesTheLinkRate) {
   EXPECT_LT(std::stod(rows[0][7]), 450.0);
 }
 
+TEST(PerfCommand, LinkSharingFlagPicksTheModel) {
+  // A direct all-to-all on a ring: many messages share each link. Fifo holds a whole route per
+  // message; fair shares each link's bandwidth between them (docs/link-sharing.md).
+  PerfOptions options;
+  options.op = "all_to_all";
+  options.machine.devices = 8;
+  options.machine.topology = "ring";
+  options.machine.algorithm = "direct";
+  options.min_bytes = options.max_bytes = "1M";
+  options.cost_only = true;
+  const auto time_us = [&](const std::string& sharing) {
+    options.machine.link_sharing = sharing;
+    std::ostringstream out;
+    run_perf_command(options, out);
+    return std::stod(table_rows(out.str()).at(0)[5]);
+  };
+  const double fair = time_us("fair");
+  EXPECT_EQ(time_us(""), fair);  // the default
+  EXPECT_LT(fair, time_us("fifo"));
+}
+
 TEST(PerfCommand, BroadcastHasRootZeroAndNoReduction) {
   PerfOptions options;
   options.op = "broadcast";
@@ -277,6 +298,7 @@ TEST(CliErrors, BadValuesExitWithCodeTwoAndOneLineNamingTheFlag) {
       {"perf -b 1M -e 1K", "error: -e 1K: expected a size at least -b (1M)"},
       {"perf --link fast", "error: --link fast: expected BANDWIDTH,LATENCY such as 100GB/s,1us"},
       {"perf --machine dgx-z1", "error: machine dgx-z1: no such preset or file"},
+      {"perf --link-sharing maxmin", "error: --link-sharing maxmin: expected fair or fifo"},
       {"perf -d float33", "error: "},
       {"run dgx-h100 /nonexistent.json", "error: /nonexistent.json: cannot open the workload file"},
       {"scale --workload /nonexistent.json", "error: /nonexistent.json"},

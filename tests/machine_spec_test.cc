@@ -36,7 +36,8 @@ const char* const kDocumentedExample = R"({
   "compute": {"peak_flops": "989TFLOP/s", "memory_bandwidth": "3.35TB/s"},
   "topology": {"kind": "switch", "link": {"bandwidth": "450GB/s", "latency": "1us"}},
   "algorithms": {"all_reduce": "ring"},
-  "pipeline_chunk": "2MiB"
+  "pipeline_chunk": "2MiB",
+  "link_sharing": "fair"
 })";
 
 // A valid machine of `devices` devices with the given topology object.
@@ -68,6 +69,7 @@ void expect_same_machine(const MachineSpec& a, const MachineSpec& b) {
   EXPECT_EQ(a.memory_bandwidth_bytes_per_s, b.memory_bandwidth_bytes_per_s);
   EXPECT_EQ(a.algorithms, b.algorithms);
   EXPECT_EQ(a.pipeline_chunk_bytes, b.pipeline_chunk_bytes);
+  EXPECT_EQ(a.link_sharing, b.link_sharing);
   EXPECT_EQ(topology::kind_of(a.topology), topology::kind_of(b.topology));
   EXPECT_TRUE(a.topology == b.topology)
       << machine_to_json(a).dump() << " vs " << machine_to_json(b).dump();
@@ -90,6 +92,14 @@ TEST(MachineFromJson, ReadsTheDocumentedExample) {
   EXPECT_EQ(machine.algorithms, (std::map<std::string, collectives::Algorithm>{
                                     {"all_reduce", collectives::Algorithm::ring}}));
   EXPECT_EQ(machine.pipeline_chunk_bytes, 2 * kMiB);
+  EXPECT_EQ(machine.link_sharing, LinkSharing::fair);
+}
+
+TEST(MachineFromJson, LinkSharingIsFairOrFifo) {
+  json machine = machine_with(4, {{"kind", "switch"}, {"link", kLink}});
+  EXPECT_EQ(machine_from_json(machine).link_sharing, LinkSharing::fair);
+  machine["link_sharing"] = "fifo";
+  EXPECT_EQ(machine_from_json(machine).link_sharing, LinkSharing::fifo);
 }
 
 TEST(MachineFromJson, OmittedFieldsTakeTheDocumentedDefaults) {
@@ -101,6 +111,7 @@ TEST(MachineFromJson, OmittedFieldsTakeTheDocumentedDefaults) {
   EXPECT_EQ(machine.memory_bandwidth_bytes_per_s, 3'000'000'000'000);
   EXPECT_TRUE(machine.algorithms.empty());
   EXPECT_EQ(machine.pipeline_chunk_bytes, 2 * kMiB);
+  EXPECT_EQ(machine.link_sharing, LinkSharing::fair);
   EXPECT_EQ(topology::device_count_of(machine.topology), 4);
 }
 
@@ -197,6 +208,7 @@ TEST(MachineToJson, ReadsBackAsTheSameMachine) {
   odd.memory_bytes = 1'000'000'007;
   odd.peak_flops_per_s = 1.0 / 3.0;
   odd.memory_bandwidth_bytes_per_s = 3;
+  odd.link_sharing = LinkSharing::fifo;
   machines.push_back(odd);
   for (const MachineSpec& machine : machines) {
     const json written = machine_to_json(machine);
@@ -227,7 +239,7 @@ class MachineErrors : public ::testing::Test {
 TEST_F(MachineErrors, UnknownFieldsAreNamed) {
   EXPECT_EQ(error_of(with(ring_, "/memroy", "80GiB")),
             "memroy: unknown field, expected one of name, devices, memory, compute, topology, "
-            "algorithms, pipeline_chunk");
+            "algorithms, pipeline_chunk, link_sharing");
   EXPECT_EQ(error_of(with(ring_, "/topology/link/bandwith", "1GB/s")),
             "topology.link.bandwith: unknown field, expected one of bandwidth, latency");
   EXPECT_EQ(error_of(with(ring_, "/compute/flops", 1)),
@@ -243,7 +255,7 @@ TEST_F(MachineErrors, UnknownFieldsAreNamed) {
 TEST_F(MachineErrors, WrongTypesAreNamed) {
   EXPECT_EQ(error_of(json::array({1, 2})),
             "machine: [1,2] is an array, expected an object with fields name, devices, memory, "
-            "compute, topology, algorithms, pipeline_chunk");
+            "compute, topology, algorithms, pipeline_chunk, link_sharing");
   EXPECT_EQ(error_of(with(ring_, "/devices", "8")),
             R"(devices: "8" is a string, expected a positive integer)");
   EXPECT_EQ(error_of(with(ring_, "/topology/bidirectional", "yes")),
@@ -276,6 +288,8 @@ TEST_F(MachineErrors, BadValuesAreNamed) {
             R"(memory: "0GiB", expected a size > 0 like "80GiB")");
   EXPECT_EQ(error_of(with(ring_, "/compute/peak_flops", -1)),
             R"(compute.peak_flops: -1, expected a compute rate > 0 like "989TFLOP/s")");
+  EXPECT_EQ(error_of(with(ring_, "/link_sharing", "maxmin")),
+            R"(link_sharing: "maxmin", expected fair or fifo)");
   EXPECT_EQ(error_of(with(torus_, "/topology/dims", {16})),
             "topology.dims: [16], expected 2 or 3 sizes like [4, 4] or [4, 4, 4]");
 }

@@ -160,6 +160,7 @@ struct ClosedFormCase {
   std::int64_t latency_ps;
   std::int64_t bandwidth_bytes_per_s;
   std::int64_t chunk_bytes;
+  sim::LinkSharing sharing = sim::LinkSharing::fair;
 };
 
 struct SimulatedAndClosedForm {
@@ -174,6 +175,7 @@ SimulatedAndClosedForm simulate_and_close(const ClosedFormCase& c) {
   const topology::LinkSpec link{c.bandwidth_bytes_per_s, c.latency_ps};
   sim::MachineSpec spec = machine_for(home_topology(c.algorithm, c.devices), c.devices, link);
   spec.pipeline_chunk_bytes = c.chunk_bytes;
+  spec.link_sharing = c.sharing;
   sim::SimOptions options;
   options.algorithm = c.algorithm;
   options.cost_only = true;
@@ -209,6 +211,8 @@ RC_GTEST_PROP(Simulator, uncontended_time_equals_the_closed_form, ()) {
   c.bandwidth_bytes_per_s = *rc::gen::element<std::int64_t>(1'000'000'000, 25'000'000'000,
                                                             100'000'000'000, 450'000'000'000, 3);
   c.chunk_bytes = *rc::gen::element<std::int64_t>(64, 4096, 1 << 20, 2 << 20);
+  // Uncontended, both link sharing models give a message alone the same time.
+  c.sharing = *rc::gen::element(sim::LinkSharing::fair, sim::LinkSharing::fifo);
   // Two devices have one link each way: a two-way ring's halves share it.
   RC_PRE(!(c.algorithm == Algorithm::bidirectional_ring && c.devices == 2));
   const SimulatedAndClosedForm result = simulate_and_close(c);
@@ -236,23 +240,28 @@ TEST(Simulator, DoubleTreeHalvesTurnToBroadcastTogether) {
   // Found by the property above: with an odd piece count the second tree has one piece fewer;
   // had it turned to broadcast a step early, its first broadcast would share a link with the
   // first tree's last reduce and the time would exceed the closed form by one piece.
-  const SimulatedAndClosedForm result =
-      simulate_and_close({.algorithm = Algorithm::double_binary_tree,
-                          .devices = 2,
-                          .elements = 4257,
-                          .latency_ps = 0,
-                          .bandwidth_bytes_per_s = 3,
-                          .chunk_bytes = 64});
-  ASSERT_TRUE(result.supported);
-  EXPECT_EQ(result.algorithm_used, "double_binary_tree");
-  EXPECT_EQ(result.simulated_ps, result.closed_form_ps);
+  for (sim::LinkSharing sharing : {sim::LinkSharing::fair, sim::LinkSharing::fifo}) {
+    const SimulatedAndClosedForm result =
+        simulate_and_close({.algorithm = Algorithm::double_binary_tree,
+                            .devices = 2,
+                            .elements = 4257,
+                            .latency_ps = 0,
+                            .bandwidth_bytes_per_s = 3,
+                            .chunk_bytes = 64,
+                            .sharing = sharing});
+    ASSERT_TRUE(result.supported);
+    EXPECT_EQ(result.algorithm_used, "double_binary_tree");
+    EXPECT_EQ(result.simulated_ps, result.closed_form_ps);
+  }
 }
 
-TEST(Simulator, TransfersSharingALinkWaitForEachOther) {
+TEST(Simulator, TransfersSharingALinkWaitForEachOtherUnderFifo) {
   // Four devices on a one-way ring; every device sends two hops ahead, so every link carries two
-  // messages and they queue: the last leaves after three serializations.
+  // messages and they queue: the last leaves after three serializations. (Under fair sharing,
+  // the default, all four take two serializations: link_sharing_test.)
   sim::MachineSpec spec =
       machine_for("ring-uni", 4, {.bandwidth_bytes_per_s = 1'000'000'000, .latency_ps = 1'000'000});
+  spec.link_sharing = sim::LinkSharing::fifo;
   sim::Machine machine(spec);
   const Mesh mesh({4}, {"i"});
   std::vector<Values> inputs;
@@ -335,8 +344,11 @@ RC_GTEST_PROP(Simulator, two_runs_give_identical_results_and_logs, ()) {
   const std::string topology = *topology_text(mesh.device_count());
   const std::uint64_t seed = *test_gen::seed();
   const std::vector<std::string> names = mesh.axis_names();
+  const sim::LinkSharing sharing = *rc::gen::element(sim::LinkSharing::fair, sim::LinkSharing::fifo);
   const auto run = [&](std::vector<Values>& outputs) {
-    sim::Machine machine(machine_for(topology, mesh.device_count()));
+    sim::MachineSpec spec = machine_for(topology, mesh.device_count());
+    spec.link_sharing = sharing;
+    sim::Machine machine(spec);
     std::vector<Values> args;
     for (const Array& x :
          test_gen::random_per_device(DType::float32, {8, 3}, mesh.device_count(), seed)) {
