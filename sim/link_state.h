@@ -33,6 +33,10 @@ class LinkState {
   // returns nothing, and `listener.step_ended(end)` is called from an event later.
   std::optional<std::int64_t> send_step(const StepTransfers& step, StepListener& listener);
 
+  // The route between two devices, its links, latency and bottleneck bandwidth (valid until the
+  // next call).
+  const RouteTiming& route(int from, int to) { return *routes_.route(from, to); }
+
   LinkSharing sharing() const { return sharing_; }
   std::uint64_t transfers() const { return transfers_; }
   // fifo: when the link is next free.

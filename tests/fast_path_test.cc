@@ -174,10 +174,13 @@ struct Outcome {
 };
 
 Outcome run(const Program& p, const std::string& topology, std::optional<Algorithm> algorithm,
-            bool cost_only, bool fast_path, std::uint64_t seed) {
+            bool cost_only, bool fast_path, std::uint64_t seed,
+            sim::LinkSharing sharing = sim::LinkSharing::fair) {
   const int devices = p.mesh.device_count();
-  sim::Machine machine(machine_for(topology, devices),
-                       {.cost_only = cost_only, .algorithm = algorithm, .fast_path = fast_path});
+  sim::Machine machine(machine_for(topology, devices), {.cost_only = cost_only,
+                                                        .algorithm = algorithm,
+                                                        .fast_path = fast_path,
+                                                        .link_sharing = sharing});
   std::vector<Values> args;
   // Rows a multiple of every group size, so that every op splits evenly.
   for (const Array& x : test_gen::random_per_device(DType::float32, {devices * 3, 2}, devices,
@@ -246,9 +249,10 @@ RC_GTEST_PROP(FastPath, gives_the_bits_and_cost_log_of_carrying_every_message, (
       std::nullopt, Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus);
   const bool cost_only = *rc::gen::arbitrary<bool>();
   const std::uint64_t seed = *test_gen::seed();
+  const sim::LinkSharing sharing = *rc::gen::element(sim::LinkSharing::fair, sim::LinkSharing::fifo);
   RC_TAG(topology);
-  const Outcome fast = run(p, topology, algorithm, cost_only, /*fast_path=*/true, seed);
-  const Outcome full = run(p, topology, algorithm, cost_only, /*fast_path=*/false, seed);
+  const Outcome fast = run(p, topology, algorithm, cost_only, /*fast_path=*/true, seed, sharing);
+  const Outcome full = run(p, topology, algorithm, cost_only, /*fast_path=*/false, seed, sharing);
   RC_TAG(fast.log.closed_form_groups > 0 ? "fast path taken" : "no fast path");
   RC_ASSERT(full.log.closed_form_groups == 0u);
   RC_ASSERT(describe(fast.log) == describe(full.log));
