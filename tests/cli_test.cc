@@ -329,7 +329,7 @@ TEST(CliErrors, WorkloadFieldsAreRangeCheckedAndUnknownOnesRejected) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"kind": "mlp_data_parallel", "layers": [4, 4], "batch_per_device": 2, "step": 2})",
        "workload.step: unknown field, expected one of kind, name, dtype, steps, layers, "
-       "batch_per_device"},
+       "batch_per_device, overlap"},
       // 4294967297 = 2^32 + 1 was once read as 1 step.
       {R"({"kind": "mlp_data_parallel", "layers": [4, 4], "batch_per_device": 2,
            "steps": 4294967297})",
