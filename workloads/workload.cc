@@ -206,7 +206,7 @@ DeviceFunction mlp_step(const Workload& w) {
 
 // A Megatron-style layer: attention (QKV and output projections) and MLP, each split over the
 // model axis with one psum of the activations per block in the forward pass and one in the
-// backward pass; then the parameter gradients' pmean over the data axis (with overlap: each
+// backward pass (none when model_parallel is 1); then the parameter gradients' pmean over the data axis (with overlap: each
 // block's started on stream 0 once its backward is done, all waited at the end).
 DeviceFunction transformer_step(const Workload& w) {
   return [&w](Context& ctx, const Values&) {
@@ -222,9 +222,13 @@ DeviceFunction transformer_step(const Workload& w) {
     ctx.hold_memory(2 * params * e, "parameters and gradients");
     ctx.hold_memory(activations * e, "activations");
     const Shape activation{w.batch_per_device, w.sequence, d};
+    // A one-way model split has nothing to combine: Megatron calls no all-reduce then.
+    const auto combine_activations = [&] {
+      if (m > 1) ctx.collective_cost(call_of(CollectiveOp::psum, "model"), w.dtype, activation);
+    };
     for (int block = 0; block < 2; ++block) {  // attention, then MLP
       ctx.charge_compute(macs, (params / 2 + activations / 2) * e);
-      ctx.collective_cost(call_of(CollectiveOp::psum, "model"), w.dtype, activation);
+      combine_activations();
     }
     if (w.overlap) {
       // Backward from the MLP to attention; each block's activation psum stays blocking (the
@@ -232,14 +236,14 @@ DeviceFunction transformer_step(const Workload& w) {
       GradientReductions reductions(ctx, w.dtype);
       for (const auto& gradients : {std::vector<Shape>{up, down}, std::vector<Shape>{qkv, out}}) {
         ctx.charge_compute(2.0 * macs, (params + activations / 2) * e);
-        ctx.collective_cost(call_of(CollectiveOp::psum, "model"), w.dtype, activation);
+        combine_activations();
         for (const Shape& gradient : gradients) reductions.start(gradient);
       }
       reductions.wait_all();
     } else {
       for (int block = 0; block < 2; ++block) {
         ctx.charge_compute(2.0 * macs, (params + activations / 2) * e);
-        ctx.collective_cost(call_of(CollectiveOp::psum, "model"), w.dtype, activation);
+        combine_activations();
       }
       for (const Shape& gradient : {qkv, out, up, down}) {
         ctx.collective_cost(call_of(CollectiveOp::pmean, "data"), w.dtype, gradient);
