@@ -9,7 +9,8 @@
 #include <set>
 
 #include "collectives/algorithm.h"
-#include "generators.h"
+#include "tests/collective_ops.h"
+#include "tests/generators.h"
 #include "sim/machine.h"
 #include "topology/topology_spec.h"
 
@@ -79,40 +80,9 @@ RC_GTEST_PROP(FastPath, phases_of_one_cost_give_the_uniform_closed_form, ()) {
 
 // ---- Both paths on whole programs.
 
-enum class Op { psum, pmax, psum_scatter, all_gather, all_to_all, ppermute };
-
-Array apply(Context& ctx, Op op, const Array& x, const AxisNames& axes, int n) {
-  switch (op) {
-    case Op::psum: return ctx.psum(x, axes);
-    case Op::pmax: return ctx.pmax(x, axes);
-    case Op::psum_scatter: return ctx.psum_scatter(x, axes, 0, /*tiled=*/true);
-    case Op::all_gather: return ctx.all_gather(x, axes, 0, /*tiled=*/true);
-    case Op::all_to_all: return ctx.all_to_all(x, axes, 0, 0, /*tiled=*/true);
-    case Op::ppermute: {
-      std::vector<std::pair<int, int>> perm;
-      for (int i = 0; i < n; ++i) perm.emplace_back(i, (i + 1) % n);
-      return ctx.ppermute(x, axes, perm);
-    }
-  }
-  return x;
-}
-
-PendingCollective start(Context& ctx, Op op, const Array& x, const AxisNames& axes, int n,
-                        StartOptions options) {
-  switch (op) {
-    case Op::psum: return ctx.psum_start(x, axes, std::nullopt, options);
-    case Op::pmax: return ctx.pmax_start(x, axes, std::nullopt, options);
-    case Op::psum_scatter: return ctx.psum_scatter_start(x, axes, 0, true, std::nullopt, options);
-    case Op::all_gather: return ctx.all_gather_start(x, axes, 0, true, std::nullopt, options);
-    case Op::all_to_all: return ctx.all_to_all_start(x, axes, 0, 0, true, std::nullopt, options);
-    case Op::ppermute: {
-      std::vector<std::pair<int, int>> perm;
-      for (int i = 0; i < n; ++i) perm.emplace_back(i, (i + 1) % n);
-      return ctx.ppermute_start(x, axes, perm, options);
-    }
-  }
-  return ctx.psum_start(x, axes, std::nullopt, options);
-}
+using test_ops::apply;
+using test_ops::Op;
+using test_ops::start;
 
 // Machines whose links differ by kind (inside and between nodes, torus dimensions), so a fast
 // path that took the wrong link's cost would show.
