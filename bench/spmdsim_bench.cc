@@ -230,7 +230,7 @@ class RatioReporter : public benchmark::BenchmarkReporter {
     if (sim != times_.end() && bare != times_.end()) {
       out << fmt::format(
           "ratio BM_SimAllReduceRealData/8/64MiB : BM_BareSum/8/64MiB = {:g} "
-          "(target <= 1.5)\n",
+          "(target <= 1.2)\n",
           sim->second / bare->second);
     }
     constexpr std::string_view kRate = " link_transfers_per_s";
