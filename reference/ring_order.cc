@@ -42,15 +42,32 @@ RingOrder RingOrder::reversed() const { return RingOrder(walk(0, -1), size()); }
 
 RingOrder RingOrder::mirrored() const { return RingOrder(walk(size() - 1, -1), size()); }
 
-std::vector<int> group_ring(std::span<const int> device_ring, std::span<const int> group_devices) {
-  std::vector<int> ranks;
-  for (int device : device_ring) {
-    const auto member = std::find(group_devices.begin(), group_devices.end(), device);
-    if (member != group_devices.end()) {
-      ranks.push_back(static_cast<int>(member - group_devices.begin()));
+DeviceRing::DeviceRing(std::vector<int> devices) {
+  int largest = -1;
+  for (int device : devices) largest = std::max(largest, device);
+  position_.assign(static_cast<std::size_t>(largest + 1), -1);
+  for (std::size_t p = 0; p < devices.size(); ++p) {
+    position_[static_cast<std::size_t>(devices[p])] = static_cast<int>(p);
+  }
+}
+
+std::vector<int> DeviceRing::group_ring(std::span<const int> group_devices) const {
+  std::vector<std::pair<int, int>> by_position;  // (ring position, rank)
+  for (std::size_t rank = 0; rank < group_devices.size(); ++rank) {
+    const auto device = static_cast<std::size_t>(group_devices[rank]);
+    if (device < position_.size() && position_[device] >= 0) {
+      by_position.emplace_back(position_[device], static_cast<int>(rank));
     }
   }
+  std::sort(by_position.begin(), by_position.end());
+  std::vector<int> ranks;
+  ranks.reserve(by_position.size());
+  for (const auto& [position, rank] : by_position) ranks.push_back(rank);
   return ranks;
+}
+
+std::vector<int> group_ring(std::span<const int> device_ring, std::span<const int> group_devices) {
+  return DeviceRing({device_ring.begin(), device_ring.end()}).group_ring(group_devices);
 }
 
 }  // namespace spmd

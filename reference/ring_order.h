@@ -30,6 +30,21 @@ class RingOrder {
   std::vector<int> ranks_, positions_;
 };
 
+// A ring over devices (position -> device id) that knows each device's position, so that the ring
+// of a group of g devices costs O(g log g), not a walk over the whole ring.
+class DeviceRing {
+ public:
+  DeviceRing() = default;
+  explicit DeviceRing(std::vector<int> devices);
+
+  // The group's ranks (rank r = group_devices[r]) in the order the ring visits their devices;
+  // ranks whose device the ring does not visit are left out.
+  std::vector<int> group_ring(std::span<const int> group_devices) const;
+
+ private:
+  std::vector<int> position_;  // by device id; -1: not on the ring
+};
+
 // The ring of a group, from a ring over devices: the group's ranks (rank r = group_devices[r]) in
 // the order `device_ring` visits their devices. Ranks whose device the ring does not visit are
 // left out, so the result is shorter than the group when the ring misses one of its devices.

@@ -20,9 +20,9 @@ using collectives::CollectiveKind;
 
 // The group's ranks in the order the topology's ring visits their devices; rank order where the
 // ring misses one of them.
-std::vector<int> topology_group_ring(const std::vector<int>& ring_order,
+std::vector<int> topology_group_ring(const DeviceRing& ring_order,
                                      const std::vector<int>& devices) {
-  std::vector<int> ring = group_ring(ring_order, devices);
+  std::vector<int> ring = ring_order.group_ring(devices);
   return ring.size() == devices.size() ? ring : std::vector<int>{};
 }
 

@@ -17,6 +17,7 @@
 #include "reference/array.h"
 #include "reference/collective_call.h"
 #include "reference/fold_reduce.h"
+#include "reference/ring_order.h"
 #include "sim/mesh_placement.h"
 
 namespace spmd::sim {
@@ -26,7 +27,7 @@ namespace spmd::sim {
 // permutes), with a note in the cost log.
 struct AlgorithmChoice {
   topology::TopologyTraits topology_traits;
-  std::vector<int> ring_order;  // the topology's ring, by device id
+  DeviceRing ring_order;  // the topology's ring, by device id
   bool ring_by_rank = false;    // rings and trees follow group rank order, not the topology's
   std::int64_t pipeline_chunk_bytes = 2 * 1024 * 1024;
   std::optional<collectives::Algorithm> forced;    // per call, else per machine (CLI --algorithm)

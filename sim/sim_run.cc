@@ -383,7 +383,7 @@ AlgorithmChoice SimRun::base_choice(const Machine& machine) {
   const topology::Topology& topology = machine.topology();
   AlgorithmChoice choice;
   choice.topology_traits = topology.traits();
-  choice.ring_order = topology.ring_order();
+  choice.ring_order = DeviceRing(topology.ring_order());
   choice.ring_by_rank = machine.options().ring_by_rank;
   choice.pipeline_chunk_bytes = machine.spec().pipeline_chunk_bytes;
   choice.forced = machine.options().algorithm;

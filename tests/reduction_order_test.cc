@@ -25,6 +25,8 @@
 #include "reference/mesh.h"
 #include "reference/nccl_ring_loops.h"
 #include "reference/reference_backend.h"
+#include "reference/ring_order.h"
+#include "tests/generators.h"
 #include "reference/scalar_arithmetic.h"
 #include "tests/error_of.h"
 
@@ -860,6 +862,23 @@ TEST(FoldReduceEdgeCases, E8BoolMaxIsOrAndMinIsAnd) {
     EXPECT_EQ(reduce_scalar(inputs, ReduceOp::max, algorithm), 1.0);
     EXPECT_EQ(reduce_scalar(inputs, ReduceOp::min, algorithm), 0.0);
   }
+}
+
+// The ring of a group is the order the device ring visits the group's devices, whatever devices
+// the ring misses or the group lacks.
+RC_GTEST_PROP(RingOrders, a_groups_ring_follows_the_device_ring, ()) {
+  const int devices = *rc::gen::inRange(1, 40);
+  std::vector<int> ring = *test_gen::permutation(devices);
+  ring.resize(static_cast<std::size_t>(*rc::gen::inRange(0, devices + 1)));
+  std::vector<int> group = *test_gen::permutation(devices);
+  group.resize(static_cast<std::size_t>(*rc::gen::inRange(0, devices + 1)));
+  std::vector<int> expected;
+  for (int device : ring) {
+    const auto member = std::find(group.begin(), group.end(), device);
+    if (member != group.end()) expected.push_back(static_cast<int>(member - group.begin()));
+  }
+  RC_ASSERT(DeviceRing(ring).group_ring(group) == expected);
+  RC_ASSERT(group_ring(ring, group) == expected);
 }
 
 }  // namespace
