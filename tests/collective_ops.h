@@ -1,7 +1,8 @@
 #pragma once
 // One collective of each kind over axes, blocking or started, for tests that run random
 // programs: shapes are the caller's to fit (tiled scatters and gathers along axis 0), and
-// ppermute shifts every rank to the next.
+// ppermute shifts every rank to the next (Shift::cycle), or all but the last (Shift::open: one
+// device receives nothing, so zeros).
 
 #include <utility>
 #include <vector>
@@ -12,13 +13,17 @@ namespace spmd::test_ops {
 
 enum class Op { psum, pmean, pmax, pmin, psum_scatter, all_gather, all_to_all, ppermute };
 
-std::vector<std::pair<int, int>> shift_perm(int n) {
+enum class Shift { cycle, open };
+
+inline std::vector<std::pair<int, int>> shift_perm(int n, Shift shift = Shift::cycle) {
   std::vector<std::pair<int, int>> perm;
   for (int i = 0; i < n; ++i) perm.emplace_back(i, (i + 1) % n);
+  if (shift == Shift::open && n > 2) perm.pop_back();
   return perm;
 }
 
-Array apply(Context& ctx, Op op, const Array& x, const AxisNames& axes, int n) {
+inline Array apply(Context& ctx, Op op, const Array& x, const AxisNames& axes, int n,
+                   Shift shift = Shift::cycle) {
   switch (op) {
     case Op::psum: return ctx.psum(x, axes);
     case Op::pmean: return ctx.pmean(x, axes);
@@ -27,13 +32,13 @@ Array apply(Context& ctx, Op op, const Array& x, const AxisNames& axes, int n) {
     case Op::psum_scatter: return ctx.psum_scatter(x, axes, 0, true);
     case Op::all_gather: return ctx.all_gather(x, axes, 0, true);
     case Op::all_to_all: return ctx.all_to_all(x, axes, 0, 0, true);
-    case Op::ppermute: return ctx.ppermute(x, axes, shift_perm(n));
+    case Op::ppermute: return ctx.ppermute(x, axes, shift_perm(n, shift));
   }
   return x;
 }
 
-PendingCollective start(Context& ctx, Op op, const Array& x, const AxisNames& axes, int n,
-                        StartOptions options) {
+inline PendingCollective start(Context& ctx, Op op, const Array& x, const AxisNames& axes, int n,
+                               StartOptions options) {
   switch (op) {
     case Op::psum: return ctx.psum_start(x, axes, std::nullopt, options);
     case Op::pmean: return ctx.pmean_start(x, axes, std::nullopt, options);

@@ -15,6 +15,7 @@
 #include "sim/machine.h"
 #include "sim/sim_errors.h"
 #include "tests/error_of.h"
+#include "tests/collective_ops.h"
 #include "tests/generators.h"
 
 namespace spmd {
@@ -55,26 +56,11 @@ rc::Gen<std::string> topology_text(int devices) {
   });
 }
 
-enum class Op { psum, pmean, pmax, pmin, psum_scatter, all_gather, all_to_all, ppermute };
+using test_ops::Op;
 
 // One collective of `op` over `axes` on x; shapes are chosen by the caller to fit.
-Array apply(Context& ctx, Op op, const Array& x, const AxisNames& axes, int n) {
-  switch (op) {
-    case Op::psum: return ctx.psum(x, axes);
-    case Op::pmean: return ctx.pmean(x, axes);
-    case Op::pmax: return ctx.pmax(x, axes);
-    case Op::pmin: return ctx.pmin(x, axes);
-    case Op::psum_scatter: return ctx.psum_scatter(x, axes, 0, /*tiled=*/true);
-    case Op::all_gather: return ctx.all_gather(x, axes, 0, /*tiled=*/true);
-    case Op::all_to_all: return ctx.all_to_all(x, axes, 0, 0, /*tiled=*/true);
-    case Op::ppermute: {
-      std::vector<std::pair<int, int>> perm;
-      for (int i = 0; i < n; ++i) perm.emplace_back(i, (i + 1) % n);
-      if (n > 2) perm.pop_back();  // one device receives nothing: zeros
-      return ctx.ppermute(x, axes, perm);
-    }
-  }
-  return x;
+Array apply_open(Context& ctx, Op op, const Array& x, const AxisNames& axes, int n) {
+  return test_ops::apply(ctx, op, x, axes, n, test_ops::Shift::open);
 }
 
 RC_GTEST_PROP(Simulator, results_equal_the_reference_folding_in_the_algorithms_order, ()) {
@@ -110,7 +96,7 @@ RC_GTEST_PROP(Simulator, results_equal_the_reference_folding_in_the_algorithms_o
   for (const Array& x : inputs) args.push_back({x});
   const AxisNames axes(names);
   const auto body = [&](Context& ctx, const Values& xs) {
-    return Values{apply(ctx, op, xs[0], axes, n)};
+    return Values{apply_open(ctx, op, xs[0], axes, n)};
   };
   const std::vector<Values> expected = run_per_device(reference, mesh, args, 1, body);
   const std::vector<Values> actual = run_per_device(machine, mesh, args, 1, body);
