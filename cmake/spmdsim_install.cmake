@@ -1,0 +1,39 @@
+# `cmake --install`: the libraries as one CMake package, spmdsim (find_package(spmdsim CONFIG)),
+# with namespaced targets (spmdsim::reference, ::sim, ...; spmdsim::spmdsim links them all), their
+# headers under include/spmdsim (`#include "sim/machine.h"`), and the flags bit-exactness needs
+# on every target that uses them: the headers' templates fold in the user's translation units.
+include(CMakePackageConfigHelpers)
+
+set(spmd_installed_libraries spmd_reference spmd_support spmd_topology spmd_cost_model
+    spmd_collectives spmd_sim)
+foreach(library ${spmd_installed_libraries})
+  string(REPLACE "spmd_" "" export_name ${library})
+  set_target_properties(${library} PROPERTIES EXPORT_NAME ${export_name})
+endforeach()
+target_compile_options(spmd_reference INTERFACE
+                       $<INSTALL_INTERFACE:$<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off;-fno-fast-math>>)
+target_compile_features(spmd_reference INTERFACE cxx_std_20)
+
+add_library(spmd_package INTERFACE)
+set_target_properties(spmd_package PROPERTIES EXPORT_NAME spmdsim)
+target_link_libraries(spmd_package INTERFACE ${spmd_installed_libraries})
+
+install(TARGETS ${spmd_installed_libraries} spmd_package EXPORT spmdsimTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS spmdsim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+foreach(folder reference support topology cost_model collectives sim)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/spmdsim
+          FILES_MATCHING PATTERN "*.h")
+endforeach()
+
+set(spmd_package_dir ${CMAKE_INSTALL_LIBDIR}/cmake/spmdsim)
+install(EXPORT spmdsimTargets NAMESPACE spmdsim:: DESTINATION ${spmd_package_dir})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/spmdsimConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/spmdsimConfig.cmake
+                              INSTALL_DESTINATION ${spmd_package_dir})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/spmdsimConfigVersion.cmake
+                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/spmdsimConfig.cmake
+              ${PROJECT_BINARY_DIR}/spmdsimConfigVersion.cmake
+        DESTINATION ${spmd_package_dir})

@@ -1,0 +1,17 @@
+# Installs the build into a fresh prefix, then configures, builds and runs examples/downstream
+# against it, as a user's own project would (README, "Use it from your CMake project").
+# -DBUILD_DIR, -DSOURCE_DIR, -DWORK_DIR.
+file(REMOVE_RECURSE ${WORK_DIR})
+function(run_step what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE output
+                  ERROR_VARIABLE output)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${result}):\n${output}")
+  endif()
+  message("${output}")
+endfunction()
+run_step("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
+run_step("configure" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/downstream -B ${WORK_DIR}/build
+         -G Ninja -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
+run_step("build" ${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+run_step("run" ${WORK_DIR}/build/psum_on_the_simulator)
