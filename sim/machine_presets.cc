@@ -52,10 +52,15 @@ std::vector<std::string> machine_preset_names() {
   return names;
 }
 
-sim::MachineSpec machine_from_name_or_file(const std::string& name_or_path) {
-  for (const auto& [name, text] : presets()) {
-    if (name == name_or_path) return sim::machine_from_json(nlohmann::json::parse(text));
+std::optional<sim::MachineSpec> machine_preset(const std::string& name) {
+  for (const auto& [preset, text] : presets()) {
+    if (preset == name) return sim::machine_from_json(nlohmann::json::parse(text));
   }
+  return std::nullopt;
+}
+
+sim::MachineSpec machine_from_name_or_file(const std::string& name_or_path) {
+  if (std::optional<sim::MachineSpec> preset = machine_preset(name_or_path)) return *preset;
   if (!std::filesystem::exists(name_or_path)) {
     throw Error(
         fmt::format("machine {}: no such preset or file, expected a machine file or one of {}",

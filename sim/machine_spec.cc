@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <filesystem>
 #include <ranges>
 #include <string_view>
 #include <vector>
 
 #include "reference/error.h"
+#include "sim/machine_presets.h"
 #include "support/json_reader.h"
 #include "support/json_units.h"
 #include "support/units.h"
@@ -94,6 +96,11 @@ MachineSpec machine_from_json(const json& document) {
 }
 
 MachineSpec load_machine_file(const std::string& path) {
+  // A preset's name where no such file exists: what a user of the library expects from
+  // load_machine_file("tpu-v5e-256"), as `--machine` gives.
+  if (!std::filesystem::exists(path)) {
+    if (std::optional<MachineSpec> preset = machine_preset(path)) return *preset;
+  }
   const json document = parse_json_file(path);
   try {
     return machine_from_json(document);

@@ -35,7 +35,8 @@ struct MachineSpec {
 // spmd::Error naming the JSON path of the bad value: unknown fields, wrong types, bad units,
 // a device count that the topology disagrees with.
 MachineSpec machine_from_json(const nlohmann::json& json);
-// As machine_from_json, with errors prefixed by `path` ("machines/a.json: devices: ...").
+// As machine_from_json, with errors prefixed by `path` ("machines/a.json: devices: ..."). A path
+// that is no file but a preset's name (sim/machine_presets.h) gives that preset.
 MachineSpec load_machine_file(const std::string& path);
 // Every field written out; machine_from_json reads it back as the same spec.
 nlohmann::json machine_to_json(const MachineSpec& machine);

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "reference/error.h"
+#include "sim/machine_presets.h"
 #include "tests/error_of.h"
 
 namespace spmd::sim {
@@ -345,6 +346,12 @@ class TempFile {
  private:
   std::filesystem::path path_;
 };
+
+TEST(LoadMachineFile, APresetsNameWhereNoFileIsGivesThePreset) {
+  const MachineSpec machine = load_machine_file("tpu-v5e-256");
+  EXPECT_EQ(machine.devices, 256);
+  EXPECT_EQ(machine.name, machine_preset("tpu-v5e-256")->name);
+}
 
 TEST(LoadMachineFile, ErrorsArePrefixedWithThePath) {
   const TempFile bad_devices(R"({"devices": 0, "topology": {"kind": "switch"}})");
