@@ -4,10 +4,13 @@
 // coordinate b + 1, receiver's value + received, ending at b), which then keeps block b. Then
 // the blocks are all-gathered back, dimension 0 first. All lines of a dimension run together.
 
+#include <fmt/format.h>
+
 #include "collectives/algorithm_parts.h"
 #include "collectives/ring_parts.h"
 #include "collectives/schedule_builder.h"
 #include "cost_model/step_time.h"
+#include "reference/check.h"
 
 namespace spmd::collectives {
 namespace {
@@ -189,6 +192,9 @@ ReductionOrder order(const CollectiveShape& shape) {
 std::int64_t phased_time_ps(const CollectiveShape& shape,
                             std::span<const cost_model::RouteCost> per_dimension) {
   if (!dims_fit(shape)) return 0;
+  SPMD_CHECK(per_dimension.size() == shape.torus_dims.size(),
+             fmt::format("{} link costs for a torus of {} dimensions, expected one per dimension",
+                         per_dimension.size(), shape.torus_dims.size()));
   std::int64_t largest = shape.elements;
   std::int64_t total = 0;
   for (std::size_t level = 0; level < shape.torus_dims.size(); ++level) {
