@@ -11,24 +11,35 @@
 namespace spmd {
 namespace {
 
-std::map<std::string, BackendFactory>& registry() {
-  static std::map<std::string, BackendFactory> backends = {
+struct RegisteredBackend {
+  BackendFactory factory;
+  std::optional<ReductionOrder> native_order;
+};
+
+std::map<std::string, RegisteredBackend>& registry() {
+  static std::map<std::string, RegisteredBackend> backends = {
       {"reference",
-       [](const ReductionOrder& order, int device_count) -> std::unique_ptr<Backend> {
-         return std::make_unique<ReferenceBackend>(order, device_count);
-       }},
+       {[](const ReductionOrder& order, int device_count) -> std::unique_ptr<Backend> {
+          return std::make_unique<ReferenceBackend>(order, device_count);
+        }}},
       {"sim",
-       [](const ReductionOrder& order, int device_count) -> std::unique_ptr<Backend> {
-         return make_sim_backend(order, device_count, "ring");
-       }},
+       {[](const ReductionOrder& order, int device_count) -> std::unique_ptr<Backend> {
+          return make_sim_backend(order, device_count, "ring");
+        }}},
   };
   return backends;
 }
 
 }  // namespace
 
-void register_backend(const std::string& name, BackendFactory factory) {
-  registry()[name] = std::move(factory);
+void register_backend(const std::string& name, BackendFactory factory,
+                      std::optional<ReductionOrder> native_order) {
+  registry()[name] = {std::move(factory), std::move(native_order)};
+}
+
+std::optional<ReductionOrder> backend_native_order(const std::string& name) {
+  check_backend_name(name);
+  return registry().at(name).native_order;
 }
 
 void check_backend_name(const std::string& name) {
@@ -41,7 +52,7 @@ void check_backend_name(const std::string& name) {
 std::unique_ptr<Backend> make_backend(const std::string& name, const ReductionOrder& order,
                                       int device_count) {
   check_backend_name(name);
-  return registry().at(name)(order, device_count);
+  return registry().at(name).factory(order, device_count);
 }
 
 std::vector<std::string> backend_names() {

@@ -137,6 +137,7 @@ int run_conform_command(const ConformOptions& options, std::ostream& out) {
                             fmt::join(options.ring, ",")));
   }
   if (!options.order.empty()) run_options.order = order_from_flags(options);
+  if (!run_options.order) run_options.order = backend_native_order(options.backend);
   const std::vector<LoadedCase> cases = load_cases(options.paths);
   if (run_options.order) check_ring_fits_cases(run_options.order->ring, cases);
   int passed = 0, failed = 0, malformed = 0;
