@@ -3,18 +3,22 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 
 #include "backends/backend_registry.h"
 #include "backends/sim_backend.h"
+#include "cli/conform_backends.h"
 #include "conformance/conformance_runner.h"
 #include "reference/error.h"
 
 namespace spmd {
 
 void add_conform_flags(CLI::App& command, ConformOptions& options) {
-  command.add_option("--backend", options.backend, "Backend to run the cases on")
+  command.add_option("--backend", options.backend,
+                     "Backend to run the cases on: reference, sim, gloo, and cuda / nccl where "
+                     "built")
       ->default_val("reference");
   command.add_option("--order", options.order,
                      "Reduction order the backend folds float sums in (xla_cpu, nccl_ring, "
@@ -109,10 +113,25 @@ void check_ring_fits_cases(const std::vector<int>& ring, const std::vector<Loade
   }
 }
 
+// The backend is made once, for the smallest case, before any case runs: a backend that cannot
+// start here (no GPU, an order it has no algorithm for) is one error rather than a failure per
+// case.
+void check_backend_starts(const std::string& backend, const std::optional<ReductionOrder>& order,
+                          const std::vector<LoadedCase>& cases) {
+  std::optional<int> fewest_devices;
+  for (const LoadedCase& entry : cases) {
+    if (!entry.loaded) continue;
+    fewest_devices = std::min(fewest_devices.value_or(entry.loaded->device_count),
+                              entry.loaded->device_count);
+  }
+  if (fewest_devices) make_backend(backend, order.value_or(ReductionOrder{}), *fewest_devices);
+}
+
 }  // namespace
 
 int run_conform_command(const ConformOptions& options, std::ostream& out) {
   conformance::RunOptions run_options{.backend = options.backend};
+  register_conform_backends();
   check_backend_name(options.backend);  // fail early on an unknown backend
   if (options.backend == "sim") {
     check_topology_for_cases(options.topology);  // fail early on a malformed topology
@@ -140,6 +159,7 @@ int run_conform_command(const ConformOptions& options, std::ostream& out) {
   if (!run_options.order) run_options.order = backend_native_order(options.backend);
   const std::vector<LoadedCase> cases = load_cases(options.paths);
   if (run_options.order) check_ring_fits_cases(run_options.order->ring, cases);
+  check_backend_starts(options.backend, run_options.order, cases);
   int passed = 0, failed = 0, malformed = 0;
   for (const LoadedCase& entry : cases) {
     if (!entry.loaded) {

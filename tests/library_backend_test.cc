@@ -4,11 +4,14 @@
 // same layer by their own tests.
 
 #include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
 
 #include "backends/backend_registry.h"
 #include "backends/library_backend.h"
+#include "backends/reduce_scatter_placement.h"
 #include "conformance/conformance_runner.h"
 #include "reference/fold_reduce.h"
+#include "support/random_array.h"
 
 namespace spmd {
 namespace {
@@ -118,6 +121,34 @@ TEST(LibraryBackend, a_library_that_gathers_in_the_wrong_order_fails_with_the_fi
     EXPECT_NE(result.failure.find("element"), std::string::npos) << result.failure;
   }
   EXPECT_GT(gather_cases, 0);
+}
+
+// Reduce-scatter as a phase of the all-reduce: with the blocks placed where the placement says,
+// the all-reduce's fold of block d is the order's reduce-scatter fold for rank d, bit for bit.
+RC_GTEST_PROP(ReduceScatterPlacement, all_reduce_of_placed_blocks_folds_each_as_its_reduce_scatter,
+              ()) {
+  const auto algorithm = *rc::gen::element(ReductionAlgorithm::gloo_ring,
+                                           ReductionAlgorithm::gloo_ring_chunked,
+                                           ReductionAlgorithm::mpi_ring, ReductionAlgorithm::nccl_ring,
+                                           ReductionAlgorithm::xla_cpu);
+  const ReductionOrder order{.algorithm = algorithm};
+  const int n = *rc::gen::inRange(1, 9);
+  const std::int64_t block = *rc::gen::oneOf(rc::gen::inRange<std::int64_t>(1, 700),
+                                             rc::gen::inRange<std::int64_t>(60000, 120000));
+  const DType dtype = *rc::gen::element(DType::float32, DType::float16, DType::bfloat16);
+  const auto placement = reduce_scatter_placement(order, n, block, dtype);
+  RC_ASSERT(placement.has_value());
+  const std::vector<Array> buffers = random_per_device(
+      dtype, {placement->buffer_elements}, n, *rc::gen::arbitrary<std::uint64_t>());
+  const Array reduced = all_reduce(buffers, ReduceOp::sum, order);
+  for (int d = 0; d < n; ++d) {
+    const std::int64_t offset = placement->block_offsets[static_cast<std::size_t>(d)];
+    std::vector<Array> blocks;
+    for (const Array& buffer : buffers) blocks.push_back(slice(buffer, 0, offset, offset + block));
+    const Array expected =
+        reduce_with_tree(blocks, ReduceOp::sum, order.reduce_scatter_fold(n, d), order);
+    RC_ASSERT(slice(reduced, 0, offset, offset + block).bitwise_equal(expected));
+  }
 }
 
 }  // namespace

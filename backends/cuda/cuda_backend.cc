@@ -3,9 +3,11 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include "backends/backend_registry.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_device.h"
 #include "backends/cuda/schedule_on_gpu.h"
+#include "backends/sim_backend.h"
 #include "reference/collective_groups.h"
 #include "reference/device_threads.h"
 #include "sim/collective_plan.h"
@@ -64,6 +66,16 @@ std::vector<Values> CudaBackend::run(const Mesh& mesh, const std::vector<Values>
   });
   return run_devices_on_threads("CudaBackend", mesh, inputs, function, check_vma, rendezvous,
                                 kIeeeNumerics);
+}
+
+void register_cuda_backend() {
+  register_backend("cuda", [](const ReductionOrder& order, int device_count) {
+    if (!order.ring.empty()) {
+      throw Error("--ring with --backend cuda: its rings follow group rank order, expected no --ring");
+    }
+    cuda_device_count();  // spmd::Error naming why no GPU can be used
+    return std::make_unique<CudaBackend>(algorithm_for_order(order), device_count);
+  });
 }
 
 }  // namespace spmd::cuda

@@ -34,4 +34,8 @@ class CudaBackend : public Backend {
   int gpu_;
 };
 
+// Registers `cuda` with the backend registry (`spmdsim conform --backend cuda`): an order of a
+// simulator algorithm runs that algorithm (algorithm_for_order, backends/sim_backend.h).
+void register_cuda_backend();
+
 }  // namespace spmd::cuda

@@ -37,9 +37,7 @@ class CudaBackendTest : public ::testing::Test {
 };
 
 TEST_F(CudaBackendTest, cuda_backend_passes_public_conformance_cases_in_every_algorithms_order) {
-  register_backend("cuda", [](const ReductionOrder& order, int device_count) {
-    return std::make_unique<CudaBackend>(algorithm_for_order(order), device_count);
-  });
+  register_cuda_backend();
   const std::vector<std::string> files = conformance::find_case_files({SPMD_CONFORMANCE_DIR});
   ASSERT_FALSE(files.empty());
   for (Algorithm algorithm : kAlgorithms) {

@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "reference/combine_elements.h"
 #include "reference/error.h"
 
 namespace spmd::gloo_backend {
@@ -21,9 +22,10 @@ template <class T>
 constexpr bool kSummable = std::is_same_v<T, double> || std::is_same_v<T, float> ||
                            std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::int32_t>;
 
-// Calls visitor(T{}) for the element type of x; spmd::Error for dtypes Gloo does not sum here.
+// Calls visitor(T{}) for the element type of x; spmd::Error for dtypes Gloo's
+// ReduceScatterHalvingDoubling does not sum here.
 template <class Visitor>
-Array with_element_type(const Array& x, const char* what, Visitor&& visitor) {
+Array with_summable_type(const Array& x, const char* what, Visitor&& visitor) {
   return visit_dtype(x.dtype(), [&](auto tag) -> Array {
     using T = decltype(tag);
     if constexpr (kSummable<T>) {
@@ -33,6 +35,12 @@ Array with_element_type(const Array& x, const char* what, Visitor&& visitor) {
                   ", expected float64, float32, int64 or int32");
     }
   });
+}
+
+// Calls visitor(T{}) for the element type of x: Gloo moves elements of any type.
+template <class Visitor>
+Array with_element_type(const Array& x, Visitor&& visitor) {
+  return visit_dtype(x.dtype(), [&](auto tag) -> Array { return visitor(tag); });
 }
 
 std::int64_t block_elements(const ContextPtr& context, const Array& x, const char* what) {
@@ -48,23 +56,33 @@ std::int64_t block_elements(const ContextPtr& context, const Array& x, const cha
                           static_cast<int>(algorithm)));
 }
 
-// gloo's reduction function for AllreduceOptions: c[i] = a[i] + b[i].
-template <class T>
-void sum_into(void* c, const void* a, const void* b, std::size_t n) {
-  auto* out = static_cast<T*>(c);
-  const auto* lhs = static_cast<const T*>(a);
-  const auto* rhs = static_cast<const T*>(b);
-  for (std::size_t i = 0; i < n; ++i) out[i] = lhs[i] + rhs[i];
-}
-
 template <class T>
 void run_allreduce(const ContextPtr& context, T* data, std::size_t count,
-                   gloo::AllreduceOptions::Algorithm algorithm) {
+                   gloo::AllreduceOptions::Algorithm algorithm, ReduceOp op) {
   gloo::AllreduceOptions options(context);
   options.setAlgorithm(algorithm);
   options.setOutput(data, count);
-  options.setReduceFunction(&sum_into<T>);
+  // Gloo's reduce function: c[i] = a[i] op b[i].
+  options.setReduceFunction([op](void* c, const void* a, const void* b, std::size_t n) {
+    combine_elements(DTypeOf<T>::value, op, a, b, c, n);
+  });
   gloo::allreduce(options);
+}
+
+// AllreduceRingChunked's reduction function: x[i] = x[i] op y[i].
+template <class T, ReduceOp kOp>
+void combine_in_place(T* x, const T* y, std::size_t n) {
+  combine_elements(DTypeOf<T>::value, kOp, x, y, x, n);
+}
+
+template <class T>
+void run_ring_chunked(const ContextPtr& context, T* data, int count, ReduceOp op) {
+  static const gloo::ReductionFunction<T> sum(gloo::CUSTOM, &combine_in_place<T, ReduceOp::sum>);
+  static const gloo::ReductionFunction<T> max(gloo::CUSTOM, &combine_in_place<T, ReduceOp::max>);
+  static const gloo::ReductionFunction<T> min(gloo::CUSTOM, &combine_in_place<T, ReduceOp::min>);
+  const gloo::ReductionFunction<T>* function =
+      op == ReduceOp::sum ? &sum : (op == ReduceOp::max ? &max : &min);
+  gloo::AllreduceRingChunked<T>(context, {data}, count, function).run();
 }
 
 }  // namespace
@@ -87,21 +105,22 @@ ReductionAlgorithm reduction_order_of(AllReduceAlgorithm algorithm) {
   fail_unknown(algorithm);
 }
 
-Array all_reduce_sum(const ContextPtr& context, const Array& x, AllReduceAlgorithm algorithm) {
-  return with_element_type(x, "Gloo all-reduce", [&](auto tag) {
+Array all_reduce(const ContextPtr& context, const Array& x, AllReduceAlgorithm algorithm,
+                 ReduceOp op) {
+  return with_element_type(x, [&](auto tag) {
     using T = decltype(tag);
     Array out = x;
     T* data = out.template mutable_values<T>().data();
     const auto count = static_cast<std::size_t>(x.size());
     switch (algorithm) {
       case AllReduceAlgorithm::ring:
-        run_allreduce(context, data, count, gloo::AllreduceOptions::Algorithm::RING);
+        run_allreduce(context, data, count, gloo::AllreduceOptions::Algorithm::RING, op);
         break;
       case AllReduceAlgorithm::bcube:
-        run_allreduce(context, data, count, gloo::AllreduceOptions::Algorithm::BCUBE);
+        run_allreduce(context, data, count, gloo::AllreduceOptions::Algorithm::BCUBE, op);
         break;
       case AllReduceAlgorithm::ring_chunked:
-        gloo::AllreduceRingChunked<T>(context, {data}, static_cast<int>(count)).run();
+        run_ring_chunked(context, data, static_cast<int>(count), op);
         break;
     }
     return out;
@@ -109,7 +128,7 @@ Array all_reduce_sum(const ContextPtr& context, const Array& x, AllReduceAlgorit
 }
 
 Array all_gather(const ContextPtr& context, const Array& x) {
-  return with_element_type(x, "Gloo all-gather", [&](auto tag) {
+  return with_element_type(x, [&](auto tag) {
     using T = decltype(tag);
     Array out(x.dtype(), {x.size() * context->size});
     gloo::AllgatherOptions options(context);
@@ -124,7 +143,7 @@ Array all_gather(const ContextPtr& context, const Array& x) {
 
 Array reduce_scatter_sum(const ContextPtr& context, const Array& x) {
   const std::int64_t block = block_elements(context, x, "Gloo reduce-scatter");
-  return with_element_type(x, "Gloo reduce-scatter", [&](auto tag) {
+  return with_summable_type(x, "Gloo reduce-scatter", [&](auto tag) {
     using T = decltype(tag);
     Array buffer = x;
     T* data = buffer.template mutable_values<T>().data();
@@ -139,7 +158,7 @@ Array reduce_scatter_sum(const ContextPtr& context, const Array& x) {
 
 Array all_to_all(const ContextPtr& context, const Array& x) {
   block_elements(context, x, "Gloo all-to-all");
-  return with_element_type(x, "Gloo all-to-all", [&](auto tag) {
+  return with_element_type(x, [&](auto tag) {
     using T = decltype(tag);
     Array out(x.dtype(), x.shape());
     gloo::AlltoallOptions options(context);
@@ -153,7 +172,7 @@ Array all_to_all(const ContextPtr& context, const Array& x) {
 }
 
 Array broadcast(const ContextPtr& context, const Array& x, int root) {
-  return with_element_type(x, "Gloo broadcast", [&](auto tag) {
+  return with_element_type(x, [&](auto tag) {
     using T = decltype(tag);
     Array out = x;
     gloo::BroadcastOptions options(context);
@@ -163,6 +182,34 @@ Array broadcast(const ContextPtr& context, const Array& x, int root) {
     gloo::broadcast(options);
     return out;
   });
+}
+
+Array permute(const ContextPtr& context, const Array& x,
+              const std::vector<std::pair<int, int>>& pairs) {
+  constexpr std::uint64_t kSlot = 0;  // one permute at a time on a context
+  Array out = zeros_like(x);
+  Array sent = x;  // Gloo's buffers are writable; keep x itself untouched
+  auto send_buffer = context->createUnboundBuffer(sent.mutable_bytes().data(), sent.size_bytes());
+  auto receive_buffer = context->createUnboundBuffer(out.mutable_bytes().data(), out.size_bytes());
+  int sends = 0;
+  bool receives = false;
+  for (auto [source, destination] : pairs) {
+    if (source == context->rank && destination == context->rank) {
+      out = x;  // Gloo has no pair to itself
+      continue;
+    }
+    if (source == context->rank) {
+      send_buffer->send(destination, kSlot);
+      ++sends;
+    }
+    if (destination == context->rank) {
+      receive_buffer->recv(source, kSlot);
+      receives = true;
+    }
+  }
+  for (int k = 0; k < sends; ++k) send_buffer->waitSend();
+  if (receives) receive_buffer->waitRecv();
+  return out;
 }
 
 }  // namespace spmd::gloo_backend

@@ -7,8 +7,11 @@
 
 #include <memory>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "reference/array.h"
+#include "reference/fold_reduce.h"
 #include "reference/reduction_order.h"
 
 namespace spmd::gloo_backend {
@@ -25,16 +28,22 @@ std::string_view all_reduce_algorithm_name(AllReduceAlgorithm algorithm);  // "r
 // The reference order each one folds a sum in (gloo_ring, gloo_ring_chunked, gloo_bcube).
 ReductionAlgorithm reduction_order_of(AllReduceAlgorithm algorithm);
 
-// Sum over all ranks; every rank gets the result. Dtypes: float64, float32, int64, int32.
-Array all_reduce_sum(const ContextPtr& context, const Array& x, AllReduceAlgorithm algorithm);
+// `op` over all ranks; every rank gets the result. Every dtype: Gloo combines elements with the
+// reference's arithmetic (reference/combine_elements.h) as its reduce function.
+Array all_reduce(const ContextPtr& context, const Array& x, AllReduceAlgorithm algorithm,
+                 ReduceOp op = ReduceOp::sum);
 // gloo::allgather: every rank's x, concatenated in rank order.
 Array all_gather(const ContextPtr& context, const Array& x);
 // gloo::ReduceScatterHalvingDoubling: rank r gets block r of the sum; x.size() must divide
-// evenly by the group size.
+// evenly by the group size. Dtypes: float64, float32, int64, int32.
 Array reduce_scatter_sum(const ContextPtr& context, const Array& x);
 // gloo::alltoall: rank r gets block r of every rank's x, concatenated in rank order.
 Array all_to_all(const ContextPtr& context, const Array& x);
 // gloo::broadcast: every rank gets the root's x.
 Array broadcast(const ContextPtr& context, const Array& x, int root);
+// Point-to-point (unbound buffers): for each (source, destination) pair the destination gets
+// the source's x; ranks that are no destination get zeros, as in jax.lax.ppermute.
+Array permute(const ContextPtr& context, const Array& x,
+              const std::vector<std::pair<int, int>>& pairs);
 
 }  // namespace spmd::gloo_backend

@@ -86,7 +86,7 @@ TEST_P(GlooAllReduce, matches_reference_in_the_gloo_order) {
                                   dtype, count),
                        dtype, count,
                        [algorithm](const Array& own, const ContextPtr& context) {
-                         return all_reduce_sum(context, own, algorithm);
+                         return all_reduce(context, own, algorithm);
                        },
                        [&order](const std::vector<Array>& all) {
                          return std::vector<Array>(all.size(),

@@ -2,8 +2,8 @@
 # Installs a pinned JAX CPU wheel into a virtual environment under the build folder, generates
 # random conformance cases with it (generate_cases.py), plus RULE_COUNT cases for each JAX / XLA:CPU
 # rule (--rules: ppermute indices, bool reductions, subnormals, groups of one, bfloat16 excess
-# precision, NaN in pmax / pmin), and runs them through `spmdsim conform` on the reference and on the
-# simulator with every algorithm, and with ring on a torus. Exits 77 (CTest: skipped) with a message
+# precision, NaN in pmax / pmin), and runs them through `spmdsim conform` on the reference, on the
+# simulator with every algorithm and with ring on a torus, and on Gloo in its ring order. Exits 77 (CTest: skipped) with a message
 # when this machine cannot reach PyPI.
 # Usage: run_jax_conformance.sh BUILD_DIR SPMDSIM [CASE_COUNT [RULE_COUNT]]
 set -euo pipefail
@@ -44,9 +44,10 @@ for algorithm in $algorithms; do
   conform --backend sim --algorithm "$algorithm"
 done
 conform --backend sim --algorithm ring --topology torus
+conform --backend gloo --order gloo_ring
 if [ -n "$failed" ]; then
   echo "JAX differential failed on:$failed"
   exit 1
 fi
 echo "JAX differential: $case_count generated cases and $rule_count per rule pass on the reference" \
-  "and on the sim ($algorithms; ring on a torus)"
+  "and on the sim ($algorithms; ring on a torus) and on Gloo (gloo_ring)"

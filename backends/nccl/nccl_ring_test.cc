@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_device.h"
-#include "backends/nccl/nccl_all_reduce.h"
+#include "backends/nccl/nccl_ranks.h"
 #include "backends/nccl/nccl_environment.h"
 #include "backends/nccl/nccl_ring_log.h"
 #include "conformance/conformance_runner.h"
