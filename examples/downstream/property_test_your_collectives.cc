@@ -44,8 +44,8 @@ int main() {
                                    .out_specs = {PartitionSpec({{"data"}})}},
         .function = sync_gradient,
         // Device d's gradient is row d: floats whose sums depend on the order of addition.
-        .inputs = {*testkit::order_sensitive_array(DType::float32,
-                                                   {devices, devices * shard_elements})}};
+        .inputs = {
+            *testkit::order_sensitive_array(DType::float32, {devices, devices * shard_elements})}};
     sim::Machine machine = ring_machine(devices);
     testkit::rc_assert_matches_reference(machine, program, kRingOrder);
   });
