@@ -1,5 +1,7 @@
 # `cmake --install`: the libraries as one CMake package, spmdsim (find_package(spmdsim CONFIG)),
-# with namespaced targets (spmdsim::reference, ::sim, ...; spmdsim::spmdsim links them all), their
+# with namespaced targets (spmdsim::reference, ::sim, ...; spmdsim::spmdsim links them all, and
+# spmdsim::testing, the property-testing kit, is a component of its own because it needs
+# RapidCheck: find_package(spmdsim CONFIG REQUIRED COMPONENTS testing)), their
 # headers under include/spmdsim (`#include "sim/machine.h"`), and the flags bit-exactness needs
 # on every target that uses them: the headers' templates fold in the user's translation units.
 include(CMakePackageConfigHelpers)
@@ -21,14 +23,17 @@ target_link_libraries(spmd_package INTERFACE ${spmd_installed_libraries})
 install(TARGETS ${spmd_installed_libraries} spmd_package EXPORT spmdsimTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+set_target_properties(spmd_testing PROPERTIES EXPORT_NAME testing)
+install(TARGETS spmd_testing EXPORT spmdsimTestingTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS spmdsim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(folder reference support topology cost_model collectives sim)
+foreach(folder reference support topology cost_model collectives sim testing)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/spmdsim
           FILES_MATCHING PATTERN "*.h")
 endforeach()
 
 set(spmd_package_dir ${CMAKE_INSTALL_LIBDIR}/cmake/spmdsim)
 install(EXPORT spmdsimTargets NAMESPACE spmdsim:: DESTINATION ${spmd_package_dir})
+install(EXPORT spmdsimTestingTargets NAMESPACE spmdsim:: DESTINATION ${spmd_package_dir})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/spmdsimConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/spmdsimConfig.cmake
                               INSTALL_DESTINATION ${spmd_package_dir})

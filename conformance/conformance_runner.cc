@@ -3,33 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <filesystem>
 
 #include "backends/backend_registry.h"
+#include "reference/array_difference.h"
 #include "reference/elementwise.h"
 #include "reference/reference_backend.h"
 
 namespace spmd::conformance {
 namespace {
-
-std::string index_string(const Shape& shape, std::int64_t flat) {
-  Shape index(shape.size());
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    index[d] = flat % shape[d];
-    flat /= shape[d];
-  }
-  return shape_to_string(index);
-}
-
-bool element_equal(const Array& a, const Array& b, std::int64_t i) {
-  const std::size_t size = dtype_size_bytes(a.dtype());
-  const auto offset = static_cast<std::size_t>(i) * size;
-  if (std::memcmp(a.bytes().data() + offset, b.bytes().data() + offset, size) == 0) return true;
-  return is_floating(a.dtype()) && std::isnan(a.element_as_double(i)) &&
-         std::isnan(b.element_as_double(i));  // NaN payloads aside
-}
 
 // An expected file whose dtype is the 64-bit twin of the output's, with values that fit it:
 // JAX with x64 off cannot return 64-bit arrays, so such a file was written through NumPy's
@@ -143,18 +125,6 @@ void compare_in_backend_order(const Case& c, const std::optional<Values>& got,
 }
 
 }  // namespace
-
-std::optional<std::string> first_difference(const Array& got, const Array& expected) {
-  if (got.dtype() != expected.dtype() || got.shape() != expected.shape()) {
-    return fmt::format("is {}, expected {}", got.type_string(), expected.type_string());
-  }
-  for (std::int64_t i = 0; i < got.size(); ++i) {
-    if (element_equal(got, expected, i)) continue;
-    return fmt::format("element {} is {:.9g}, expected {:.9g}", index_string(got.shape(), i),
-                       got.element_as_double(i), expected.element_as_double(i));
-  }
-  return std::nullopt;
-}
 
 CaseResult run_case(const Case& c, const RunOptions& options) {
   CaseResult result{.name = c.name};

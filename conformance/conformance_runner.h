@@ -25,9 +25,6 @@ struct CaseResult {
 
 CaseResult run_case(const Case& c, const RunOptions& options);
 
-// The first difference between two arrays, in words, or nothing when they are equal.
-std::optional<std::string> first_difference(const Array& got, const Array& expected);
-
 // Every NAME.json under the given files and folders (recursively), sorted; spmd::Error for a
 // path that does not exist.
 std::vector<std::string> find_case_files(const std::vector<std::string>& paths);

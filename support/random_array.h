@@ -1,6 +1,6 @@
 #pragma once
 // Random array contents that are the same on every platform and in every process for the same
-// seed: the property tests (tests/generators.h) and the differential tests of the real backends
+// seed: the property tests (testing/generators.h) and the differential tests of the real backends
 // (backends/differential) draw their data here, so a failing case can be rebuilt from its seed.
 
 #include <cstdint>

@@ -261,30 +261,30 @@ struct Step {
 };
 
 RC_GTEST_PROP(AsyncCollectives, started_results_equal_blocking_results_bit_for_bit, ()) {
-  const Mesh mesh = *test_gen::mesh(1, 2, 8);
+  const Mesh mesh = *testkit::mesh(1, 2, 8);
   const int devices = mesh.device_count();
-  const DType dtype = *test_gen::dtype_of(test_gen::float_dtypes());
+  const DType dtype = *testkit::dtype_of(testkit::float_dtypes());
   const int count = *rc::gen::inRange(1, 5);
   std::vector<Step> steps;
   std::vector<Values> args(static_cast<std::size_t>(devices));
-  const std::uint64_t seed = *test_gen::seed();
+  const std::uint64_t seed = *testkit::seed();
   for (int k = 0; k < count; ++k) {
     Step step;
     step.op = *rc::gen::element(Op::psum, Op::pmean, Op::pmax, Op::pmin, Op::psum_scatter,
                                 Op::all_gather, Op::all_to_all, Op::ppermute);
-    step.axes = *test_gen::axis_subset(mesh);
-    step.n = test_gen::group_size(mesh, step.axes);
+    step.axes = *testkit::axis_subset(mesh);
+    step.n = testkit::group_size(mesh, step.axes);
     step.stream = *rc::gen::inRange(-1, 2);
     step.flops = *rc::gen::inRange(0, 100000);
     const bool splits = step.op == Op::psum_scatter || step.op == Op::all_to_all;
     const Shape shape = {splits ? step.n * *rc::gen::inRange(1, 3) : *rc::gen::inRange(1, 9), 2};
     const std::vector<Array> inputs =
-        test_gen::random_per_device(dtype, shape, devices, seed + static_cast<std::uint64_t>(k));
+        random_per_device(dtype, shape, devices, seed + static_cast<std::uint64_t>(k));
     for (int d = 0; d < devices; ++d) args[static_cast<std::size_t>(d)].push_back(inputs[static_cast<std::size_t>(d)]);
     steps.push_back(step);
   }
   // The waits in another order on each device: rotated by the device id.
-  const std::vector<int> order = *test_gen::permutation(count);
+  const std::vector<int> order = *testkit::permutation(count);
   const auto blocking = [&](Context& ctx, const Values& xs) {
     Values out;
     for (int k = 0; k < count; ++k) {

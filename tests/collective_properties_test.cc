@@ -21,7 +21,7 @@ namespace {
 
 using test_gen::combined_index;
 using test_gen::group_members;
-using test_gen::group_size;
+using testkit::group_size;
 using test_gen::run_per_device;
 
 Array scalar_i32(std::int32_t v) { return Array::scalar<std::int32_t>(v); }
@@ -188,17 +188,17 @@ std::vector<Values> as_args(const std::vector<Array>& per_device) {
 // ---- Data movement and integer sums
 
 RC_GTEST_PROP(CollectiveProperties, all_gather_tiled_after_psum_scatter_tiled_is_psum, ()) {
-  const Mesh mesh = *test_gen::mesh();
-  const auto axes = *test_gen::axis_subset(mesh);
+  const Mesh mesh = *testkit::mesh();
+  const auto axes = *testkit::axis_subset(mesh);
   const int n = group_size(mesh, axes);
-  const DType dtype = *test_gen::dtype_of(test_gen::integer_dtypes());
+  const DType dtype = *testkit::dtype_of(testkit::integer_dtypes());
   const int rank = *rc::gen::inRange(1, 4);
   const int dim = *rc::gen::inRange(0, rank);
-  const Shape shape = test_gen::shape_with_multiple(rank, dim, n);
+  const Shape shape = testkit::shape_with_multiple(rank, dim, n);
   const auto inputs =
-      test_gen::random_per_device(dtype, shape, mesh.device_count(), *test_gen::seed());
+      random_per_device(dtype, shape, mesh.device_count(), *testkit::seed());
   // Integer sums are exact in any order, so any declared order must give the same bits.
-  ReferenceBackend backend(*test_gen::backend_reduction_order(n, mesh));
+  ReferenceBackend backend(*testkit::backend_reduction_order(n, mesh));
   const auto out = run_per_device(
       backend, mesh, as_args(inputs), 2, [&](Context& ctx, const Values& in) -> Values {
         const Array scattered = ctx.psum_scatter(in[0], axes, dim, /*tiled=*/true);
@@ -208,18 +208,18 @@ RC_GTEST_PROP(CollectiveProperties, all_gather_tiled_after_psum_scatter_tiled_is
 }
 
 RC_GTEST_PROP(CollectiveProperties, all_to_all_then_inverse_all_to_all_is_identity, ()) {
-  const Mesh mesh = *test_gen::mesh();
-  const auto axes = *test_gen::axis_subset(mesh);
+  const Mesh mesh = *testkit::mesh();
+  const auto axes = *testkit::axis_subset(mesh);
   const int n = group_size(mesh, axes);
-  const DType dtype = *test_gen::dtype_of(test_gen::all_dtypes());
+  const DType dtype = *testkit::dtype_of(testkit::all_dtypes());
   const bool tiled = *rc::gen::arbitrary<bool>();
   const int rank = *rc::gen::inRange(1, 4);
   const int split = *rc::gen::inRange(0, rank);
   const int concat = *rc::gen::inRange(0, rank);
-  const Shape shape = tiled ? test_gen::shape_with_multiple(rank, split, n)
-                            : test_gen::shape_with_multiple(rank, split, n, 1);
+  const Shape shape = tiled ? testkit::shape_with_multiple(rank, split, n)
+                            : testkit::shape_with_multiple(rank, split, n, 1);
   const auto inputs =
-      test_gen::random_per_device(dtype, shape, mesh.device_count(), *test_gen::seed());
+      random_per_device(dtype, shape, mesh.device_count(), *testkit::seed());
   ReferenceBackend backend;
   const auto out = run_per_device(
       backend, mesh, as_args(inputs), 1, [&](Context& ctx, const Values& in) -> Values {
@@ -232,16 +232,16 @@ RC_GTEST_PROP(CollectiveProperties, all_to_all_then_inverse_all_to_all_is_identi
 }
 
 RC_GTEST_PROP(CollectiveProperties, ppermute_then_inverse_permutation_is_identity, ()) {
-  const Mesh mesh = *test_gen::mesh();
-  const auto axes = *test_gen::axis_subset(mesh);
+  const Mesh mesh = *testkit::mesh();
+  const auto axes = *testkit::axis_subset(mesh);
   const int n = group_size(mesh, axes);
-  const DType dtype = *test_gen::dtype_of(test_gen::all_dtypes());
-  const Shape shape = *test_gen::shape();
+  const DType dtype = *testkit::dtype_of(testkit::all_dtypes());
+  const Shape shape = *testkit::shape();
   const auto inputs =
-      test_gen::random_per_device(dtype, shape, mesh.device_count(), *test_gen::seed());
+      random_per_device(dtype, shape, mesh.device_count(), *testkit::seed());
   // A full permutation, or a partial one (some sources dropped); indices sometimes written as
   // index - n, which JAX takes modulo n.
-  const std::vector<int> sigma = *test_gen::permutation(n);
+  const std::vector<int> sigma = *testkit::permutation(n);
   const bool partial = *rc::gen::arbitrary<bool>();
   std::vector<std::pair<int, int>> perm, inverse;
   std::set<int> sources;
@@ -275,12 +275,12 @@ RC_GTEST_PROP(CollectiveProperties, ppermute_then_inverse_permutation_is_identit
 }
 
 RC_GTEST_PROP(CollectiveProperties, psum_over_two_axes_equals_psum_over_each_in_turn, ()) {
-  const Mesh mesh = *test_gen::mesh(/*min_axes=*/2);
-  const auto axes = *test_gen::axis_subset(mesh, /*min_count=*/2);
-  const DType dtype = *test_gen::dtype_of(test_gen::integer_dtypes());
-  const Shape shape = *test_gen::shape();
+  const Mesh mesh = *testkit::mesh(/*min_axes=*/2);
+  const auto axes = *testkit::axis_subset(mesh, /*min_count=*/2);
+  const DType dtype = *testkit::dtype_of(testkit::integer_dtypes());
+  const Shape shape = *testkit::shape();
   const auto inputs =
-      test_gen::random_per_device(dtype, shape, mesh.device_count(), *test_gen::seed());
+      random_per_device(dtype, shape, mesh.device_count(), *testkit::seed());
   ReferenceBackend backend;
   const auto out = run_per_device(backend, mesh, as_args(inputs), 2,
                                   [&](Context& ctx, const Values& in) -> Values {
@@ -295,14 +295,14 @@ RC_GTEST_PROP(CollectiveProperties, psum_over_two_axes_equals_psum_over_each_in_
 // ---- Float sums in the declared order
 
 RC_GTEST_PROP(CollectiveProperties, float_psum_equals_explicit_fold_in_declared_order_xla_cpu, ()) {
-  const Mesh mesh = *test_gen::mesh();
-  const auto axes = *test_gen::axis_subset(mesh);
-  const DType dtype = *test_gen::dtype_of(test_gen::float_dtypes());
-  const Shape shape = *test_gen::shape();
-  test_gen::DataOptions data;
+  const Mesh mesh = *testkit::mesh();
+  const auto axes = *testkit::axis_subset(mesh);
+  const DType dtype = *testkit::dtype_of(testkit::float_dtypes());
+  const Shape shape = *testkit::shape();
+  RandomArrayOptions data;
   data.zero_in = *rc::gen::element(2, 16);  // often all -0.0: the +0.0 start shows
   const auto inputs =
-      test_gen::random_per_device(dtype, shape, mesh.device_count(), *test_gen::seed(), data);
+      random_per_device(dtype, shape, mesh.device_count(), *testkit::seed(), data);
   ReferenceBackend backend;  // xla_cpu
   const auto out = run_per_device(
       backend, mesh, as_args(inputs), 1,
@@ -319,15 +319,15 @@ RC_GTEST_PROP(CollectiveProperties, float_psum_equals_explicit_fold_in_declared_
 // chunk (ReductionOrder::all_reduce_plan) recursively, one rounded addition per inner node.
 RC_GTEST_PROP(CollectiveProperties,
               float_psum_equals_explicit_fold_in_declared_order_every_algorithm, ()) {
-  const Mesh mesh = *test_gen::mesh();
-  const auto axes = *test_gen::axis_subset(mesh);
+  const Mesh mesh = *testkit::mesh();
+  const auto axes = *testkit::axis_subset(mesh);
   const int n = group_size(mesh, axes);
-  const DType dtype = *test_gen::dtype_of(test_gen::float_dtypes());
-  const Shape shape = *test_gen::shape(0, 3, 5);
+  const DType dtype = *testkit::dtype_of(testkit::float_dtypes());
+  const Shape shape = *testkit::shape(0, 3, 5);
   const auto inputs =
-      test_gen::random_per_device(dtype, shape, mesh.device_count(), *test_gen::seed());
+      random_per_device(dtype, shape, mesh.device_count(), *testkit::seed());
   for (const ReductionAlgorithm algorithm : kAllReductionAlgorithms) {
-    ReductionOrder order = *test_gen::backend_reduction_order(n, mesh);
+    ReductionOrder order = *testkit::backend_reduction_order(n, mesh);
     order.algorithm = algorithm;
     if (algorithm == ReductionAlgorithm::gloo_bcube && !std::has_single_bit(unsigned(n)) &&
         n != 3) {
@@ -350,16 +350,16 @@ RC_GTEST_PROP(CollectiveProperties,
 // Reduce-scatter: the block that group rank r receives is folded by reduce_scatter_fold(n, r).
 RC_GTEST_PROP(CollectiveProperties, float_psum_scatter_equals_reduce_scatter_fold_in_declared_order,
               ()) {
-  const Mesh mesh = *test_gen::mesh();
-  const auto axes = *test_gen::axis_subset(mesh);
+  const Mesh mesh = *testkit::mesh();
+  const auto axes = *testkit::axis_subset(mesh);
   const int n = group_size(mesh, axes);
-  const DType dtype = *test_gen::dtype_of(test_gen::float_dtypes());
+  const DType dtype = *testkit::dtype_of(testkit::float_dtypes());
   const int rank = *rc::gen::inRange(1, 3);
   const int dim = *rc::gen::inRange(0, rank);
-  const Shape shape = test_gen::shape_with_multiple(rank, dim, n);
+  const Shape shape = testkit::shape_with_multiple(rank, dim, n);
   const auto inputs =
-      test_gen::random_per_device(dtype, shape, mesh.device_count(), *test_gen::seed());
-  const ReductionOrder order = *test_gen::backend_reduction_order(n, mesh);
+      random_per_device(dtype, shape, mesh.device_count(), *testkit::seed());
+  const ReductionOrder order = *testkit::backend_reduction_order(n, mesh);
   RC_TAG(reduction_algorithm_name(order.algorithm));
   ReferenceBackend backend(order);
   const auto out = run_per_device(backend, mesh, as_args(inputs), 1,
@@ -384,13 +384,13 @@ RC_GTEST_PROP(CollectiveProperties, float_psum_scatter_equals_reduce_scatter_fol
 // ---- shard_map splitting and assembly
 
 RC_GTEST_PROP(CollectiveProperties, shard_map_split_then_assemble_with_same_spec_is_identity, ()) {
-  const Mesh mesh = *test_gen::mesh();
-  const DType dtype = *test_gen::dtype_of(test_gen::all_dtypes());
+  const Mesh mesh = *testkit::mesh();
+  const DType dtype = *testkit::dtype_of(testkit::all_dtypes());
   const int rank = *rc::gen::inRange(0, 4);
   // Each mesh axis goes to one random dimension or stays unnamed (replicated); a dimension's
   // axes are listed in random order, so entries are None, one name or a tuple.
   std::vector<SpecEntry> entries(static_cast<std::size_t>(rank));
-  for (const std::string& name : *test_gen::axis_subset(mesh)) {
+  for (const std::string& name : *testkit::axis_subset(mesh)) {
     const int d = *rc::gen::inRange(-1, rank);
     if (d >= 0) entries[static_cast<std::size_t>(d)].push_back(name);
   }
@@ -403,7 +403,7 @@ RC_GTEST_PROP(CollectiveProperties, shard_map_split_then_assemble_with_same_spec
   for (int d = 0; d < rank; ++d) {
     shape.push_back(block_count(spec, mesh, d) * *rc::gen::inRange<std::int64_t>(1, 3));
   }
-  const Array global = test_gen::random_array(dtype, shape, *test_gen::seed());
+  const Array global = random_array(dtype, shape, *testkit::seed());
   ShardMapOptions options;
   options.in_specs = {spec};
   options.out_specs = {spec};
@@ -417,14 +417,14 @@ RC_GTEST_PROP(CollectiveProperties, shard_map_split_then_assemble_with_same_spec
 // ---- Reductions other than sum
 
 RC_GTEST_PROP(CollectiveProperties, pmax_and_pmin_equal_std_max_and_std_min_folds, ()) {
-  const Mesh mesh = *test_gen::mesh();
-  const auto axes = *test_gen::axis_subset(mesh);
-  const DType dtype = *test_gen::dtype_of(test_gen::all_dtypes());
-  const Shape shape = *test_gen::shape();
-  test_gen::DataOptions data;
+  const Mesh mesh = *testkit::mesh();
+  const auto axes = *testkit::axis_subset(mesh);
+  const DType dtype = *testkit::dtype_of(testkit::all_dtypes());
+  const Shape shape = *testkit::shape();
+  RandomArrayOptions data;
   data.special_in = 6;  // NaN and infinities: std::max drops NaN
   const auto inputs =
-      test_gen::random_per_device(dtype, shape, mesh.device_count(), *test_gen::seed(), data);
+      random_per_device(dtype, shape, mesh.device_count(), *testkit::seed(), data);
   ReferenceBackend backend;
   const auto out = run_per_device(backend, mesh, as_args(inputs), 2,
                                   [&](Context& ctx, const Values& in) -> Values {
@@ -442,13 +442,13 @@ RC_GTEST_PROP(CollectiveProperties, pmax_and_pmin_equal_std_max_and_std_min_fold
 
 // pmean = psum * RN(1/n) in the result dtype (XLA HandleDivide); ints and bool become float32.
 RC_GTEST_PROP(CollectiveProperties, pmean_equals_psum_times_rounded_reciprocal, ()) {
-  const Mesh mesh = *test_gen::mesh();
-  const auto axes = *test_gen::axis_subset(mesh);
+  const Mesh mesh = *testkit::mesh();
+  const auto axes = *testkit::axis_subset(mesh);
   const int n = group_size(mesh, axes);
-  const DType dtype = *test_gen::dtype_of(test_gen::all_dtypes());
-  const Shape shape = *test_gen::shape();
+  const DType dtype = *testkit::dtype_of(testkit::all_dtypes());
+  const Shape shape = *testkit::shape();
   const auto inputs =
-      test_gen::random_per_device(dtype, shape, mesh.device_count(), *test_gen::seed());
+      random_per_device(dtype, shape, mesh.device_count(), *testkit::seed());
   ReferenceBackend backend;
   const auto out = run_per_device(backend, mesh, as_args(inputs), 2,
                                   [&](Context& ctx, const Values& in) -> Values {
@@ -493,11 +493,11 @@ RC_GTEST_PROP(CollectiveProperties, pmean_equals_psum_times_rounded_reciprocal, 
 }
 
 RC_GTEST_PROP(CollectiveProperties, bool_psum_is_int32_count, ()) {
-  const Mesh mesh = *test_gen::mesh();
-  const auto axes = *test_gen::axis_subset(mesh);
-  const Shape shape = *test_gen::shape();
+  const Mesh mesh = *testkit::mesh();
+  const auto axes = *testkit::axis_subset(mesh);
+  const Shape shape = *testkit::shape();
   const auto inputs =
-      test_gen::random_per_device(DType::bool_, shape, mesh.device_count(), *test_gen::seed());
+      random_per_device(DType::bool_, shape, mesh.device_count(), *testkit::seed());
   ReferenceBackend backend;
   const auto out = run_per_device(
       backend, mesh, as_args(inputs), 1,
@@ -518,8 +518,8 @@ RC_GTEST_PROP(CollectiveProperties, bool_psum_is_int32_count, ()) {
 // ---- Group order
 
 RC_GTEST_PROP(CollectiveProperties, axis_index_over_several_axes_equals_combined_index, ()) {
-  const Mesh mesh = *test_gen::mesh();
-  const auto axes = *test_gen::axis_subset(mesh);
+  const Mesh mesh = *testkit::mesh();
+  const auto axes = *testkit::axis_subset(mesh);
   ReferenceBackend backend;
   std::vector<Values> no_args(static_cast<std::size_t>(mesh.device_count()));
   const auto out =
@@ -535,14 +535,14 @@ RC_GTEST_PROP(CollectiveProperties, axis_index_over_several_axes_equals_combined
 
 // E10: all_gather(v, ('y', 'x')) lists the group by the combined index of the axes as named.
 RC_GTEST_PROP(CollectiveProperties, all_gather_order_follows_the_listed_axis_order, ()) {
-  const Mesh mesh = *test_gen::mesh();
-  const auto axes = *test_gen::axis_subset(mesh);
-  const DType dtype = *test_gen::dtype_of(test_gen::all_dtypes());
-  const Shape shape = *test_gen::shape(0, 2);
+  const Mesh mesh = *testkit::mesh();
+  const auto axes = *testkit::axis_subset(mesh);
+  const DType dtype = *testkit::dtype_of(testkit::all_dtypes());
+  const Shape shape = *testkit::shape(0, 2);
   const int axis =
       *rc::gen::inRange(-static_cast<int>(shape.size()) - 1, static_cast<int>(shape.size()) + 1);
   const auto inputs =
-      test_gen::random_per_device(dtype, shape, mesh.device_count(), *test_gen::seed());
+      random_per_device(dtype, shape, mesh.device_count(), *testkit::seed());
   ReferenceBackend backend;
   const auto out = run_per_device(backend, mesh, as_args(inputs), 1,
                                   [&](Context& ctx, const Values& in) -> Values {
@@ -561,20 +561,20 @@ RC_GTEST_PROP(CollectiveProperties, all_gather_order_follows_the_listed_axis_ord
 }
 
 RC_GTEST_PROP(CollectiveProperties, psum_scatter_untiled_equals_take_of_psum_at_rank, ()) {
-  const Mesh mesh = *test_gen::mesh();
+  const Mesh mesh = *testkit::mesh();
   // On one device XLA removes the psum but not the psum_scatter, which folds -0.0 to +0.0.
   RC_PRE(mesh.device_count() > 1);
-  const auto axes = *test_gen::axis_subset(mesh);
+  const auto axes = *testkit::axis_subset(mesh);
   const int n = group_size(mesh, axes);
   // XLA:CPU's reduce-scatter folds each block as its all-reduce does, so floats match too.
-  std::vector<DType> dtypes = test_gen::integer_dtypes();
-  for (DType f : test_gen::float_dtypes()) dtypes.push_back(f);
-  const DType dtype = *test_gen::dtype_of(dtypes);
+  std::vector<DType> dtypes = testkit::integer_dtypes();
+  for (DType f : testkit::float_dtypes()) dtypes.push_back(f);
+  const DType dtype = *testkit::dtype_of(dtypes);
   const int rank = *rc::gen::inRange(1, 4);
   const int dim = *rc::gen::inRange(0, rank);
-  const Shape shape = test_gen::shape_with_multiple(rank, dim, n, 1);
+  const Shape shape = testkit::shape_with_multiple(rank, dim, n, 1);
   const auto inputs =
-      test_gen::random_per_device(dtype, shape, mesh.device_count(), *test_gen::seed());
+      random_per_device(dtype, shape, mesh.device_count(), *testkit::seed());
   ReferenceBackend backend;
   const auto out = run_per_device(
       backend, mesh, as_args(inputs), 3, [&](Context& ctx, const Values& in) -> Values {
@@ -589,23 +589,23 @@ RC_GTEST_PROP(CollectiveProperties, psum_scatter_untiled_equals_take_of_psum_at_
 // axis_index_groups: rank k of a group is its k-th listed index (docs/jax-checklist.md#group-order,
 // conformance table row 6).
 RC_GTEST_PROP(CollectiveProperties, all_gather_with_axis_index_groups_gathers_in_listed_order, ()) {
-  const Mesh mesh = *test_gen::mesh();
-  const auto axes = *test_gen::axis_subset(mesh);
+  const Mesh mesh = *testkit::mesh();
+  const auto axes = *testkit::axis_subset(mesh);
   const int n = group_size(mesh, axes);
   std::vector<int> divisors;
   for (int g = 1; g <= n; ++g) {
     if (n % g == 0) divisors.push_back(g);
   }
   const int size = *rc::gen::elementOf(divisors);
-  const std::vector<int> order = *test_gen::permutation(n);
+  const std::vector<int> order = *testkit::permutation(n);
   AxisIndexGroups groups(static_cast<std::size_t>(n / size));
   for (int i = 0; i < n; ++i) {
     groups[static_cast<std::size_t>(i / size)].push_back(order[static_cast<std::size_t>(i)]);
   }
-  const DType dtype = *test_gen::dtype_of(test_gen::all_dtypes());
-  const Shape shape = *test_gen::shape(0, 2);
+  const DType dtype = *testkit::dtype_of(testkit::all_dtypes());
+  const Shape shape = *testkit::shape(0, 2);
   const auto inputs =
-      test_gen::random_per_device(dtype, shape, mesh.device_count(), *test_gen::seed());
+      random_per_device(dtype, shape, mesh.device_count(), *testkit::seed());
   ReferenceBackend backend;
   const auto out = run_per_device(
       backend, mesh, as_args(inputs), 1, [&](Context& ctx, const Values& in) -> Values {
@@ -633,10 +633,10 @@ RC_GTEST_PROP(CollectiveProperties, all_gather_with_axis_index_groups_gathers_in
 // all_gather see the same groups.
 RC_GTEST_PROP(CollectiveProperties, pmap_psum_and_all_gather_match_the_mapped_slices, ()) {
   const int n = *rc::gen::inRange(1, 9);
-  const DType dtype = *test_gen::dtype_of(test_gen::integer_dtypes());
-  Shape shape = *test_gen::shape(0, 2);
+  const DType dtype = *testkit::dtype_of(testkit::integer_dtypes());
+  Shape shape = *testkit::shape(0, 2);
   shape.insert(shape.begin(), n);
-  const Array x = test_gen::random_array(dtype, shape, *test_gen::seed());
+  const Array x = random_array(dtype, shape, *testkit::seed());
   ReferenceBackend backend;
   PmapOptions options;
   options.axis_name = "i";
@@ -657,8 +657,8 @@ RC_GTEST_PROP(CollectiveProperties, pmap_psum_and_all_gather_match_the_mapped_sl
 
 // A random program of collectives (shapes kept) under a random declared order.
 RC_GTEST_PROP(CollectiveProperties, running_the_same_program_twice_gives_identical_bits, ()) {
-  const Mesh mesh = *test_gen::mesh();
-  const DType dtype = *test_gen::dtype_of(test_gen::float_dtypes());
+  const Mesh mesh = *testkit::mesh();
+  const DType dtype = *testkit::dtype_of(testkit::float_dtypes());
   struct Step {
     int op;
     std::vector<std::string> axes;
@@ -668,19 +668,19 @@ RC_GTEST_PROP(CollectiveProperties, running_the_same_program_twice_gives_identic
   const int steps = *rc::gen::inRange(1, 7);
   int lcm_of_groups = 1;
   for (int s = 0; s < steps; ++s) {
-    Step step{*rc::gen::inRange(0, 7), *test_gen::axis_subset(mesh), {}};
+    Step step{*rc::gen::inRange(0, 7), *testkit::axis_subset(mesh), {}};
     const int n = group_size(mesh, step.axes);
     lcm_of_groups = std::lcm(lcm_of_groups, n);
-    const auto sigma = *test_gen::permutation(n);
+    const auto sigma = *testkit::permutation(n);
     for (int i = 0; i < n; ++i) step.perm.emplace_back(i, sigma[static_cast<std::size_t>(i)]);
     program.push_back(std::move(step));
   }
   const Shape shape = {lcm_of_groups, *rc::gen::inRange<std::int64_t>(1, 3)};
   const auto inputs =
-      test_gen::random_per_device(dtype, shape, mesh.device_count(), *test_gen::seed());
+      random_per_device(dtype, shape, mesh.device_count(), *testkit::seed());
   // Any algorithm with small chunks, in its default ring (group sizes vary from step to step, and
   // gloo_bcube is not modelled for all of them).
-  ReductionOrder order = *test_gen::reduction_order(1);
+  ReductionOrder order = *testkit::reduction_order(1);
   order.ring.clear();
   if (order.algorithm == ReductionAlgorithm::gloo_bcube)
     order.algorithm = ReductionAlgorithm::xla_cpu;

@@ -45,7 +45,7 @@ rc::Gen<CollectiveShape> shape_for(Algorithm algorithm, CollectiveKind kind) {
     shape.elements = splits ? shape.ranks * *rc::gen::inRange<std::int64_t>(0, 300)
                             : *rc::gen::inRange<std::int64_t>(0, 3000);
     shape.element_bytes = 4;
-    if (*rc::gen::arbitrary<bool>()) shape.ring = *test_gen::permutation(shape.ranks);
+    if (*rc::gen::arbitrary<bool>()) shape.ring = *testkit::permutation(shape.ranks);
     shape.pipeline_chunk_bytes = *rc::gen::element<std::int64_t>(4, 16, 64, 1024, 2 << 20);
     shape.root = *rc::gen::inRange(0, shape.ranks);
     if (kind == CollectiveKind::permute) {
@@ -111,7 +111,7 @@ RC_GTEST_PROP(CollectiveSchedules, step_sources_give_the_schedules_steps, ()) {
 }
 
 std::vector<Array> flat_inputs(const CollectiveShape& shape, DType dtype, std::uint64_t seed) {
-  return test_gen::random_per_device(dtype, {shape.elements}, shape.ranks, seed);
+  return random_per_device(dtype, {shape.elements}, shape.ranks, seed);
 }
 
 RC_GTEST_PROP(CollectiveSchedules, reductions_equal_the_reference_in_the_algorithms_order, ()) {
@@ -126,7 +126,7 @@ RC_GTEST_PROP(CollectiveSchedules, reductions_equal_the_reference_in_the_algorit
   // simulator converts around the schedule), so that pair is left to the simulator's tests.
   RC_PRE(!(algorithm == Algorithm::direct && dtype == DType::bfloat16 && op == ReduceOp::sum));
   shape.element_bytes = static_cast<std::int64_t>(dtype_size_bytes(dtype));
-  const std::vector<Array> inputs = flat_inputs(shape, dtype, *test_gen::seed());
+  const std::vector<Array> inputs = flat_inputs(shape, dtype, *testkit::seed());
   const std::vector<Array> results =
       collectives::run_schedule_data(collectives::build_schedule(algorithm, shape), inputs, op,
                                        kIeeeNumerics);
@@ -152,7 +152,7 @@ RC_GTEST_PROP(CollectiveSchedules, data_movement_is_exact, ()) {
       *rc::gen::element(CollectiveKind::all_gather, CollectiveKind::all_to_all,
                         CollectiveKind::permute, CollectiveKind::broadcast);
   const CollectiveShape shape = *shape_for(algorithm, kind);
-  const std::vector<Array> inputs = flat_inputs(shape, DType::int32, *test_gen::seed());
+  const std::vector<Array> inputs = flat_inputs(shape, DType::int32, *testkit::seed());
   const std::vector<Array> results = collectives::run_schedule_data(
       collectives::build_schedule(algorithm, shape), inputs, ReduceOp::max, kIeeeNumerics);
   const int n = shape.ranks;

@@ -1,5 +1,6 @@
 # Installs the build into a fresh prefix, then configures, builds and runs examples/downstream
-# against it, as a user's own project would (README, "Use it from your CMake project").
+# against it, as a user's own project would (README, "Use it from your CMake project"; the
+# testing kit's example, docs/testing.md).
 # -DBUILD_DIR, -DSOURCE_DIR, -DWORK_DIR.
 file(REMOVE_RECURSE ${WORK_DIR})
 function(run_step what)
@@ -15,3 +16,4 @@ run_step("configure" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/downstream -B ${
          -G Ninja -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
 run_step("build" ${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run_step("run" ${WORK_DIR}/build/psum_on_the_simulator)
+run_step("property tests" ${WORK_DIR}/build/property_test_your_collectives)

@@ -37,7 +37,7 @@ rc::Gen<CollectiveShape> phased_shape(Algorithm algorithm) {
       for (int d : shape.torus_dims) shape.ranks *= d;
     } else {
       shape.ranks = *rc::gen::inRange(1, 12);
-      shape.ring = *test_gen::permutation(shape.ranks);
+      shape.ring = *testkit::permutation(shape.ranks);
     }
     shape.elements = shape.ranks * *rc::gen::inRange<std::int64_t>(0, 40);
     shape.element_bytes = 4;
@@ -124,12 +124,12 @@ struct Program {
 
 rc::Gen<Program> program() {
   return rc::gen::exec([] {
-    Program p{*test_gen::mesh(1, 2, 16), {}};
+    Program p{*testkit::mesh(1, 2, 16), {}};
     const int count = *rc::gen::inRange(1, 5);
     for (int i = 0; i < count; ++i) {
       p.steps.push_back({*rc::gen::element(Op::psum, Op::pmax, Op::psum_scatter, Op::all_gather,
                                            Op::all_to_all, Op::ppermute),
-                         *test_gen::axis_subset(p.mesh),
+                         *testkit::axis_subset(p.mesh),
                          *rc::gen::element(0.0, 1e6, 3e7),
                          *rc::gen::arbitrary<bool>(),
                          *rc::gen::element(-1, 0, 1)});
@@ -153,7 +153,7 @@ Outcome run(const Program& p, const std::string& topology, std::optional<Algorit
                                                         .link_sharing = sharing});
   std::vector<Values> args;
   // Rows a multiple of every group size, so that every op splits evenly.
-  for (const Array& x : test_gen::random_per_device(DType::float32, {devices * 3, 2}, devices,
+  for (const Array& x : random_per_device(DType::float32, {devices * 3, 2}, devices,
                                                     seed)) {
     args.push_back({x});
   }
@@ -167,7 +167,7 @@ Outcome run(const Program& p, const std::string& topology, std::optional<Algorit
         Values results;
         for (const Step& step : p.steps) {
           ctx.charge_compute(step.flops_per_device * (1 + ctx.device() % 3), 0);
-          const int n = test_gen::group_size(p.mesh, step.axes);
+          const int n = testkit::group_size(p.mesh, step.axes);
           if (step.started) {
             pending.push_back(start(ctx, step.op, x, AxisNames(step.axes), n, {step.stream}));
             continue;
@@ -218,7 +218,7 @@ RC_GTEST_PROP(FastPath, gives_the_bits_and_cost_log_of_carrying_every_message, (
   const std::optional<Algorithm> algorithm = *rc::gen::element<std::optional<Algorithm>>(
       std::nullopt, Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus);
   const bool cost_only = *rc::gen::arbitrary<bool>();
-  const std::uint64_t seed = *test_gen::seed();
+  const std::uint64_t seed = *testkit::seed();
   const sim::LinkSharing sharing = *rc::gen::element(sim::LinkSharing::fair, sim::LinkSharing::fifo);
   RC_TAG(topology);
   const Outcome fast = run(p, topology, algorithm, cost_only, /*fast_path=*/true, seed, sharing);

@@ -399,7 +399,7 @@ std::string describe(const sim::CostLog& log) {
 }
 
 RC_GTEST_PROP(SimLinkSharing, contended_runs_repeat_exactly, ()) {
-  const Mesh mesh = *test_gen::mesh(2, 2, 16);
+  const Mesh mesh = *testkit::mesh(2, 2, 16);
   const std::vector<std::string> names = mesh.axis_names();
   const std::string topology = *rc::gen::element<std::string>("ring", "ring-uni", "switch", "mesh");
   const collectives::Algorithm algorithm = *rc::gen::element(

@@ -356,7 +356,7 @@ rc::Gen<std::string> random_placement(const Mesh& mesh, const topology::Topology
     if (kind == 0) return std::string("auto");
     if (kind == 1) return std::string("row-major");
     if (kind == 2) {
-      const std::vector<int> order = *test_gen::permutation(topology.device_count());
+      const std::vector<int> order = *testkit::permutation(topology.device_count());
       std::string text = "devices:";
       for (std::size_t i = 0; i < order.size(); ++i) {
         text += (i ? "," : "") + std::to_string(order[i]);
@@ -393,7 +393,7 @@ rc::Gen<std::string> random_placement(const Mesh& mesh, const topology::Topology
       axes.push_back(axis);
     }
     std::string text;
-    for (std::size_t i : *test_gen::permutation(static_cast<int>(axes.size()))) {
+    for (std::size_t i : *testkit::permutation(static_cast<int>(axes.size()))) {
       text += (text.empty() ? "" : ",") + axes[static_cast<std::size_t>(i)];
     }
     return text.empty() ? std::string("auto") : text;
@@ -401,7 +401,7 @@ rc::Gen<std::string> random_placement(const Mesh& mesh, const topology::Topology
 }
 
 RC_GTEST_PROP(SimPlacementProperty, is_a_bijection_and_results_do_not_depend_on_it, ()) {
-  const Mesh mesh = *test_gen::mesh(1, 3, *rc::gen::element(8, 12, 16));
+  const Mesh mesh = *testkit::mesh(1, 3, *rc::gen::element(8, 12, 16));
   const int devices = mesh.device_count();
   RC_PRE(devices > 1);
   std::vector<std::string> kinds = {"ring", "switch", "torus", "mesh"};
@@ -430,14 +430,14 @@ RC_GTEST_PROP(SimPlacementProperty, is_a_bijection_and_results_do_not_depend_on_
   // bits on every placement.
   const Algorithm algorithm =
       *rc::gen::element(Algorithm::direct, Algorithm::ring, Algorithm::double_binary_tree);
-  const std::vector<std::string> names = *test_gen::axis_subset(mesh);
-  const int n = test_gen::group_size(mesh, names);
+  const std::vector<std::string> names = *testkit::axis_subset(mesh);
+  const int n = testkit::group_size(mesh, names);
   sim::SimOptions options{.algorithm = algorithm, .ring_by_rank = true};
   options.placement = placement_from_text(placement_text);
   sim::Machine machine(spec, options);
   ReferenceBackend reference(order_for_algorithm(algorithm), devices);
-  const std::vector<Array> inputs = test_gen::random_per_device(
-      DType::float32, {n * *rc::gen::inRange(1, 4), 3}, devices, *test_gen::seed());
+  const std::vector<Array> inputs = random_per_device(
+      DType::float32, {n * *rc::gen::inRange(1, 4), 3}, devices, *testkit::seed());
   std::vector<Values> args;
   for (const Array& x : inputs) args.push_back({x});
   const AxisNames axes(names);

@@ -868,9 +868,9 @@ TEST(FoldReduceEdgeCases, E8BoolMaxIsOrAndMinIsAnd) {
 // the ring misses or the group lacks.
 RC_GTEST_PROP(RingOrders, a_groups_ring_follows_the_device_ring, ()) {
   const int devices = *rc::gen::inRange(1, 40);
-  std::vector<int> ring = *test_gen::permutation(devices);
+  std::vector<int> ring = *testkit::permutation(devices);
   ring.resize(static_cast<std::size_t>(*rc::gen::inRange(0, devices + 1)));
-  std::vector<int> group = *test_gen::permutation(devices);
+  std::vector<int> group = *testkit::permutation(devices);
   group.resize(static_cast<std::size_t>(*rc::gen::inRange(0, devices + 1)));
   std::vector<int> expected;
   for (int device : ring) {

@@ -64,15 +64,15 @@ Array apply_open(Context& ctx, Op op, const Array& x, const AxisNames& axes, int
 }
 
 RC_GTEST_PROP(Simulator, results_equal_the_reference_folding_in_the_algorithms_order, ()) {
-  const Mesh mesh = *test_gen::mesh(1, 3, *rc::gen::element(8, 16, 64));
+  const Mesh mesh = *testkit::mesh(1, 3, *rc::gen::element(8, 16, 64));
   const int devices = mesh.device_count();
   const std::string topology = *topology_text(devices);
   const Algorithm algorithm = *rc::gen::elementOf(data_algorithms());
-  const std::vector<std::string> names = *test_gen::axis_subset(mesh);
-  const int n = test_gen::group_size(mesh, names);
+  const std::vector<std::string> names = *testkit::axis_subset(mesh);
+  const int n = testkit::group_size(mesh, names);
   const Op op = *rc::gen::element(Op::psum, Op::pmean, Op::pmax, Op::pmin, Op::psum_scatter,
                                   Op::all_gather, Op::all_to_all, Op::ppermute);
-  const DType dtype = *test_gen::dtype_of(test_gen::all_dtypes());
+  const DType dtype = *testkit::dtype_of(testkit::all_dtypes());
   RC_PRE(!(op == Op::psum_scatter && dtype == DType::bool_));  // JAX rejects it (errors_test)
   const bool splits = op == Op::psum_scatter || op == Op::all_to_all;
   const std::int64_t rows = splits ? n * *rc::gen::inRange(1, 4) : *rc::gen::inRange(1, 40);
@@ -91,7 +91,7 @@ RC_GTEST_PROP(Simulator, results_equal_the_reference_folding_in_the_algorithms_o
   ReferenceBackend reference(order, devices);
 
   const std::vector<Array> inputs =
-      test_gen::random_per_device(dtype, shape, devices, *test_gen::seed());
+      random_per_device(dtype, shape, devices, *testkit::seed());
   std::vector<Values> args;
   for (const Array& x : inputs) args.push_back({x});
   const AxisNames axes(names);
@@ -326,9 +326,9 @@ std::string describe(const sim::CostLog& log) {
 }
 
 RC_GTEST_PROP(Simulator, two_runs_give_identical_results_and_logs, ()) {
-  const Mesh mesh = *test_gen::mesh(2, 2, 16);
+  const Mesh mesh = *testkit::mesh(2, 2, 16);
   const std::string topology = *topology_text(mesh.device_count());
-  const std::uint64_t seed = *test_gen::seed();
+  const std::uint64_t seed = *testkit::seed();
   const std::vector<std::string> names = mesh.axis_names();
   const sim::LinkSharing sharing = *rc::gen::element(sim::LinkSharing::fair, sim::LinkSharing::fifo);
   const auto run = [&](std::vector<Values>& outputs) {
@@ -337,7 +337,7 @@ RC_GTEST_PROP(Simulator, two_runs_give_identical_results_and_logs, ()) {
     sim::Machine machine(spec);
     std::vector<Values> args;
     for (const Array& x :
-         test_gen::random_per_device(DType::float32, {8, 3}, mesh.device_count(), seed)) {
+         random_per_device(DType::float32, {8, 3}, mesh.device_count(), seed)) {
       args.push_back({x});
     }
     outputs = run_per_device(machine, mesh, args, 1, [&](Context& ctx, const Values& xs) {

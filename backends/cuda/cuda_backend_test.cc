@@ -15,6 +15,7 @@
 #include "backends/cuda/cuda_device.h"
 #include "backends/sim_backend.h"
 #include "conformance/conformance_runner.h"
+#include "reference/array_difference.h"
 #include "reference/reference_backend.h"
 #include "tests/generators.h"
 
@@ -56,7 +57,7 @@ void expect_reduction_matches_reference(Algorithm algorithm, DType dtype, Collec
   const Mesh mesh({8}, {"i"});
   const std::int64_t count = 8 * ((std::int64_t{1} << 17) + 1);  // over 1 Mi, odd per block
   std::vector<Values> args;
-  for (const Array& a : test_gen::random_per_device(dtype, {count}, 8, 42)) args.push_back({a});
+  for (const Array& a : random_per_device(dtype, {count}, 8, 42)) args.push_back({a});
   const test_gen::PerDeviceBody body = [op](Context& ctx, const Values& x) -> Values {
     switch (op) {
       case CollectiveOp::pmean: return {ctx.pmean(x[0], {"i"})};
@@ -69,7 +70,7 @@ void expect_reduction_matches_reference(Algorithm algorithm, DType dtype, Collec
   const auto got = test_gen::run_per_device(gpu, mesh, args, 1, body);
   const auto expected = test_gen::run_per_device(reference, mesh, args, 1, body);
   for (std::size_t d = 0; d < got.size(); ++d) {
-    const auto difference = conformance::first_difference(got[d][0], expected[d][0]);
+    const auto difference = first_difference(got[d][0], expected[d][0]);
     EXPECT_FALSE(difference.has_value())
         << collectives::algorithm_name(algorithm) << " " << collective_op_name(op) << " of "
         << dtype_name(dtype) << "[" << count << "], device " << d << ": " << *difference;

@@ -17,7 +17,7 @@
 #include "backends/sim_backend.h"
 #include "collectives/algorithm.h"
 #include "collectives/schedule_data.h"
-#include "conformance/conformance_runner.h"
+#include "reference/array_difference.h"
 #include "reference/fold_reduce.h"
 #include "tests/generators.h"
 
@@ -91,7 +91,7 @@ class CudaScheduleTest : public ::testing::Test {
     if (!collectives::supports(algorithm, shape)) return false;
     const collectives::Schedule schedule = collectives::build_schedule(algorithm, shape);
     const std::vector<Array> inputs =
-        test_gen::random_per_device(dtype, {shape.elements}, ranks, seed);
+        random_per_device(dtype, {shape.elements}, ranks, seed);
     const std::vector<Array> gpu = run_schedule_on_gpu(schedule, inputs, op);
     const std::vector<Array> cpu =
         collectives::run_schedule_data(schedule, inputs, op, kIeeeNumerics);
@@ -101,7 +101,7 @@ class CudaScheduleTest : public ::testing::Test {
                     ranks, reduce_op_name(op));
     for (int r = 0; r < ranks; ++r) {
       const auto i = static_cast<std::size_t>(r);
-      const auto difference = conformance::first_difference(gpu[i], cpu[i]);
+      const auto difference = first_difference(gpu[i], cpu[i]);
       EXPECT_FALSE(difference.has_value()) << what << ": rank " << r << ": GPU " << *difference;
     }
     // XLA:CPU's order (direct) carries bfloat16 sums in float32; the schedule, fed bfloat16 here,
@@ -112,7 +112,7 @@ class CudaScheduleTest : public ::testing::Test {
       const Array expected = all_reduce(inputs, op, order);
       for (int r = 0; r < ranks; ++r) {
         const auto difference =
-            conformance::first_difference(gpu[static_cast<std::size_t>(r)], expected);
+            first_difference(gpu[static_cast<std::size_t>(r)], expected);
         EXPECT_FALSE(difference.has_value())
             << what << ": rank " << r << " against " << order.describe() << ": " << *difference;
       }
@@ -172,7 +172,7 @@ TEST(CudaScheduleInputs, gpu_schedule_rejects_inputs_of_the_wrong_size) {
   const CollectiveShape shape =
       shape_of(Algorithm::ring, CollectiveKind::all_reduce, 3, 8, DType::float32);
   const collectives::Schedule schedule = collectives::build_schedule(Algorithm::ring, shape);
-  std::vector<Array> inputs = test_gen::random_per_device(DType::float32, {8}, 3, 1);
+  std::vector<Array> inputs = random_per_device(DType::float32, {8}, 3, 1);
   inputs[2] = Array(DType::float32, {5});
   try {
     run_schedule_on_gpu(schedule, inputs, ReduceOp::sum);
@@ -185,12 +185,12 @@ TEST(CudaScheduleInputs, gpu_schedule_rejects_inputs_of_the_wrong_size) {
 // Runs without a GPU: the differential tests above would pass for any order if their data could
 // not tell orders apart. On this data, ring and XLA:CPU's order give different float32 bits.
 TEST(CudaScheduleTestData, random_data_distinguishes_reduction_orders) {
-  const std::vector<Array> inputs = test_gen::random_per_device(DType::float32, {1001}, 4, 7);
+  const std::vector<Array> inputs = random_per_device(DType::float32, {1001}, 4, 7);
   const Array ring =
       all_reduce(inputs, ReduceOp::sum, {.algorithm = ReductionAlgorithm::nccl_ring});
   const Array direct =
       all_reduce(inputs, ReduceOp::sum, {.algorithm = ReductionAlgorithm::xla_cpu});
-  EXPECT_TRUE(conformance::first_difference(ring, direct).has_value());
+  EXPECT_TRUE(first_difference(ring, direct).has_value());
 }
 
 }  // namespace

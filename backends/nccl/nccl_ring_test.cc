@@ -19,7 +19,7 @@
 #include "backends/nccl/nccl_ranks.h"
 #include "backends/nccl/nccl_environment.h"
 #include "backends/nccl/nccl_ring_log.h"
-#include "conformance/conformance_runner.h"
+#include "reference/array_difference.h"
 #include "reference/fold_reduce.h"
 #include "tests/generators.h"
 
@@ -58,11 +58,11 @@ class NcclRingTest : public ::testing::Test {
     for (DType dtype : kDTypes) {
       for (std::int64_t count : kCounts) {
         const std::vector<Array> inputs =
-            test_gen::random_per_device(dtype, {count}, ranks.ranks(), seed++);
+            random_per_device(dtype, {count}, ranks.ranks(), seed++);
         const std::vector<Array> results = ranks.all_reduce_sum(inputs);
         const Array want = expected(inputs);
         for (std::size_t r = 0; r < results.size(); ++r) {
-          const auto difference = conformance::first_difference(results[r], want);
+          const auto difference = first_difference(results[r], want);
           EXPECT_FALSE(difference.has_value())
               << dtype_name(dtype) << "[" << count << "] rank " << r << " against " << against
               << ": " << *difference;
