@@ -18,13 +18,16 @@ namespace spmd {
 void add_conform_flags(CLI::App& command, ConformOptions& options) {
   command.add_option("--backend", options.backend, "Backend to run the cases on")
       ->default_val("reference");
-  command.add_option("--backend-plugin", options.backend_plugin,
-                     "A collective library plugin (a .so built against spmdsim_plugin.h) to run "
-                     "the cases on instead of --backend; its native order unless --order");
-  command.add_option("--plugin-timeout-s", options.plugin_timeout_s,
-                     "With --backend-plugin: seconds every rank of one operation has to return")
-      ->default_val(60)
-      ->check(CLI::PositiveNumber);
+  CLI::Option* plugin =
+      command.add_option("--backend-plugin", options.backend_plugin,
+                         "A collective library plugin (a .so built against spmdsim_plugin.h) to "
+                         "run the cases on instead of --backend; its native order unless --order");
+  command
+      .add_option("--plugin-timeout-s", options.plugin_timeout_s,
+                  "With --backend-plugin: seconds every rank of one operation has to return")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0))  // a millisecond to a day
+      ->needs(plugin);
   command.add_option("--order", options.order,
                      "Reduction order the backend folds float sums in (xla_cpu, nccl_ring, "
                      "gloo_ring, mpi_ring, mpi_recursive_doubling, ...); default: each case's");
@@ -120,14 +123,7 @@ void check_ring_fits_cases(const std::vector<int>& ring, const std::vector<Loade
 
 // --backend-plugin: the plugin loaded and registered, its backend's name in `backend`.
 ConformOptions with_plugin_backend(ConformOptions options) {
-  if (options.backend_plugin.empty()) {
-    if (options.plugin_timeout_s != 60) {
-      throw Error(fmt::format("--plugin-timeout-s {} without --backend-plugin, expected it only "
-                              "with --backend-plugin",
-                              options.plugin_timeout_s));
-    }
-    return options;
-  }
+  if (options.backend_plugin.empty()) return options;
   if (options.backend != "reference") {
     throw Error(fmt::format("--backend-plugin {} with --backend {}, expected one of the two",
                             options.backend_plugin, options.backend));

@@ -3,16 +3,20 @@
 //  [--order ORDER | --algorithm ALGORITHM] [--topology T] [--verbose] PATH...`
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include "backends/plugin/plugin_backend.h"
 
 namespace spmd {
 
 struct ConformOptions {
   std::string backend = "reference";
   std::string backend_plugin;     // a collective library plugin (.so) instead of --backend
-  double plugin_timeout_s = 60;   // --backend-plugin: seconds every rank of an operation has
+  // --backend-plugin: seconds every rank of one operation has to return.
+  double plugin_timeout_s = std::chrono::duration<double>(plugin::kDefaultCallTimeout).count();
   std::string order;              // empty: each case's own order
   std::vector<std::string> ring;  // --ring 0,2,1,3: the mesh's device ids in ring order
   std::string algorithm;          // --backend sim: the simulator algorithm (sets the order)

@@ -171,6 +171,13 @@ TEST(PluginErrors, a_plugin_and_another_backend_are_refused) {
       << result.output;
 }
 
+TEST(PluginErrors, a_timeout_without_a_plugin_is_refused) {
+  const CommandResult result = run_binary("conform --plugin-timeout-s 5 " + kCases);
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("--plugin-timeout-s requires --backend-plugin"), std::string::npos)
+      << result.output;
+}
+
 TEST(PluginErrors, bool_results_that_are_not_0_or_1_are_refused) {
   setenv("SPMDSIM_BROKEN_PLUGIN", "bad_bool", 1);
   plugin::PluginCollectives library(plugin::load_plugin_library(SPMD_BROKEN_PLUGIN),
