@@ -8,6 +8,8 @@
 #include <optional>
 
 #include "backends/backend_registry.h"
+#include "backends/plugin/plugin_backend.h"
+#include "backends/plugin/plugin_collectives.h"
 #include "backends/sim_backend.h"
 #include "cli/conform_backends.h"
 #include "conformance/conformance_runner.h"
@@ -20,6 +22,16 @@ void add_conform_flags(CLI::App& command, ConformOptions& options) {
                      "Backend to run the cases on: reference, sim, gloo, and cuda / nccl where "
                      "built")
       ->default_val("reference");
+  CLI::Option* plugin =
+      command.add_option("--backend-plugin", options.backend_plugin,
+                         "A collective library plugin (a .so built against spmdsim_plugin.h) to "
+                         "run the cases on instead of --backend; its native order unless --order");
+  command
+      .add_option("--plugin-timeout-s", options.plugin_timeout_s,
+                  "With --backend-plugin: seconds every rank of one operation has to return")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0))  // a millisecond to a day
+      ->needs(plugin);
   command.add_option("--order", options.order,
                      "Reduction order the backend folds float sums in (xla_cpu, nccl_ring, "
                      "gloo_ring, mpi_ring, mpi_recursive_doubling, ...); default: each case's");
@@ -127,9 +139,33 @@ void check_backend_starts(const std::string& backend, const std::optional<Reduct
   if (fewest_devices) make_backend(backend, order.value_or(ReductionOrder{}), *fewest_devices);
 }
 
+// --backend-plugin: the plugin loaded and registered, its backend's name in `backend`.
+ConformOptions with_plugin_backend(ConformOptions options) {
+  if (options.backend_plugin.empty()) return options;
+  if (options.backend != "reference") {
+    throw Error(fmt::format("--backend-plugin {} with --backend {}, expected one of the two",
+                            options.backend_plugin, options.backend));
+  }
+  options.backend = plugin::register_plugin_backend(
+      options.backend_plugin, std::chrono::milliseconds(static_cast<std::int64_t>(
+                                  options.plugin_timeout_s * 1000)));
+  return options;
+}
+
+// A plugin call that fails or hangs ends the run with its message (exit code 2), not one case.
+conformance::CaseResult run_case_or_stop_on_plugin_error(const conformance::Case& c,
+                                                         const conformance::RunOptions& options) {
+  try {
+    return conformance::run_case(c, options);
+  } catch (const plugin::PluginError& e) {
+    throw Error(e.what());
+  }
+}
+
 }  // namespace
 
-int run_conform_command(const ConformOptions& options, std::ostream& out) {
+int run_conform_command(const ConformOptions& given_options, std::ostream& out) {
+  const ConformOptions options = with_plugin_backend(given_options);
   conformance::RunOptions run_options{.backend = options.backend};
   register_conform_backends();
   check_backend_name(options.backend);  // fail early on an unknown backend
@@ -167,7 +203,8 @@ int run_conform_command(const ConformOptions& options, std::ostream& out) {
       ++malformed;
       continue;
     }
-    const conformance::CaseResult result = conformance::run_case(*entry.loaded, run_options);
+    const conformance::CaseResult result =
+        run_case_or_stop_on_plugin_error(*entry.loaded, run_options);
     if (result.passed) {
       ++passed;
       if (options.verbose) out << "PASS " << result.name << "\n";

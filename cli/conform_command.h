@@ -1,16 +1,22 @@
 #pragma once
-// `spmdsim conform [--backend NAME] [--order ORDER | --algorithm ALGORITHM] [--topology T]
-//  [--verbose] PATH...`
+// `spmdsim conform [--backend NAME | --backend-plugin LIB.so [--plugin-timeout-s S]]
+//  [--order ORDER | --algorithm ALGORITHM] [--topology T] [--verbose] PATH...`
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include "backends/plugin/plugin_backend.h"
 
 namespace spmd {
 
 struct ConformOptions {
   std::string backend = "reference";
+  std::string backend_plugin;     // a collective library plugin (.so) instead of --backend
+  // --backend-plugin: seconds every rank of one operation has to return.
+  double plugin_timeout_s = std::chrono::duration<double>(plugin::kDefaultCallTimeout).count();
   std::string order;              // empty: each case's own order
   std::vector<std::string> ring;  // --ring 0,2,1,3: the mesh's device ids in ring order
   std::string algorithm;          // --backend sim: the simulator algorithm (sets the order)
@@ -23,8 +29,9 @@ void add_conform_flags(CLI::App& command, ConformOptions& options);
 
 // Loads every case, then runs them; prints one line per failing case and a final
 // "N passed, M failed"; returns the exit code (0 when none failed, 1 otherwise, 2 when a case
-// file is malformed). Throws spmd::Error for bad flags and, before any case runs, for a --ring
-// whose length is not a case's device count.
+// file is malformed). Throws spmd::Error for bad flags, a plugin that cannot be loaded or whose
+// call fails or hangs, and, before any case runs, for a --ring whose length is not a case's
+// device count.
 int run_conform_command(const ConformOptions& options, std::ostream& out);
 
 }  // namespace spmd

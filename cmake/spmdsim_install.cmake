@@ -42,3 +42,8 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/spmdsimConfigVersion.cmak
 install(FILES ${PROJECT_BINARY_DIR}/spmdsimConfig.cmake
               ${PROJECT_BINARY_DIR}/spmdsimConfigVersion.cmake
         DESTINATION ${spmd_package_dir})
+
+# The collective library plugin ABI: one C header, all a plugin author needs (docs/backends.md).
+# Its own component, so that `cmake --install build --component plugin_abi` installs it alone.
+install(FILES ${PROJECT_SOURCE_DIR}/backends/plugin/spmdsim_plugin.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/spmdsim/backends/plugin COMPONENT plugin_abi)

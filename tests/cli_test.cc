@@ -4,7 +4,6 @@
 // and exit code 2 with a one-line error for bad values.
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -17,6 +16,7 @@
 #include "cli/perf_command.h"
 #include "cli/run_command.h"
 #include "cli/scale_command.h"
+#include "tests/spmdsim_binary.h"
 
 namespace spmd {
 namespace {
@@ -41,22 +41,6 @@ std::vector<std::string> lines_of(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
-}
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CommandResult run_binary(const std::string& arguments) {
-  const std::string command = std::string(SPMDSIM_BINARY) + " " + arguments + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  CommandResult result;
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) result.output += buffer;
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
 }
 
 // ---- demo
