@@ -5,10 +5,12 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "backends/mpi/mpi_backend.h"
 #include "cli/cases_command.h"
 #include "cli/conform_command.h"
 #include "cli/demo_command.h"
 #include "cli/examples_command.h"
+#include "cli/mpi_conform.h"
 #include "cli/perf_command.h"
 #include "cli/placement_flag.h"
 #include "cli/run_command.h"
@@ -21,6 +23,7 @@ int main(int argc, char** argv) {
       "spmdsim: a deterministic simulator and reference implementation for SPMD programs "
       "(pmap, shard_map, lax collectives)"};
   app.require_subcommand(0, 1);
+  spmd::mpi::register_mpi_backend();  // so that --backend lists it; it runs under mpirun only
 
   spmd::ConformOptions conform_options;
   CLI::App* conform = app.add_subcommand(
@@ -82,7 +85,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (conform->parsed()) return spmd::run_conform_command(conform_options, std::cout);
+    if (conform->parsed()) {
+      // Open MPI runs the command in every process, which prints and exits on its own terms.
+      if (conform_options.backend == "mpi") {
+        return spmd::run_mpi_conform_command(conform_options, std::cout, std::cerr);
+      }
+      return spmd::run_conform_command(conform_options, std::cout);
+    }
     if (cases->parsed()) return spmd::run_cases_command(cases_options, std::cout);
     if (run->parsed()) return spmd::run_run_command(run_options, std::cout);
     if (scale->parsed()) return spmd::run_scale_command(scale_options, std::cout);
