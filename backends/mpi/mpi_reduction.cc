@@ -36,7 +36,10 @@ std::optional<Reduction> native_reduction(DType dtype, ReduceOp op) {
 
 // MPI_User_function: inoutvec[i] = combine(invec[i], inoutvec[i]). The received operand is the
 // left one, as a fold tree's earlier (lower-rank) subtree is in Open MPI's recursive doubling and
-// linear reduce (ompi_op_reduce(op, source, target) computes target = source op target).
+// linear reduce (ompi_op_reduce(op, source, target) computes target = source op target). Only
+// max / min care which operand is left (a tie of +0.0 and -0.0 keeps the left one): Open MPI's
+// ring puts its own data left and Rabenseifner mixes, so there such ties can differ from the
+// reference's fold (docs/backends.md#open-mpi-backendsmpi).
 // Elements are copied in and out: MPI's buffers of a byte datatype need not be aligned for T.
 template <class T, ReduceOp kOp>
 void combine_elements(void* invec, void* inoutvec, int* length, MPI_Datatype*) {
@@ -98,7 +101,7 @@ MPI_Op user_op(DType dtype, ReduceOp op) {
       visit_dtype(dtype, [op](auto zero) { return element_function<decltype(zero)>(op); });
   MPI_Op mpi_op;
   // Commutative, so that Open MPI runs the pinned algorithm (it falls back to order-keeping
-  // algorithms for non-commutative ops); operands still meet as the fold trees say, above.
+  // algorithms for non-commutative ops; the order cases check that it does not).
   check(MPI_Op_create(function, /*commute=*/1, &mpi_op), "MPI_Op_create");
   ops.emplace(std::pair{dtype, op}, mpi_op);
   return mpi_op;
