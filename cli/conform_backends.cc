@@ -1,6 +1,7 @@
 #include "cli/conform_backends.h"
 
 #include "backends/gloo/gloo_backend.h"
+#include "backends/mpi/mpi_backend.h"
 #ifdef SPMD_HAVE_CUDA
 #include "backends/cuda/cuda_backend.h"
 #endif
@@ -12,6 +13,7 @@ namespace spmd {
 
 void register_conform_backends() {
   register_gloo_backend();
+  mpi::register_mpi_backend();  // runs under mpirun only (cli/mpi_conform.h)
 #ifdef SPMD_HAVE_CUDA
   cuda::register_cuda_backend();
 #endif

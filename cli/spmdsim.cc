@@ -9,6 +9,7 @@
 #include "cli/conform_command.h"
 #include "cli/demo_command.h"
 #include "cli/examples_command.h"
+#include "cli/mpi_conform.h"
 #include "cli/perf_command.h"
 #include "cli/placement_flag.h"
 #include "cli/run_command.h"
@@ -82,7 +83,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (conform->parsed()) return spmd::run_conform_command(conform_options, std::cout);
+    if (conform->parsed()) {
+      // Open MPI runs the command in every process, which prints and exits on its own terms.
+      if (conform_options.backend == "mpi") {
+        return spmd::run_mpi_conform_command(conform_options, std::cout, std::cerr);
+      }
+      return spmd::run_conform_command(conform_options, std::cout);
+    }
     if (cases->parsed()) return spmd::run_cases_command(cases_options, std::cout);
     if (run->parsed()) return spmd::run_run_command(run_options, std::cout);
     if (scale->parsed()) return spmd::run_scale_command(scale_options, std::cout);
