@@ -3,7 +3,8 @@
 # random conformance cases with it (generate_cases.py), plus RULE_COUNT cases for each JAX / XLA:CPU
 # rule (--rules: ppermute indices, bool reductions, subnormals, groups of one, bfloat16 excess
 # precision, NaN in pmax / pmin), and runs them through `spmdsim conform` on the reference, on the
-# simulator with every algorithm and with ring on a torus, and on Gloo in its ring order. Exits 77 (CTest: skipped) with a message
+# simulator with every algorithm and with ring on a torus, on Gloo in its ring order, and on Open
+# MPI (8 ranks under mpirun) in its ring order. Exits 77 (CTest: skipped) with a message
 # when this machine cannot reach PyPI.
 # Usage: run_jax_conformance.sh BUILD_DIR SPMDSIM [CASE_COUNT [RULE_COUNT]]
 set -euo pipefail
@@ -45,9 +46,12 @@ for algorithm in $algorithms; do
 done
 conform --backend sim --algorithm ring --topology torus
 conform --backend gloo --order gloo_ring
+echo "mpirun -np 8 spmdsim conform --backend mpi --order mpi_ring $cases"
+mpirun --allow-run-as-root --oversubscribe -np 8 --mca mpi_yield_when_idle 1 \
+  "$spmdsim" conform --backend mpi --order mpi_ring "$cases" || failed="$failed [--backend mpi]"
 if [ -n "$failed" ]; then
   echo "JAX differential failed on:$failed"
   exit 1
 fi
 echo "JAX differential: $case_count generated cases and $rule_count per rule pass on the reference" \
-  "and on the sim ($algorithms; ring on a torus) and on Gloo (gloo_ring)"
+  "and on the sim ($algorithms; ring on a torus), on Gloo (gloo_ring) and on Open MPI (mpi_ring)"

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "reference/error.h"
-#include "reference/scalar_arithmetic.h"
+#include "reference/combine_elements.h"
 
 namespace spmd::mpi {
 namespace {
@@ -40,21 +40,10 @@ std::optional<Reduction> native_reduction(DType dtype, ReduceOp op) {
 // max / min care which operand is left (a tie of +0.0 and -0.0 keeps the left one): Open MPI's
 // ring puts its own data left and Rabenseifner mixes, so there such ties can differ from the
 // reference's fold (docs/backends.md#open-mpi-backendsmpi).
-// Elements are copied in and out: MPI's buffers of a byte datatype need not be aligned for T.
 template <class T, ReduceOp kOp>
-void combine_elements(void* invec, void* inoutvec, int* length, MPI_Datatype*) {
-  const auto* received = static_cast<const std::byte*>(invec);
-  auto* own = static_cast<std::byte*>(inoutvec);
-  for (int i = 0; i < *length; ++i) {
-    T lhs, rhs;
-    std::memcpy(&lhs, received + i * sizeof(T), sizeof(T));
-    std::memcpy(&rhs, own + i * sizeof(T), sizeof(T));
-    T result;
-    if constexpr (kOp == ReduceOp::sum) result = arith::add(lhs, rhs);
-    else if constexpr (kOp == ReduceOp::max) result = arith::max(lhs, rhs);
-    else result = arith::min(lhs, rhs);
-    std::memcpy(own + i * sizeof(T), &result, sizeof(T));
-  }
+void user_combine(void* invec, void* inoutvec, int* length, MPI_Datatype*) {
+  spmd::combine_elements(DTypeOf<T>::value, kOp, invec, inoutvec, inoutvec,
+                         static_cast<std::size_t>(*length));
 }
 
 void check(int status, const char* call) {
@@ -87,9 +76,9 @@ MPI_Datatype byte_type(std::size_t element_bytes) {
 template <class T>
 MPI_User_function* element_function(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return combine_elements<T, ReduceOp::sum>;
-    case ReduceOp::max: return combine_elements<T, ReduceOp::max>;
-    case ReduceOp::min: return combine_elements<T, ReduceOp::min>;
+    case ReduceOp::sum: return user_combine<T, ReduceOp::sum>;
+    case ReduceOp::max: return user_combine<T, ReduceOp::max>;
+    case ReduceOp::min: return user_combine<T, ReduceOp::min>;
   }
   return nullptr;
 }

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "reference/scalar_arithmetic.h"
+#include "reference/combine_elements.h"
 
 namespace spmd::plugin {
 namespace {
@@ -14,24 +14,6 @@ namespace {
 constexpr std::size_t kMostMessageChars = 2000;
 
 thread_local std::optional<std::string> t_error_message;
-
-// inout[i] = op(in[i], inout[i]): the reference's fold node op(lhs, rhs) with the new
-// contribution on the left (fold_tree.h, fold_new_plus_acc), under IEEE numerics, which every
-// library order uses (reduction_order.h, numerics()).
-template <class T>
-void combine_elements(ReduceOp op, const T* in, T* inout, std::size_t count) {
-  switch (op) {
-    case ReduceOp::sum:
-      for (std::size_t i = 0; i < count; ++i) inout[i] = arith::add(in[i], inout[i]);
-      return;
-    case ReduceOp::max:
-      for (std::size_t i = 0; i < count; ++i) inout[i] = arith::max(in[i], inout[i]);
-      return;
-    case ReduceOp::min:
-      for (std::size_t i = 0; i < count; ++i) inout[i] = arith::min(in[i], inout[i]);
-      return;
-  }
-}
 
 void set_error(const char* message) noexcept {
   std::string text = message == nullptr ? "(set_error(NULL))" : message;
@@ -51,10 +33,9 @@ int combine(spmdsim_dtype abi_dtype_value, spmdsim_reduce_op abi_op, const void*
                   .c_str());
     return 1;
   }
-  visit_dtype(*dtype, [&](auto zero) {
-    using T = decltype(zero);
-    combine_elements(*op, static_cast<const T*>(in), static_cast<T*>(inout), count);
-  });
+  // inout[i] = op(in[i], inout[i]): the reference's fold node op(lhs, rhs) with the new
+  // contribution on the left (fold_tree.h, fold_new_plus_acc).
+  combine_elements(*dtype, *op, in, inout, inout, count);
   return 0;
 }
 
