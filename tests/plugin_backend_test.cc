@@ -15,6 +15,7 @@
 #include "backends/plugin/plugin_host.h"
 #include "backends/plugin/plugin_library.h"
 #include "conformance/conformance_runner.h"
+#include "reference/array_difference.h"
 #include "reference/fold_reduce.h"
 #include "support/random_array.h"
 #include "tests/spmdsim_binary.h"
@@ -238,7 +239,7 @@ RC_GTEST_PROP(ThreadRingPluginProperty, all_reduce_is_the_reference_in_gloo_ring
   const std::vector<int> devices = first_devices(n);
   const std::vector<Array> results = library.all_reduce(GroupBuffers{devices, inputs}, op);
   for (int r = 0; r < n; ++r) {
-    RC_ASSERT(!conformance::first_difference(results[static_cast<std::size_t>(r)], expected));
+    RC_ASSERT(!first_difference(results[static_cast<std::size_t>(r)], expected));
   }
 }
 
@@ -260,7 +261,7 @@ RC_GTEST_PROP(ThreadRingPluginProperty,
     for (const Array& input : inputs) blocks.push_back(slice(input, 0, r * block, (r + 1) * block));
     const Array expected = reduce_with_tree(blocks, ReduceOp::sum,
                                             order.reduce_scatter_fold(n, r), order);
-    RC_ASSERT(!conformance::first_difference(results[static_cast<std::size_t>(r)], expected));
+    RC_ASSERT(!first_difference(results[static_cast<std::size_t>(r)], expected));
   }
 }
 

@@ -89,8 +89,13 @@ std::vector<Array> MpiGroupCollectives::on_members(const GroupBuffers& group,
 }
 
 std::vector<Array> MpiGroupCollectives::all_reduce(const GroupBuffers& group, ReduceOp op) {
-  return on_members(group, group.inputs.front().size(), [op](const Array& own, MPI_Comm comm) {
-    return mpi::all_reduce(own, op, comm);
+  // Open MPI's ring keeps its own data on the left of each step, except below one element per
+  // rank, where it falls back to recursive doubling.
+  const std::int64_t count = group.inputs.front().size();
+  const LeftOperand left =
+      ring_all_reduce_ && count >= group.size() ? LeftOperand::own : LeftOperand::received;
+  return on_members(group, count, [op, left](const Array& own, MPI_Comm comm) {
+    return mpi::all_reduce(own, op, comm, left);
   });
 }
 
@@ -141,7 +146,8 @@ void register_mpi_backend() {
               device_count, world_size, device_count));
         }
         return std::make_unique<LibraryBackend>(
-            "mpi", device_count, std::make_shared<MpiGroupCollectives>(pin.reduce_scatter_call));
+            "mpi", device_count, std::make_shared<MpiGroupCollectives>(
+                pin.reduce_scatter_call, order.algorithm == ReductionAlgorithm::mpi_ring));
       },
       native);
 }

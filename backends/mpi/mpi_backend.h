@@ -23,9 +23,10 @@ namespace spmd::mpi {
 // reaches it at the same point of the same program) and freed with this object.
 class MpiGroupCollectives : public GroupCollectives {
  public:
-  // `reduce_scatter_call`: the MPI call whose folds are the pinned order's (mpi_pins.h).
-  explicit MpiGroupCollectives(ReduceScatterCall reduce_scatter_call)
-      : reduce_scatter_call_(reduce_scatter_call) {}
+  // `reduce_scatter_call`: the MPI call whose folds are the pinned order's (mpi_pins.h);
+  // `ring_all_reduce`: whether the pinned all-reduce is Open MPI's ring.
+  MpiGroupCollectives(ReduceScatterCall reduce_scatter_call, bool ring_all_reduce)
+      : reduce_scatter_call_(reduce_scatter_call), ring_all_reduce_(ring_all_reduce) {}
   ~MpiGroupCollectives() override;
   MpiGroupCollectives(const MpiGroupCollectives&) = delete;
   MpiGroupCollectives& operator=(const MpiGroupCollectives&) = delete;
@@ -44,6 +45,7 @@ class MpiGroupCollectives : public GroupCollectives {
   MPI_Comm communicator(const std::vector<int>& devices);
 
   ReduceScatterCall reduce_scatter_call_;
+  bool ring_all_reduce_;
   std::map<std::vector<int>, MPI_Comm> communicators_;  // by the group's devices in rank order
 };
 

@@ -55,8 +55,8 @@ int size_of(MPI_Comm comm) {
   return size;
 }
 
-Array all_reduce(const Array& x, ReduceOp op, MPI_Comm comm) {
-  const Reduction reduction = reduction_for(x.dtype(), op);
+Array all_reduce(const Array& x, ReduceOp op, MPI_Comm comm, LeftOperand left) {
+  const Reduction reduction = reduction_for(x.dtype(), op, left);
   Array out(x.dtype(), x.shape());
   check(MPI_Allreduce(x.bytes().data(), out.mutable_bytes().data(), count_int(x.size()),
                       reduction.datatype, reduction.op, comm),

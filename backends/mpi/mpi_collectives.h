@@ -14,13 +14,15 @@
 #include <utility>
 #include <vector>
 
+#include "backends/mpi/mpi_reduction.h"
 #include "reference/array.h"
 #include "reference/fold_reduce.h"
 
 namespace spmd::mpi {
 
 // MPI_Allreduce: every rank gets `op` over all ranks' x.
-Array all_reduce(const Array& x, ReduceOp op, MPI_Comm comm);
+Array all_reduce(const Array& x, ReduceOp op, MPI_Comm comm,
+                 LeftOperand left = LeftOperand::received);
 inline Array all_reduce_sum(const Array& x, MPI_Comm comm) {
   return all_reduce(x, ReduceOp::sum, comm);
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "reference/error.h"
@@ -34,15 +35,18 @@ std::optional<Reduction> native_reduction(DType dtype, ReduceOp op) {
   return std::nullopt;
 }
 
-// MPI_User_function: inoutvec[i] = combine(invec[i], inoutvec[i]). The received operand is the
-// left one, as a fold tree's earlier (lower-rank) subtree is in Open MPI's recursive doubling and
-// linear reduce (ompi_op_reduce(op, source, target) computes target = source op target). Only
-// max / min care which operand is left (a tie of +0.0 and -0.0 keeps the left one): Open MPI's
-// ring puts its own data left and Rabenseifner mixes, so there such ties can differ from the
-// reference's fold (docs/backends.md#open-mpi-backendsmpi).
-template <class T, ReduceOp kOp>
+// MPI_User_function: inoutvec[i] = combine(invec[i], inoutvec[i]) with the received operand on
+// the left, as a fold tree's earlier (lower-rank) subtree is in Open MPI's recursive doubling and
+// linear reduce (ompi_op_reduce(op, source, target) computes target = source op target), or
+// combine(inoutvec[i], invec[i]) with the process's own on the left, as Open MPI's ring keeps it.
+// Only max / min care which operand is left (a tie of +0.0 and -0.0 keeps the left one);
+// Rabenseifner mixes the two, so there such ties can differ from the reference's fold
+// (docs/backends.md#open-mpi-backendsmpi).
+template <class T, ReduceOp kOp, LeftOperand kLeft>
 void user_combine(void* invec, void* inoutvec, int* length, MPI_Datatype*) {
-  spmd::combine_elements(DTypeOf<T>::value, kOp, invec, inoutvec, inoutvec,
+  const void* lhs = kLeft == LeftOperand::received ? invec : inoutvec;
+  const void* rhs = kLeft == LeftOperand::received ? inoutvec : invec;
+  spmd::combine_elements(DTypeOf<T>::value, kOp, lhs, rhs, inoutvec,
                          static_cast<std::size_t>(*length));
 }
 
@@ -54,7 +58,7 @@ void check(int status, const char* call) {
 
 struct UserReductions {
   std::map<std::size_t, MPI_Datatype> byte_types;  // by element size
-  std::map<std::pair<DType, ReduceOp>, MPI_Op> ops;
+  std::map<std::tuple<DType, ReduceOp, LeftOperand>, MPI_Op> ops;
 };
 
 UserReductions& user_reductions() {
@@ -73,37 +77,40 @@ MPI_Datatype byte_type(std::size_t element_bytes) {
   return type;
 }
 
-template <class T>
+template <class T, LeftOperand kLeft>
 MPI_User_function* element_function(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return user_combine<T, ReduceOp::sum>;
-    case ReduceOp::max: return user_combine<T, ReduceOp::max>;
-    case ReduceOp::min: return user_combine<T, ReduceOp::min>;
+    case ReduceOp::sum: return user_combine<T, ReduceOp::sum, kLeft>;
+    case ReduceOp::max: return user_combine<T, ReduceOp::max, kLeft>;
+    case ReduceOp::min: return user_combine<T, ReduceOp::min, kLeft>;
   }
   return nullptr;
 }
 
-MPI_Op user_op(DType dtype, ReduceOp op) {
+MPI_Op user_op(DType dtype, ReduceOp op, LeftOperand left) {
   auto& ops = user_reductions().ops;
-  if (auto found = ops.find({dtype, op}); found != ops.end()) return found->second;
-  MPI_User_function* function =
-      visit_dtype(dtype, [op](auto zero) { return element_function<decltype(zero)>(op); });
+  if (auto found = ops.find({dtype, op, left}); found != ops.end()) return found->second;
+  MPI_User_function* function = visit_dtype(dtype, [op, left](auto zero) {
+    using T = decltype(zero);
+    return left == LeftOperand::received ? element_function<T, LeftOperand::received>(op)
+                                         : element_function<T, LeftOperand::own>(op);
+  });
   MPI_Op mpi_op;
   // Commutative, so that Open MPI runs the pinned algorithm (it falls back to order-keeping
   // algorithms for non-commutative ops; the order cases check that it does not).
   check(MPI_Op_create(function, /*commute=*/1, &mpi_op), "MPI_Op_create");
-  ops.emplace(std::pair{dtype, op}, mpi_op);
+  ops.emplace(std::tuple{dtype, op, left}, mpi_op);
   return mpi_op;
 }
 
 }  // namespace
 
-Reduction reduction_for(DType dtype, ReduceOp op) {
+Reduction reduction_for(DType dtype, ReduceOp op, LeftOperand left) {
   if (op == ReduceOp::sum && dtype == DType::bool_) {
     throw Error("MPI sum of bool, expected bool converted to int32 first (as psum does)");
   }
   if (auto native = native_reduction(dtype, op)) return *native;
-  return {byte_type(dtype_size_bytes(dtype)), user_op(dtype, op)};
+  return {byte_type(dtype_size_bytes(dtype)), user_op(dtype, op, left)};
 }
 
 void free_reductions() {

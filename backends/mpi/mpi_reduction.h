@@ -17,9 +17,14 @@ struct Reduction {
   MPI_Op op;
 };
 
+// Which operand a user op puts on the left, where max / min of +0.0 and -0.0 keep it: the
+// received one (Open MPI's recursive doubling and linear reduce, and the ring's small-count
+// fallback) or the process's own (Open MPI's ring all-reduce, found by experiment).
+enum class LeftOperand { received, own };
+
 // The datatype and op for `op` over `dtype`; user ops and datatypes are made on first use.
 // spmd::Error for a sum of bool (callers convert bool to int32 first, as psum does).
-Reduction reduction_for(DType dtype, ReduceOp op);
+Reduction reduction_for(DType dtype, ReduceOp op, LeftOperand left = LeftOperand::received);
 
 // Frees the user ops and datatypes made so far; call before MPI_Finalize.
 void free_reductions();
