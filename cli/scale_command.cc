@@ -4,13 +4,13 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "cli/algorithm_notes.h"
 #include "cli/placement_flag.h"
 #include "cli/progress.h"
 #include "reference/error.h"
+#include "support/output_file.h"
 #include "sim/machine.h"
 #include "traces/run_report.h"
 #include "workloads/workload.h"
@@ -83,19 +83,14 @@ std::string gnuplot_script(const std::string& data_path, const std::string& png_
       fmt::arg("png", png_path), fmt::arg("title", quoted_title), fmt::arg("data", data_path));
 }
 
-void write_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out || !(out << text)) throw Error(fmt::format("{}: cannot write this file", path.string()));
-}
-
 std::string plot(const ScaleOptions& options, const std::string& table, const std::string& title) {
   const std::filesystem::path dir(options.out_folder);
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error) throw Error(fmt::format("--out {}: cannot create the folder", options.out_folder));
   const std::string data = (dir / "scale.dat").string(), png = (dir / "scale.png").string();
-  write_file(data, table);
-  write_file(dir / "scale.gp", gnuplot_script(data, png, title));
+  write_output_file(data, table);
+  write_output_file(dir / "scale.gp", gnuplot_script(data, png, title));
   const std::string command = fmt::format("gnuplot '{}'", (dir / "scale.gp").string());
   if (std::system(command.c_str()) != 0) {
     throw Error(

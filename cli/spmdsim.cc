@@ -3,7 +3,11 @@
 // 3 an internal error (a bug in spmdsim: a broken invariant, reference/check.h).
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
+#include <new>
+#include <string>
 
 #include "cli/cases_command.h"
 #include "cli/conform_command.h"
@@ -16,6 +20,21 @@
 #include "cli/scale_command.h"
 #include "reference/check.h"
 #include "reference/error.h"
+
+namespace {
+
+// Every message the CLI prints is one line of readable length, whatever it quotes.
+std::string one_line(std::string message) {
+  constexpr std::size_t kMostChars = 2000;
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  if (message.size() > kMostChars) {
+    message = message.substr(0, kMostChars) + "... (" + std::to_string(message.size()) +
+              " characters)";
+  }
+  return message;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -79,7 +98,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::cerr << "error: " << e.what() << " (see --help)\n";
+    std::cerr << "error: " << one_line(e.what()) << " (see --help)\n";
     return 2;
   }
   try {
@@ -97,10 +116,21 @@ int main(int argc, char** argv) {
     if (examples->parsed()) return spmd::run_examples_command(std::cout, examples_options);
     return spmd::run_demo_command(demo_options, std::cout);
   } catch (const spmd::Error& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const spmd::InternalError& e) {
-    std::cerr << "spmdsim: internal error: " << e.what() << "\n";
+    std::cerr << "spmdsim: internal error: " << one_line(e.what()) << "\n";
+    return 3;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: this machine ran out of memory for the run (std::bad_alloc); expected "
+                 "sizes it can hold: fewer devices, smaller shapes or fewer steps\n";
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "error: " << one_line(e.what()) << "\n";  // a path the user gave
+    return 2;
+  } catch (const std::exception& e) {
+    // Anything else is a bug in spmdsim: every bad input is meant to be an spmd::Error.
+    std::cerr << "spmdsim: internal error: uncaught " << one_line(e.what()) << "\n";
     return 3;
   }
 }

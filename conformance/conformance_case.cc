@@ -367,7 +367,7 @@ Case read_case(const JsonValue& root, const std::string& json_path) {
 }  // namespace
 
 Case load_case(const std::string& json_path) {
-  const nlohmann::json document = parse_json_file(json_path);  // its errors name the file
+  const nlohmann::json document = parse_json_file(json_path, "the case file");  // names the file
   try {
     return read_case(JsonValue(document, "case"), json_path);
   } catch (const Error& e) {

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "conformance/order_field.h"
 #include "reference/error.h"
+#include "support/output_file.h"
 #include "reference/npy.h"
 
 namespace spmd::conformance {
@@ -62,9 +62,7 @@ std::string write_order_case(const OrderCase& c, const std::string& folder) {
   write_npy((fs::path(folder) / input_file).string(), stack(c.contributions, 0));
   write_npy((fs::path(folder) / output_file).string(), c.expected);
   const std::string json_path = (fs::path(folder) / (c.name + ".json")).string();
-  std::ofstream out(json_path, std::ios::binary);
-  out << case_json(c, input_file, output_file).dump(1) << "\n";
-  if (!out) throw Error(fmt::format("{}: cannot write the case file", json_path));
+  write_output_file(json_path, case_json(c, input_file, output_file).dump(1) + "\n");
   return json_path;
 }
 

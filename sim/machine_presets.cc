@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "reference/error.h"
+#include "support/input_file.h"
 
 namespace spmd {
 namespace {
@@ -61,10 +62,11 @@ std::optional<sim::MachineSpec> machine_preset(const std::string& name) {
 
 sim::MachineSpec machine_from_name_or_file(const std::string& name_or_path) {
   if (std::optional<sim::MachineSpec> preset = machine_preset(name_or_path)) return *preset;
-  if (!std::filesystem::exists(name_or_path)) {
+  std::error_code no_file;  // a path too long or looping is not a file either
+  if (!std::filesystem::exists(name_or_path, no_file)) {
     throw Error(
         fmt::format("machine {}: no such preset or file, expected a machine file or one of {}",
-                    name_or_path, fmt::join(machine_preset_names(), ", ")));
+                    path_for_message(name_or_path), fmt::join(machine_preset_names(), ", ")));
   }
   return sim::load_machine_file(name_or_path);
 }

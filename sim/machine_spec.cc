@@ -98,10 +98,11 @@ MachineSpec machine_from_json(const json& document) {
 MachineSpec load_machine_file(const std::string& path) {
   // A preset's name where no such file exists: what a user of the library expects from
   // load_machine_file("tpu-v5e-256"), as `--machine` gives.
-  if (!std::filesystem::exists(path)) {
+  std::error_code no_file;
+  if (!std::filesystem::exists(path, no_file)) {
     if (std::optional<MachineSpec> preset = machine_preset(path)) return *preset;
   }
-  const json document = parse_json_file(path);
+  const json document = parse_json_file(path, "the machine file");
   try {
     return machine_from_json(document);
   } catch (const Error& e) {

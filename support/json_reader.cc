@@ -2,23 +2,22 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <utility>
 
 #include "reference/error.h"
+#include "support/input_file.h"
 #include "support/name_lists.h"
 
 namespace spmd {
 
 using nlohmann::json;
 
-nlohmann::json parse_json_file(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw Error(fmt::format("{}: cannot open file", file));
+nlohmann::json parse_json_file(const std::string& file, std::string_view what) {
+  const std::string text = read_input_file(file, what);
   try {
-    return json::parse(in);
+    return json::parse(text);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e400
-    throw Error(fmt::format("{}: not valid JSON ({})", file, e.what()));
+    throw Error(fmt::format("{}: not valid JSON ({})", path_for_message(file), e.what()));
   }
 }
 

@@ -20,9 +20,9 @@
 
 namespace spmd {
 
-// The document in `file`; spmd::Error "FILE: cannot open file" or "FILE: not valid JSON (...)",
-// also for numbers beyond double's range.
-nlohmann::json parse_json_file(const std::string& file);
+// The document in `file`; spmd::Error "FILE: cannot read <what> (why)" (support/input_file.h)
+// or "FILE: not valid JSON (...)", also for numbers beyond double's range.
+nlohmann::json parse_json_file(const std::string& file, std::string_view what = "this file");
 
 // A value inside a document and its path from the root. Cheap to copy: it refers to the
 // document, which must outlive it.

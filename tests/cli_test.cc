@@ -16,6 +16,8 @@
 #include "cli/perf_command.h"
 #include "cli/run_command.h"
 #include "cli/scale_command.h"
+#include "support/output_file.h"
+#include "tests/error_of.h"
 #include "tests/spmdsim_binary.h"
 
 namespace spmd {
@@ -284,7 +286,7 @@ TEST(CliErrors, BadValuesExitWithCodeTwoAndOneLineNamingTheFlag) {
       {"perf --machine dgx-z1", "error: machine dgx-z1: no such preset or file"},
       {"perf --link-sharing maxmin", "error: --link-sharing maxmin: expected fair or fifo"},
       {"perf -d float33", "error: "},
-      {"run dgx-h100 /nonexistent.json", "error: /nonexistent.json: cannot open the workload file"},
+      {"run dgx-h100 /nonexistent.json", "error: /nonexistent.json: cannot read the workload file (no such file)"},
       {"scale --workload /nonexistent.json", "error: /nonexistent.json"},
       {"demo --steps 0", "error: "},
   };
@@ -294,6 +296,46 @@ TEST(CliErrors, BadValuesExitWithCodeTwoAndOneLineNamingTheFlag) {
     EXPECT_EQ(result.output.rfind(expected, 0), 0u) << arguments << ": " << result.output;
     EXPECT_EQ(lines_of(result.output).size(), 1u) << arguments << ": " << result.output;
   }
+}
+
+// Paths that are no readable file: one line naming the path and what it is, exit 2, never a
+// stream or filesystem exception.
+TEST(CliErrors, PathsThatAreNoFileAreOneLineErrors) {
+  const fs::path dir = scratch_folder("bad_paths");
+  fs::create_directories(dir);
+  const fs::path loop = dir / "loop";
+  fs::create_symlink(loop, loop);  // a link to itself
+  const std::string workload = std::string(SPMD_SOURCE_DIR) + "/docs/workloads/collectives.json";
+  const std::string long_path = "/tmp/" + std::string(5000, 'a');
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run --out " + dir.string() + " / " + workload,
+       "error: /: cannot read the machine file (a folder, expected a file)"},
+      {"run --out " + dir.string() + " /proc/self/mem " + workload,
+       "error: /proc/self/mem: cannot read the machine file ("},
+      {"run --out " + dir.string() + " " + loop.string() + " " + workload,
+       "error: machine " + loop.string() + ": no such preset or file"},
+      {"run --out " + dir.string() + " " + long_path + " " + workload,
+       "error: machine /tmp/aaaa"},
+      {"run --out " + dir.string() + " dgx-h100 /dev/zero",
+       "error: /dev/zero: cannot read the workload file (a device or special file, expected a "
+       "regular file)"},
+      {"run --out " + dir.string() + " dgx-h100 " + dir.string(),
+       "error: " + dir.string() + ": cannot read the workload file (a folder, expected a file)"},
+  };
+  for (const auto& [arguments, expected] : cases) {
+    const CommandResult result = run_binary(arguments);
+    EXPECT_EQ(result.exit_code, 2) << arguments.substr(0, 300) << ": " << result.output;
+    EXPECT_EQ(result.output.rfind(expected, 0), 0u) << result.output.substr(0, 300);
+    EXPECT_EQ(lines_of(result.output).size(), 1u) << result.output.substr(0, 300);
+    EXPECT_LT(result.output.size(), 1000u) << "the long path is cut in the message";
+  }
+}
+
+// An output that cannot be written in full is an error naming it (a full disk: /dev/full).
+TEST(CliErrors, AnOutputFileThatCannotBeWrittenIsAnError) {
+  EXPECT_EQ(test_errors::error_of([] { write_output_file("/dev/full", std::string(1 << 16, 'x')); })
+                .rfind("/dev/full: cannot write this file (No space left on device)", 0),
+            0u);
 }
 
 TEST(CliErrors, BadWorkloadFieldsAreNamed) {

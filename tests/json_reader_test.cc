@@ -100,7 +100,7 @@ TEST_F(JsonFile, SyntaxErrorAndMissingFileNameTheFile) {
   const std::string path = write("spmd_json_reader_syntax.json", "{ not json");
   EXPECT_EQ(error_of([&] { parse_json_file(path); }).rfind(path + ": not valid JSON (", 0), 0u);
   EXPECT_EQ(error_of([&] { parse_json_file("/nonexistent/x.json"); }),
-            "/nonexistent/x.json: cannot open file");
+            "/nonexistent/x.json: cannot read this file (no such file)");
 }
 
 }  // namespace

@@ -363,7 +363,7 @@ TEST(LoadMachineFile, ErrorsArePrefixedWithThePath) {
             }).rfind(not_json.str() + ": not valid JSON (", 0),
             0u);
   EXPECT_EQ(error_of([&] { load_machine_file("/nonexistent/machine.json"); }),
-            "/nonexistent/machine.json: cannot open file");
+            "/nonexistent/machine.json: cannot read the machine file (no such file)");
 }
 
 // ---------------------------------------------------------------------------------------------

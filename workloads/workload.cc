@@ -291,10 +291,7 @@ Workload workload_from_json(const json& j) {
 }
 
 Workload load_workload_file(const std::string& path) {
-  // The file's own message first: parse_json_file's "cannot open file" does not say which file
-  // the command wanted.
-  if (!std::ifstream(path)) throw Error(fmt::format("{}: cannot open the workload file", path));
-  const json document = parse_json_file(path);  // its errors name the file
+  const json document = parse_json_file(path, "the workload file");  // its errors name the file
   try {
     return workload_from_json(document);
   } catch (const Error& e) {
