@@ -20,9 +20,20 @@
 
 namespace spmd {
 
+// Limits that protect memory and the stack (docs/machine-format.md, "Limits"): a JSON file of at
+// most 64 MiB, nested at most 256 levels; values and keys echoed in errors are cut to 60
+// characters.
+inline constexpr std::size_t kMaxJsonFileBytes = std::size_t{64} << 20;
+inline constexpr int kMaxJsonDepth = 256;
+inline constexpr std::size_t kMaxShownChars = 60;
+
 // The document in `file`; spmd::Error "FILE: cannot open file" or "FILE: not valid JSON (...)",
-// also for numbers beyond double's range.
+// also for numbers beyond double's range, a key twice in one object, nesting deeper than
+// kMaxJsonDepth and a file larger than kMaxJsonFileBytes.
 nlohmann::json parse_json_file(const std::string& file);
+
+// `text` if at most kMaxShownChars long, else its start, "..." and its length (for messages).
+std::string shortened_text(std::string_view text);
 
 // A value inside a document and its path from the root. Cheap to copy: it refers to the
 // document, which must outlive it.
@@ -72,6 +83,8 @@ class JsonValue {
   template <class Lookup>
   auto named(std::string_view expected, Lookup lookup) const -> decltype(lookup(std::string())) {
     const std::string text = string(expected);
+    // No name is this long; the lookup's error would echo all of it.
+    if (text.size() > kMaxShownChars) fail_value(expected);
     try {
       return lookup(text);
     } catch (const Error& e) {
