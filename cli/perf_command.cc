@@ -12,6 +12,7 @@
 #include "sim/broadcast_cost.h"
 #include "sim/machine.h"
 #include "sim/mesh_placement.h"
+#include "support/checked_math.h"
 #include "support/random_array.h"
 #include "support/units.h"
 #include "workloads/workload.h"
@@ -39,7 +40,7 @@ std::int64_t parse_size(const std::string& text, const std::string& flag) {
                      digits.find_first_not_of("0123456789") == std::string::npos;
   if (!plain) return parse_bytes(text, flag);
   const std::int64_t scale = unit == std::string::npos ? 1 : std::int64_t{1} << (10 * (unit + 1));
-  return std::stoll(digits) * scale;
+  return checked_multiply(std::stoll(digits), scale, fmt::format("{} {}", flag, text));
 }
 
 std::vector<std::int64_t> sizes(const PerfOptions& options) {

@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
 
 #include "cost_model/link_time.h"
+#include "support/checked_math.h"
 
 namespace spmd::cost_model {
 
@@ -23,7 +25,9 @@ inline ContendedTransfer contended_transfer(std::int64_t ready_ps, std::int64_t 
                                             std::int64_t bytes, const RouteCost& route) {
   const std::int64_t start_ps = std::max(ready_ps, route_free_ps);
   const std::int64_t serialization = serialization_ps(bytes, route.bandwidth_bytes_per_s);
-  return {start_ps, start_ps + serialization, start_ps + route.latency_ps + serialization};
+  constexpr std::string_view kWhat = "simulated time in ps of a transfer's arrival";
+  const std::int64_t links_free_ps = checked_add(start_ps, serialization, kWhat);
+  return {start_ps, links_free_ps, checked_add(links_free_ps, route.latency_ps, kWhat)};
 }
 
 }  // namespace spmd::cost_model

@@ -6,8 +6,13 @@
 // The closed-form times in collectives/ and the simulator both use these functions, so an
 // uncontended simulation equals the closed form exactly.
 
-#include <cstdint>
+#include <fmt/format.h>
 
+#include <cstdint>
+#include <limits>
+
+#include "reference/error.h"
+#include "support/checked_math.h"
 #include "support/wide_int.h"
 
 namespace spmd::cost_model {
@@ -23,12 +28,22 @@ inline std::int64_t serialization_ps(std::int64_t bytes, std::int64_t bandwidth_
     return static_cast<std::int64_t>((numerator + bandwidth - 1) / bandwidth);
   }
   const WideInt numerator = static_cast<WideInt>(bytes) * 1'000'000'000'000;
-  return static_cast<std::int64_t>((numerator + bandwidth_bytes_per_s - 1) / bandwidth_bytes_per_s);
+  const WideInt time_ps = (numerator + bandwidth_bytes_per_s - 1) / bandwidth_bytes_per_s;
+  // 2^63 ps is 106 days: 9.3 MB at 1 B/s gets there (the cast used to wrap, so sizes past it
+  // took less time).
+  if (time_ps > std::numeric_limits<std::int64_t>::max()) {
+    throw Error(fmt::format(
+        "{} bytes at {} B/s take more than 2^63 ps (106 days), beyond what the simulator's clock "
+        "holds",
+        bytes, bandwidth_bytes_per_s));
+  }
+  return static_cast<std::int64_t>(time_ps);
 }
 
 inline std::int64_t transfer_time_ps(std::int64_t bytes, std::int64_t latency_ps,
                                      std::int64_t bandwidth_bytes_per_s) {
-  return latency_ps + serialization_ps(bytes, bandwidth_bytes_per_s);
+  return checked_add(latency_ps, serialization_ps(bytes, bandwidth_bytes_per_s),
+                     "transfer time in ps (latency + serialization)");
 }
 
 // A route's links in series, as one: their latencies add up, the slowest sets the bandwidth.
@@ -39,7 +54,8 @@ struct RouteCost {
 
 inline RouteCost with_link(RouteCost route, std::int64_t link_latency_ps,
                            std::int64_t link_bandwidth_bytes_per_s) {
-  route.latency_ps += link_latency_ps;
+  route.latency_ps =
+      checked_add(route.latency_ps, link_latency_ps, "route latency in ps (sum of its links')");
   if (route.bandwidth_bytes_per_s == 0 ||
       link_bandwidth_bytes_per_s < route.bandwidth_bytes_per_s) {
     route.bandwidth_bytes_per_s = link_bandwidth_bytes_per_s;

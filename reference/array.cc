@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "reference/check.h"
+#include "support/checked_math.h"
 
 namespace spmd {
 namespace {
@@ -40,7 +41,11 @@ void check_dimensions(const Shape& shape) {
 
 std::int64_t element_count(const Shape& shape) {
   std::int64_t count = 1;
-  for (std::int64_t d : shape) count *= d;
+  for (std::int64_t d : shape) {
+    count = checked_multiply(count, d, [&shape] {
+      return fmt::format("element count of shape {}", shape_to_string(shape));
+    });
+  }
   return count;
 }
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <limits>
+
 #include "reference/error.h"
 
 namespace spmd {
@@ -28,7 +30,14 @@ Mesh::Mesh(std::vector<int> shape, std::vector<std::string> axis_names)
             fmt::format("mesh.axis_names has '{}' twice, expected unique names", axis_names_[k]));
       }
     }
-    device_count_ *= shape_[k];
+    // Device numbers are ints everywhere, so the product must stay one (two ints' product fits
+    // int64).
+    const std::int64_t devices = std::int64_t{device_count_} * shape_[k];
+    if (devices > std::numeric_limits<int>::max()) {
+      throw Error(fmt::format("mesh.shape {}: more than {} devices, expected at most that",
+                              shape_string(), std::numeric_limits<int>::max()));
+    }
+    device_count_ = static_cast<int>(devices);
   }
 }
 

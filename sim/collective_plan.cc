@@ -10,6 +10,7 @@
 #include "reference/error.h"
 #include "reference/reduction_dtype.h"
 #include "reference/ring_order.h"
+#include "support/checked_math.h"
 #include "sim/collective_layout.h"
 
 namespace spmd::sim {
@@ -69,8 +70,13 @@ CollectivePlan plan_collective(const CollectiveCall& call, DType dtype, const Sh
                                const AlgorithmChoice& choice) {
   CollectivePlan plan;
   const int n = static_cast<int>(group.devices.size());
-  std::int64_t elements = 1;
-  for (std::int64_t d : shape) elements *= d;
+  for (std::int64_t d : shape) {
+    if (d < 0) {
+      throw Error(fmt::format("{}: shape {} has a negative dimension, expected sizes >= 0",
+                              call.to_string(), shape_to_string(shape)));
+    }
+  }
+  const std::int64_t elements = element_count(shape);
   plan.input_dtype = dtype;
   plan.axis_size = axis_size;
   plan.op = reduce_op(call, dtype);
@@ -91,6 +97,13 @@ CollectivePlan plan_collective(const CollectiveCall& call, DType dtype, const Sh
   plan.algorithm = pick_algorithm(plan.shape, choice, plan.algorithm_note);
   plan.work_dtype = work_dtype(call, dtype, plan.op, plan.algorithm);
   plan.shape.element_bytes = static_cast<std::int64_t>(dtype_size_bytes(plan.work_dtype));
+  // The group's bytes bound every offset, byte count and chunk count of the schedules (and every
+  // transfer's elements × width): checked once here rather than at each product.
+  const auto what = [&] {
+    return fmt::format("bytes of {} of shape {} over {} devices", call.to_string(),
+                       shape_to_string(shape), n);
+  };
+  checked_multiply(checked_multiply(elements, plan.shape.element_bytes, what), n, what);
   return plan;
 }
 

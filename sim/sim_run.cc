@@ -14,6 +14,7 @@
 #include "sim/fast_path.h"
 #include "sim/intervals.h"
 #include "sim/schedule_run.h"
+#include "support/checked_math.h"
 
 namespace spmd::sim {
 
@@ -589,9 +590,11 @@ void SimRun::charge_compute(int device, double flops, std::int64_t bytes_moved) 
   const MachineSpec& spec = machine_.spec();
   const std::int64_t time_ps = cost_model::compute_time_ps(
       flops, bytes_moved, spec.peak_flops_per_s, spec.memory_bandwidth_bytes_per_s);
-  log_.compute_spans.push_back(
-      {device, self.clock_ps, self.clock_ps + time_ps, flops, bytes_moved});
-  self.clock_ps += time_ps;
+  const std::int64_t end_ps = checked_add(self.clock_ps, time_ps, [&] {
+    return fmt::format("simulated time in ps of device {} after {} FLOPs", device, flops);
+  });
+  log_.compute_spans.push_back({device, self.clock_ps, end_ps, flops, bytes_moved});
+  self.clock_ps = end_ps;
 }
 
 void SimRun::hold_memory(int device, std::int64_t bytes, const std::string& what) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <set>
 #include <utility>
 
 #include "reference/error.h"
@@ -12,11 +13,51 @@ namespace spmd {
 
 using nlohmann::json;
 
+namespace {
+
+// Rejects, while parsing, a key that appears twice in one object (nlohmann keeps the last one
+// silently) and nesting deeper than kMaxJsonDepth (so no later recursion over the document, such
+// as formatting it for an error, can overflow the stack).
+class StrictJsonChecks {
+ public:
+  bool operator()(int depth, json::parse_event_t event, json& parsed) {
+    if (depth > kMaxJsonDepth) {
+      throw Error(fmt::format("nested deeper than {} levels, expected at most that", kMaxJsonDepth));
+    }
+    switch (event) {
+      case json::parse_event_t::object_start: keys_.emplace_back(); break;
+      case json::parse_event_t::object_end: keys_.pop_back(); break;
+      case json::parse_event_t::key: {
+        const std::string& key = parsed.get_ref<const std::string&>();
+        if (!keys_.back().insert(key).second) {
+          throw Error(fmt::format("key {} appears twice in one object, expected unique keys",
+                                  shortened_text(json(key).dump())));
+        }
+        break;
+      }
+      default: break;
+    }
+    return true;
+  }
+
+ private:
+  std::vector<std::set<std::string, std::less<>>> keys_;  // one per object being parsed
+};
+
+}  // namespace
+
+std::string shortened_text(std::string_view text) {
+  if (text.size() <= kMaxShownChars) return std::string(text);
+  return fmt::format("{}... ({} characters)", text.substr(0, kMaxShownChars), text.size());
+}
+
 nlohmann::json parse_json_file(const std::string& file, std::string_view what) {
   const std::string text = read_input_file(file, what);
   try {
-    return json::parse(text);
+    return json::parse(text, StrictJsonChecks());
   } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e400
+    throw Error(fmt::format("{}: not valid JSON ({})", path_for_message(file), e.what()));
+  } catch (const Error& e) {
     throw Error(fmt::format("{}: not valid JSON ({})", path_for_message(file), e.what()));
   }
 }
@@ -54,12 +95,7 @@ JsonValue JsonValue::child(std::string_view key, const nlohmann::json& value) co
                    root_name_);
 }
 
-std::string JsonValue::shown() const {
-  constexpr std::size_t kMaxShown = 60;
-  std::string text = value_->dump();
-  if (text.size() > kMaxShown) text = text.substr(0, kMaxShown) + "...";
-  return text;
-}
+std::string JsonValue::shown() const { return shortened_text(value_->dump()); }
 
 void JsonValue::fail(std::string_view message) const {
   throw Error(fmt::format("{}: {}", path(), message));
@@ -79,7 +115,7 @@ const JsonValue& JsonValue::require_object(std::initializer_list<std::string_vie
     bool is_known = false;
     for (std::string_view name : known) is_known = is_known || key == name;
     if (!is_known) {
-      child(key, unused)
+      child(shortened_text(key), unused)
           .fail(fmt::format("unknown field, expected one of {}", comma_list(known)));
     }
   }

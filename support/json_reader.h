@@ -20,9 +20,19 @@
 
 namespace spmd {
 
+// Limits that protect the stack and keep messages readable (docs/machine-format.md, "Limits"):
+// nested at most 256 levels; values and keys echoed in errors are cut to 60 characters. Files
+// are at most kMostInputFileBytes (support/input_file.h).
+inline constexpr int kMaxJsonDepth = 256;
+inline constexpr std::size_t kMaxShownChars = 60;
+
 // The document in `file`; spmd::Error "FILE: cannot read <what> (why)" (support/input_file.h)
-// or "FILE: not valid JSON (...)", also for numbers beyond double's range.
+// or "FILE: not valid JSON (...)", also for numbers beyond double's range, a key twice in one
+// object and nesting deeper than kMaxJsonDepth.
 nlohmann::json parse_json_file(const std::string& file, std::string_view what = "this file");
+
+// `text` if at most kMaxShownChars long, else its start, "..." and its length (for messages).
+std::string shortened_text(std::string_view text);
 
 // A value inside a document and its path from the root. Cheap to copy: it refers to the
 // document, which must outlive it.
@@ -72,6 +82,8 @@ class JsonValue {
   template <class Lookup>
   auto named(std::string_view expected, Lookup lookup) const -> decltype(lookup(std::string())) {
     const std::string text = string(expected);
+    // No name is this long; the lookup's error would echo all of it.
+    if (text.size() > kMaxShownChars) fail_value(expected);
     try {
       return lookup(text);
     } catch (const Error& e) {

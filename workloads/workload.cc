@@ -7,6 +7,7 @@
 #include <set>
 
 #include "reference/error.h"
+#include "support/checked_math.h"
 #include "support/json_reader.h"
 #include "support/units.h"
 
@@ -118,6 +119,59 @@ Workload read_workload(const JsonValue& j) {
   if (const std::optional<JsonValue> overlap = j.optional("overlap")) w.overlap = overlap->boolean();
   read_kind_fields(j, w);
   return w;
+}
+
+// ---- Sizes
+
+// The largest products a step forms (parameters, activations, MACs, bytes), checked once before
+// the run so that the step functions' own arithmetic cannot wrap: every term they form is
+// positive and at most one of these. An overflow names the fields it comes from.
+void check_sizes_fit(const Workload& w) {
+  const std::int64_t e = static_cast<std::int64_t>(dtype_size_bytes(w.dtype));
+  const auto mul = [](std::int64_t a, std::int64_t b, std::string_view what) {
+    return checked_multiply(a, b, what);
+  };
+  const auto add = [](std::int64_t a, std::int64_t b, std::string_view what) {
+    return checked_add(a, b, what);
+  };
+  switch (w.kind) {
+    case WorkloadKind::mlp_data_parallel: {
+      constexpr std::string_view kParams = "workload.layers: parameters";
+      constexpr std::string_view kActivations =
+          "workload.batch_per_device × workload.layers: activations";
+      std::int64_t params = 0, activations = mul(w.batch_per_device, w.layers[0], kActivations);
+      for (std::size_t i = 0; i + 1 < w.layers.size(); ++i) {
+        params = add(params, add(mul(w.layers[i], w.layers[i + 1], kParams), w.layers[i + 1], kParams),
+                     kParams);
+        // MACs: b·wᵢ·wᵢ₊₁ (as a double later, but formed in integers first).
+        mul(mul(w.batch_per_device, w.layers[i], "workload.batch_per_device × workload.layers: MACs"),
+            w.layers[i + 1], "workload.batch_per_device × workload.layers: MACs");
+        activations = add(activations, mul(w.batch_per_device, w.layers[i + 1], kActivations),
+                          kActivations);
+      }
+      constexpr std::string_view kBytes = "workload: bytes of parameters and activations";
+      mul(add(mul(3, params, kBytes), mul(2, activations, kBytes), kBytes), e, kBytes);
+      return;
+    }
+    case WorkloadKind::transformer_layer: {
+      const std::int64_t d = w.d_model, f = w.d_ff;
+      const std::int64_t tokens =
+          mul(w.batch_per_device, w.sequence, "workload.batch_per_device × workload.sequence: tokens");
+      constexpr std::string_view kParams = "workload.d_model × workload.d_ff: parameters";
+      const std::int64_t params =
+          add(mul(4, mul(d, d, kParams), kParams), mul(2, mul(d, f, kParams), kParams), kParams);
+      constexpr std::string_view kActivations =
+          "workload.batch_per_device × workload.sequence × workload.d_model: activations";
+      // With model_parallel 1 the step's activations are tokens · (7·d + 2·f): the most.
+      const std::int64_t activations =
+          mul(tokens, add(mul(7, d, kActivations), mul(2, f, kActivations), kActivations),
+              kActivations);
+      constexpr std::string_view kBytes = "workload: bytes of parameters and activations";
+      mul(add(mul(2, params, kBytes), activations, kBytes), e, kBytes);
+      return;
+    }
+    case WorkloadKind::collectives: return;  // each call's bytes are checked by its collective
+  }
 }
 
 // ---- Running
@@ -321,6 +375,7 @@ sim::CostLog run_workload(sim::Machine& machine, const Workload& w) {
       break;
     case WorkloadKind::collectives: step = collectives_step(w, devices); break;
   }
+  check_sizes_fit(w);
   const std::vector<Values> inputs(static_cast<std::size_t>(devices));
   sim::CostLog total;
   for (int s = 0; s < w.steps; ++s) {
