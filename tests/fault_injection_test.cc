@@ -23,7 +23,8 @@ sim::MachineSpec machine_for(const std::string& topology, int devices,
   sim::MachineSpec spec;
   spec.devices = devices;
   spec.topology = topology::topology_from_text(topology, devices, {.link = link});
-  spec.peak_flops_per_s = 1e12;  // 1 FLOP per ps
+  spec.peak_flops_per_s = 1e12;                           // 1 FLOP per ps
+  spec.memory_bandwidth_bytes_per_s = 1'000'000'000'000;  // 1 byte per ps
   return spec;
 }
 
@@ -67,7 +68,10 @@ TEST(FaultInjection, AStragglerTakesFactorTimesAsLongAfterItsTime) {
       },
       false);
   const sim::CostLog& log = machine.cost_log();
-  EXPECT_EQ(log.compute_ps, (std::vector<std::int64_t>{6000, 2000 + 9000 + 3000}));
+  // Device 0 has no fault: its spans are the roofline's durations (about 5000 and 1000 ps).
+  const std::int64_t first_ps = log.compute_spans.at(0).end_ps - log.compute_spans.at(0).start_ps;
+  const std::int64_t second_ps = log.compute_ps.at(0) - first_ps;
+  EXPECT_EQ(log.compute_ps.at(1), 2000 + (first_ps - 2000) * 3 + second_ps * 3);
   ASSERT_EQ(log.faults.size(), 1u);
   EXPECT_EQ(log.faults[0].kind, "straggler");
   EXPECT_EQ(log.faults[0].device, 1);
@@ -93,9 +97,10 @@ TEST(FaultInjection, DegradedLinksTimeACollectiveAsSlowerLinksDo) {
     sim::MachineSpec slow_machine = machine_for("ring", 4, slow);
     slow_machine.link_sharing = sharing;
 
-    sim::Machine with_fault(degraded);
-    sim::Machine without(healthy);
-    sim::Machine slower(slow_machine);  // timed by the closed form (fast path)
+    const sim::SimOptions ring{.algorithm = collectives::Algorithm::ring};
+    sim::Machine with_fault(degraded, ring);
+    sim::Machine without(healthy, ring);
+    sim::Machine slower(slow_machine, ring);  // timed by the closed form (fast path)
     const std::vector<Values> faulted = compute_then_psum(with_fault, 4, 0);
     const std::vector<Values> healthy_results = compute_then_psum(without, 4, 0);
     compute_then_psum(slower, 4, 0);
@@ -243,11 +248,11 @@ TEST(FaultInjection, MachineFilesReadAndWriteFaults) {
   nlohmann::json bad = file;
   bad["faults"][0]["factor"] = "fast";
   EXPECT_EQ(error_of([&] { sim::machine_from_json(bad); }),
-            "machine.faults[0].factor: \"fast\", expected a factor >= 1 like 2 (compute takes "
+            "faults[0].factor: \"fast\", expected a factor >= 1 like 2 (compute takes "
             "that many times as long)");
   bad = file;
   bad["faults"][1]["kind"] = "flaky";
-  EXPECT_NE(error_of([&] { sim::machine_from_json(bad); }).find("machine.faults[1].kind"),
+  EXPECT_NE(error_of([&] { sim::machine_from_json(bad); }).find("faults[1].kind"),
             std::string::npos);
 }
 
@@ -263,11 +268,16 @@ TEST(FaultInjection, FaultTimesCountAcrossRunsOfAMachine) {
     return Values{};
   };
   machine.run(mesh, {{}, {}}, step, false);
-  EXPECT_EQ(machine.cost_log().compute_ps, (std::vector<std::int64_t>{1000, 1000}));
-  machine.run(mesh, {{}, {}}, step, false);  // from 1000 ps: 500 ps as before, 500 ps x 2
-  EXPECT_EQ(machine.cost_log().compute_ps, (std::vector<std::int64_t>{1500, 1000}));
+  const std::int64_t span_ps = machine.cost_log().compute_ps.at(1);  // about 1000 ps
+  EXPECT_EQ(machine.cost_log().compute_ps.at(0), span_ps);
+  EXPECT_TRUE(machine.cost_log().faults.empty());
+  // The second run starts at span_ps: 1500 - span_ps as before, the rest x 2.
+  machine.run(mesh, {{}, {}}, step, false);
+  const std::int64_t before_ps = 1500 - span_ps;
+  EXPECT_EQ(machine.cost_log().compute_ps,
+            (std::vector<std::int64_t>{before_ps + (span_ps - before_ps) * 2, span_ps}));
   ASSERT_EQ(machine.cost_log().faults.size(), 1u);
-  EXPECT_EQ(machine.cost_log().faults[0].at_ps, 500);  // run-local
+  EXPECT_EQ(machine.cost_log().faults[0].at_ps, before_ps);  // run-local
 }
 
 }  // namespace
