@@ -89,6 +89,20 @@ void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices
                      fmt::format("Collective algorithm: {} (default: automatic)",
                                  algorithm_names()));
   add_full_simulation_flag(command, flags.full_simulation);
+  add_fault_flag(command, flags.faults);
+}
+
+void add_fault_flag(CLI::App& command, std::vector<std::string>& faults) {
+  command.add_option("--fault", faults,
+                     "Inject a fault (docs/faults.md), repeatable: straggler:device=D,factor=F,at=T, "
+                     "degraded:link=A-B,factor=F,at=T, failed_link:link=A-B,at=T or "
+                     "failed_device:device=D,at=T")
+      ->allow_extra_args(false);  // one fault per --fault: positional arguments may follow
+}
+
+sim::MachineSpec with_fault_flags(sim::MachineSpec spec, const std::vector<std::string>& faults) {
+  for (const std::string& text : faults) spec.faults.push_back(sim::fault_from_flag(text));
+  return spec;
 }
 
 void add_full_simulation_flag(CLI::App& command, bool& full_simulation) {
@@ -106,19 +120,21 @@ sim::SimOptions simulation_options(const MachineFlags& flags, sim::SimOptions op
 sim::MachineSpec machine_from_flags(const MachineFlags& flags) {
   sim::MachineSpec spec = flags.machine.empty() ? machine_from_topology_flags(flags, flags.devices)
                                                 : machine_from_name_or_file(flags.machine);
-  return with_link_sharing(std::move(spec), flags.link_sharing);
+  return with_fault_flags(with_link_sharing(std::move(spec), flags.link_sharing), flags.faults);
 }
 
 sim::MachineSpec machine_with_devices(const MachineFlags& flags, int devices) {
   if (flags.machine.empty()) {
-    return with_link_sharing(machine_from_topology_flags(flags, devices), flags.link_sharing);
+    return with_fault_flags(
+        with_link_sharing(machine_from_topology_flags(flags, devices), flags.link_sharing),
+        flags.faults);
   }
   check_device_count(devices);
   sim::MachineSpec spec = machine_from_name_or_file(flags.machine);
   spec.name = fmt::format("{}, scaled to {} devices", spec.name, devices);
   spec.devices = devices;
   spec.topology = topology::rescaled_topology(spec.topology, devices);
-  return with_link_sharing(std::move(spec), flags.link_sharing);
+  return with_fault_flags(with_link_sharing(std::move(spec), flags.link_sharing), flags.faults);
 }
 
 }  // namespace spmd

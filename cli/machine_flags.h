@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/machine.h"
 #include "sim/machine_spec.h"
@@ -21,6 +22,7 @@ struct MachineFlags {
   std::string algorithm;                  // every collective, where it can run
   bool full_simulation = false;           // no closed-form fast path
   std::string link_sharing;               // fair or fifo; empty: the machine's
+  std::vector<std::string> faults;        // --fault, as written (sim/faults.h)
 };
 
 // "dgx-h100, dgx-h100-x4, ...": the presets --machine takes, for help texts.
@@ -29,6 +31,10 @@ std::string preset_names();
 void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices = true);
 // `--full-simulation`: carry every collective message by message (no closed-form fast path).
 void add_full_simulation_flag(CLI::App& command, bool& full_simulation);
+// `--fault KIND:FIELD=VALUE,...`, repeatable (sim/faults.h, docs/faults.md).
+void add_fault_flag(CLI::App& command, std::vector<std::string>& faults);
+// The spec with the --fault flags' faults added after its own; spmd::Error for bad ones.
+sim::MachineSpec with_fault_flags(sim::MachineSpec spec, const std::vector<std::string>& faults);
 // The simulator options the flags ask for: the algorithm and the fast path.
 sim::SimOptions simulation_options(const MachineFlags& flags, sim::SimOptions options);
 // --link-sharing's value: nothing when empty, else fair or fifo; spmd::Error otherwise.

@@ -49,10 +49,12 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
   add_placement_flag(command, options.placement);
   command.add_option("--link-sharing", options.link_sharing,
                      "How transfers on one link share it: fair or fifo (default: the machine's)");
+  add_fault_flag(command, options.faults);
 }
 
 int run_run_command(const RunOptions& options, std::ostream& out) {
-  const sim::MachineSpec spec = machine_from_name_or_file(options.machine);
+  const sim::MachineSpec spec =
+      with_fault_flags(machine_from_name_or_file(options.machine), options.faults);
   const Workload workload = load_workload_file(options.workload);
   sim::SimOptions sim_options{.cost_only = true,
                               .record_link_transfers = 200'000,
@@ -70,6 +72,9 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
       << " devices\n"
       << "placement: " << log.placement << "\n";
   print_collectives(log, out);
+  for (const sim::FaultEvent& fault : log.faults) {
+    out << "fault at " << format_duration_ps(fault.at_ps) << ": " << fault.description << "\n";
+  }
   out << "time: " << format_duration_ps(totals.total_ps) << " = compute "
       << format_duration_ps(totals.compute_ps) << " + communication "
       << format_duration_ps(totals.communication_ps) << " ("

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace spmd {
 
@@ -16,6 +17,7 @@ struct RunOptions {
   bool full_simulation = false;
   std::string placement = "auto";
   std::string link_sharing;  // fair or fifo; empty: the machine's
+  std::vector<std::string> faults;  // --fault (sim/faults.h)
 };
 
 void add_run_flags(CLI::App& command, RunOptions& options);

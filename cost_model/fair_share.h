@@ -49,6 +49,10 @@ class MaxMinFairShare {
   // routes[f]: the links flow f crosses (at least one). Writes each flow's rate (share units)
   // to rates[f]. Links whose share ties with the smallest are filled in the same round.
   void solve(std::span<const std::span<const int>> routes, std::span<WideInt> rates);
+  // The link's bandwidth from the next solve on.
+  void set_bandwidth(int link, std::int64_t bytes_per_s) {
+    capacity_[static_cast<std::size_t>(link)] = share_rate(bytes_per_s);
+  }
 
  private:
   void alone(std::span<const std::span<const int>> routes, std::span<WideInt> rates);

@@ -89,6 +89,14 @@ void append_run(CostLog& total, const CostLog& next) {
     for (std::int64_t& end : step.device_end_ps) end += offset_ps;
     total.steps.push_back(std::move(step));
   }
+  for (FaultEvent fault : next.faults) {
+    fault.at_ps += offset_ps;
+    // A fault at the boundary of two runs lies in both: keep it once.
+    const bool seen = std::any_of(total.faults.begin(), total.faults.end(), [&](const FaultEvent& f) {
+      return f.at_ps == fault.at_ps && f.description == fault.description;
+    });
+    if (!seen) total.faults.push_back(std::move(fault));
+  }
   total.end_ps = offset_ps + next.end_ps;
   total.link_transfers += next.link_transfers;
   total.closed_form_groups += next.closed_form_groups;

@@ -64,6 +64,16 @@ struct StepRecord {
   std::vector<std::int64_t> overlapped_communication_ps;
 };
 
+// A fault (sim/faults.h) taking effect during the run, at its time on the run's timeline.
+struct FaultEvent {
+  std::string kind;         // "straggler", "degraded", "failed_link", "failed_device"
+  std::string description;  // "straggler: device 3 computes 2x slower from 1 ms"
+  int device = -1;          // straggler, failed_device: the machine device
+  int link_from = -1;       // degraded, failed_link: the directed link's nodes
+  int link_to = -1;
+  std::int64_t at_ps = 0;
+};
+
 struct DeviceMemory {
   std::int64_t peak_bytes = 0;
   std::vector<MemoryPoint> timeline;
@@ -91,6 +101,8 @@ struct CostLog {
   // With SimOptions::record_link_transfers: every message, in the order sent, up to the limit.
   std::vector<LinkTransferRecord> transfers;
   bool transfers_truncated = false;        // more were sent than recorded
+  // The faults that took effect in the run (those whose time lies within it), by time.
+  std::vector<FaultEvent> faults;
   // Where the mesh lay on the machine (MeshPlacement::text): "data=y,model=x", "row-major", ...
   std::string placement;
 };

@@ -66,6 +66,15 @@ std::uint32_t FairLinks::open_step(StepListener& listener, bool record) {
   return index;
 }
 
+void FairLinks::set_link_bandwidth(int link, std::int64_t bytes_per_s) {
+  // The settle carries every flow up to now at the old rates before sharing with the new one.
+  solver_.set_bandwidth(link, bytes_per_s);
+  if (!flows_.empty() || settle_pending_) {
+    schedule_settle(events_.now_ps());
+    settle_pending_ = true;
+  }
+}
+
 // A new settle makes every settle scheduled before it stale (its rates would be out of date).
 void FairLinks::schedule_settle(std::int64_t time_ps) {
   ++generation_;

@@ -26,6 +26,9 @@ class FairLinks {
   // Starts the step's transfers (those between two devices) as flows now; returns how many.
   // When there are any, the listener hears step_ended once the last has arrived.
   std::size_t start_step(const StepTransfers& step, StepListener& listener, RouteCache& routes);
+  // From now on the link carries `bytes_per_s` (a degraded-link fault): the flows in flight are
+  // carried up to now at their old rates and shared anew.
+  void set_link_bandwidth(int link, std::int64_t bytes_per_s);
 
  private:
   static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "cost_model/contention.h"
 #include "reference/check.h"
@@ -12,7 +13,7 @@ namespace spmd::sim {
 
 LinkState::LinkState(const topology::Topology& topology, EventQueue& events,
                      LinkSharing sharing)
-    : events_(events), sharing_(sharing), routes_(topology) {
+    : topology_(topology), events_(events), sharing_(sharing), routes_(topology) {
   if (sharing == LinkSharing::fair) {
     fair_ = std::make_unique<FairLinks>(topology, events);
   } else {
@@ -54,8 +55,19 @@ std::int64_t LinkState::send_fifo(int from, int to, std::int64_t bytes, std::int
   for (int link : timing.links) {
     route_free_ps = std::max(route_free_ps, free_at_ps_[static_cast<std::size_t>(link)]);
   }
+  std::int64_t bandwidth = timing.bandwidth_bytes_per_s;
+  if (!bandwidth_override_.empty()) {
+    // Degraded links (faults): the route's slowest link as it is now.
+    bandwidth = std::numeric_limits<std::int64_t>::max();
+    for (int link : timing.links) {
+      const std::int64_t override_bps = bandwidth_override_[static_cast<std::size_t>(link)];
+      bandwidth = std::min(bandwidth, override_bps > 0 ? override_bps
+                                                      : topology_.links()[static_cast<std::size_t>(link)]
+                                                            .spec.bandwidth_bytes_per_s);
+    }
+  }
   const cost_model::ContendedTransfer transfer = cost_model::contended_transfer(
-      ready_ps, route_free_ps, bytes, {timing.latency_ps, timing.bandwidth_bytes_per_s});
+      ready_ps, route_free_ps, bytes, {timing.latency_ps, bandwidth});
   // route_free_ps is the latest free time of the route's links, so checking it once covers
   // every link (this is the hot path of cost-only runs).
   SPMD_CHECK(transfer.links_free_ps >= route_free_ps,
@@ -65,6 +77,34 @@ std::int64_t LinkState::send_fifo(int from, int to, std::int64_t bytes, std::int
     free_at_ps_[static_cast<std::size_t>(link)] = transfer.links_free_ps;
   ++transfers_;
   return transfer.arrival_ps;
+}
+
+}  // namespace spmd::sim
+
+namespace spmd::sim {
+
+void LinkState::set_link_bandwidth(int link, std::int64_t bytes_per_s) {
+  if (fair_) {
+    fair_->set_link_bandwidth(link, bytes_per_s);
+    return;
+  }
+  bandwidth_override_.resize(topology_.links().size(), 0);
+  bandwidth_override_[static_cast<std::size_t>(link)] = bytes_per_s;
+}
+
+std::optional<int> LinkState::failed_link_on(const StepTransfers& step) {
+  if (failed_links_.empty()) return std::nullopt;
+  for (const collectives::Transfer& t : step.transfers) {
+    const int from = step.devices[static_cast<std::size_t>(t.source)];
+    const int to = step.devices[static_cast<std::size_t>(t.destination)];
+    if (from == to) continue;
+    for (int link : routes_.route(from, to)->links) {
+      if (std::find(failed_links_.begin(), failed_links_.end(), link) != failed_links_.end()) {
+        return link;
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace spmd::sim

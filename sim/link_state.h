@@ -38,6 +38,16 @@ class LinkState {
   const RouteTiming& route(int from, int to) { return *routes_.route(from, to); }
 
   LinkSharing sharing() const { return sharing_; }
+
+  // Faults (sim/faults.h), applied by the run at their times. From now on the link carries at
+  // `bytes_per_s`: under fifo messages sent from now on, under fair sharing every flow on it
+  // from now on (the rates are shared anew).
+  void set_link_bandwidth(int link, std::int64_t bytes_per_s);
+  // From now on the link carries nothing.
+  void fail_link(int link) { failed_links_.push_back(link); }
+  // The first failed link a transfer of the step would cross, if any.
+  std::optional<int> failed_link_on(const StepTransfers& step);
+  const topology::Topology& topology() const { return topology_; }
   std::uint64_t transfers() const { return transfers_; }
   // fifo: when the link is next free.
   std::int64_t busy_until_ps(int link) const { return free_at_ps_[static_cast<std::size_t>(link)]; }
@@ -45,11 +55,15 @@ class LinkState {
  private:
   std::int64_t send_fifo(int from, int to, std::int64_t bytes, std::int64_t ready_ps);
 
+  const topology::Topology& topology_;
   EventQueue& events_;
   LinkSharing sharing_;
   RouteCache routes_;
   std::vector<std::int64_t> free_at_ps_;  // fifo, by link
   std::unique_ptr<FairLinks> fair_;       // fair
+  // fifo: bandwidths that faults changed, by link (empty while none did).
+  std::vector<std::int64_t> bandwidth_override_;
+  std::vector<int> failed_links_;
   std::uint64_t transfers_ = 0;
 };
 

@@ -57,6 +57,7 @@ Machine::Machine(MachineSpec spec, SimOptions options)
     throw Error(fmt::format("machine devices: {}, but the topology {} has {}", spec_.devices,
                             topology_->name(), topology_->device_count()));
   }
+  check_faults(spec_.faults, *topology_, "faults");
 }
 
 Machine::~Machine() = default;
@@ -92,9 +93,11 @@ std::vector<Values> Machine::run(const Mesh& mesh, const std::vector<Values>& in
     outputs = sim_run.run(inputs, function);
   } catch (...) {
     cost_log_ = sim_run.take_cost_log();
+    fault_origin_ps_ += cost_log_.end_ps;
     throw;
   }
   cost_log_ = sim_run.take_cost_log();
+  fault_origin_ps_ += cost_log_.end_ps;
   return outputs;
 }
 

@@ -68,6 +68,9 @@ class Machine : public Backend {
   void set_options(SimOptions options) { options_ = std::move(options); }
   // The cost log of the last run (also of a run that ended with an error, up to the error).
   const CostLog& cost_log() const { return cost_log_; }
+  // Where the next run starts on the timeline fault times count on (sim/faults.h): the sum of
+  // the previous runs' ends.
+  std::int64_t fault_origin_ps() const { return fault_origin_ps_; }
 
   // The schedule for `algorithm` on `shape`, built once and then reused: for runs with data, whose
   // schedules are bounded by their data.
@@ -83,6 +86,7 @@ class Machine : public Backend {
   SimOptions options_;
   std::unique_ptr<topology::Topology> topology_;
   CostLog cost_log_;
+  std::int64_t fault_origin_ps_ = 0;
   struct ScheduleCache;
   std::unique_ptr<ScheduleCache> schedules_;
 };

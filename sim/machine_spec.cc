@@ -72,7 +72,7 @@ MachineSpec machine_from_json(const json& document) {
   const JsonValue root(document, "machine");
   root.require_object(
       {"name", "devices", "memory", "compute", "topology", "algorithms", "pipeline_chunk",
-       "link_sharing"});
+       "link_sharing", "faults"});
   MachineSpec machine;
   if (auto name = root.optional("name")) machine.name = name->string();
   machine.devices = root.required("devices", "a positive integer").positive_int32();
@@ -91,6 +91,12 @@ MachineSpec machine_from_json(const json& document) {
   }
   if (auto sharing = root.optional("link_sharing")) {
     machine.link_sharing = link_sharing_from_json(*sharing);
+  }
+  if (auto faults = root.optional("faults")) {
+    const std::string_view expected = R"(a list of faults like [{"kind": "straggler", ...}])";
+    for (const JsonValue& fault : faults->elements(expected)) {
+      machine.faults.push_back(fault_from_json(fault));
+    }
   }
   return machine;
 }
@@ -115,7 +121,9 @@ json machine_to_json(const MachineSpec& machine) {
   for (const auto& [op, algorithm] : machine.algorithms) {
     algorithms[op] = std::string(collectives::algorithm_name(algorithm));
   }
-  return {
+  json faults = json::array();
+  for (const Fault& fault : machine.faults) faults.push_back(fault_to_json(fault));
+  json out = {
       {"name", machine.name},
       {"devices", machine.devices},
       {"memory", exact_bytes_text(machine.memory_bytes)},
@@ -127,6 +135,9 @@ json machine_to_json(const MachineSpec& machine) {
       {"pipeline_chunk", exact_bytes_text(machine.pipeline_chunk_bytes)},
       {"link_sharing", std::string(link_sharing_name(machine.link_sharing))},
   };
+  // Only when there are faults: files written before faults existed stay the same.
+  if (!faults.empty()) out["faults"] = faults;
+  return out;
 }
 
 }  // namespace spmd::sim

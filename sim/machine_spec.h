@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collectives/algorithm.h"
+#include "sim/faults.h"
 #include "sim/link_sharing.h"
 #include "topology/topology_spec.h"
 
@@ -30,6 +31,9 @@ struct MachineSpec {
   std::int64_t pipeline_chunk_bytes = std::int64_t{2} << 20;  // 2 MiB
   // How transfers crossing the same link at once share it ("link_sharing": "fair" or "fifo").
   LinkSharing link_sharing = LinkSharing::fair;
+  // Injected faults (sim/faults.h, "faults"): stragglers, degraded or failed links, failed
+  // devices, each from a time on.
+  std::vector<Fault> faults;
 };
 
 // spmd::Error naming the JSON path of the bad value: unknown fields, wrong types, bad units,

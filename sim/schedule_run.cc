@@ -1,6 +1,11 @@
 #include "sim/schedule_run.h"
 
+#include <fmt/format.h>
+
 #include <optional>
+
+#include "reference/error.h"
+#include "sim/faults.h"
 
 namespace spmd::sim {
 namespace {
@@ -74,6 +79,13 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun>, public Ste
     step_ = index;
     const StepTransfers step{transfers_, setup_.devices,
                              setup_.element_bytes, setup_.transfer_log != nullptr};
+    if (const std::optional<int> failed = links_.failed_link_on(step)) {
+      // A failed-link fault (sim/faults.h): the route is fixed, so the step cannot be carried.
+      release_buffers();
+      done_(std::make_exception_ptr(Error(fmt::format(
+          "{}: its step {} needs {}, which failed (failed_link fault)", setup_.what, index, link_name(links_.topology(), *failed)))));
+      return;
+    }
     // fifo knows the step's end at once; fair calls step_ended when its last flow arrives.
     if (const std::optional<std::int64_t> end = links_.send_step(step, *this)) step_ended(*end);
   }

@@ -1,6 +1,7 @@
 #include "sim/sim_run.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <limits>
@@ -15,6 +16,7 @@
 #include "sim/intervals.h"
 #include "sim/schedule_run.h"
 #include "support/checked_math.h"
+#include "support/units.h"
 
 namespace spmd::sim {
 
@@ -121,8 +123,30 @@ SimRun::SimRun(Machine& machine, const Mesh& mesh, bool check_vma)
       links_(machine.topology(), events_, machine.link_sharing()),
       memory_(machine.topology().device_count(), machine.spec().memory_bytes),
       placement_(machine.options().placement, mesh, machine.topology()),
+      faults_(machine.spec().faults, machine.topology(), machine.fault_origin_ps()),
       choice_(base_choice(machine)) {
   for (int d = 0; d < device_count_; ++d) devices_.push_back(std::make_unique<Device>());
+  schedule_faults();
+}
+
+// Link faults change the links at their times (before any other event at the same time, being
+// scheduled first); a fault from before this run applies from its start. Device faults are
+// looked up where they matter (charge_compute, start_group, finish_group).
+void SimRun::schedule_faults() {
+  const topology::Topology& topology = machine_.topology();
+  for (const FaultPlan::Timed& timed : faults_.faults()) {
+    const std::int64_t at_ps = std::max<std::int64_t>(0, timed.at_ps);
+    for (int link : timed.links) {
+      if (timed.fault.kind == FaultKind::degraded) {
+        const std::int64_t bandwidth = degraded_bandwidth(
+            topology.links()[static_cast<std::size_t>(link)].spec.bandwidth_bytes_per_s,
+            timed.fault.factor);
+        events_.schedule(at_ps, [this, link, bandwidth] { links_.set_link_bandwidth(link, bandwidth); });
+      } else if (timed.fault.kind == FaultKind::failed_link) {
+        events_.schedule(at_ps, [this, link] { links_.fail_link(link); });
+      }
+    }
+  }
 }
 
 SimRun::~SimRun() = default;
@@ -434,6 +458,11 @@ void SimRun::start_group(int index, int group) {
     log_.collectives.push_back(record);
   }
 
+  slot.start_ps[static_cast<std::size_t>(group)] = events_.now_ps();
+  if (std::exception_ptr failed = device_failure(index, group)) {
+    finish_group(index, group, {}, failed);
+    return;
+  }
   auto results = std::make_shared<std::vector<Array>>();
   if (first.with_data) {
     std::vector<Array> inputs;
@@ -444,12 +473,11 @@ void SimRun::start_group(int index, int group) {
   ScheduleRunSetup setup{machine_.steps(plan.algorithm, plan.shape),
                          placed.devices,
                          plan.shape.element_bytes,
-                         first.call.to_string(),
+                         fmt::format("{} (collective #{})", first.call.to_string(), index),
                          static_cast<int>(slot.record),
                          nullptr,
                          0};
   setup.hold_buffers = false;  // each member holds them from its start call to its wait
-  slot.start_ps[static_cast<std::size_t>(group)] = events_.now_ps();
   if (machine_.options().record_link_transfers > 0) {
     setup.transfer_log = &log_;
     setup.transfer_limit = machine_.options().record_link_transfers;
@@ -493,6 +521,32 @@ bool SimRun::runs_alone(int index, const std::vector<int>& members) const {
   return true;
 }
 
+// A failed-device fault (sim/faults.h): the group's collective fails when one of its members'
+// devices has failed by now (at its start, or while it ran: then at its end). The error names
+// the device and the members that waited for it.
+std::exception_ptr SimRun::device_failure(int index, int group) const {
+  const std::vector<int>& members = slots_.at(index)->groups[static_cast<std::size_t>(group)];
+  for (int member : members) {
+    const int on = placement_.device(member);
+    const std::optional<std::int64_t> failed_ps = faults_.device_failure_ps(on);
+    if (!failed_ps || *failed_ps > events_.now_ps()) continue;
+    std::vector<int> waiters;
+    for (int other : members) {
+      if (other != member) waiters.push_back(other);
+    }
+    const std::string device =
+        on == member ? fmt::format("device {}", member)
+                     : fmt::format("device {} (machine device {})", member, on);
+    const InFlight& flight = devices_[static_cast<std::size_t>(member)]->in_flight.at(index);
+    return std::make_exception_ptr(Error(fmt::format(
+        "{} (collective #{}) failed: {} failed at {} (failed_device fault); device{} {} waited",
+        flight.what, index, device,
+        format_duration_ps(*failed_ps + machine_.fault_origin_ps()),
+        waiters.size() == 1 ? "" : "s", fmt::join(waiters, ", "))));
+  }
+  return nullptr;
+}
+
 // Whether `later` is `index` itself or queued behind it on the device's stream.
 bool SimRun::starts_after(const Device& device, int index, int later) {
   for (int at = index; at != -1;) {
@@ -507,7 +561,11 @@ bool SimRun::starts_after(const Device& device, int index, int later) {
 std::optional<std::int64_t> SimRun::fast_path_time_ps(int index, const CollectivePlan& plan,
                                                       const std::vector<int>& members,
                                                       const std::vector<int>& devices) {
-  if (!machine_.options().fast_path || !runs_alone(index, members)) return std::nullopt;
+  // Faults on links or devices change what the closed form assumes: every group is carried.
+  if (!machine_.options().fast_path || faults_.changes_collectives() ||
+      !runs_alone(index, members)) {
+    return std::nullopt;
+  }
   return closed_form_time_on_links_ps(plan, devices, links_);
 }
 
@@ -515,6 +573,7 @@ void SimRun::finish_group(int index, int group, std::vector<Array> results,
                           std::exception_ptr error) {
   Slot& slot = *slots_.at(index);
   const std::vector<int>& members = slot.groups[static_cast<std::size_t>(group)];
+  if (!error) error = device_failure(index, group);
   for (std::size_t r = 0; r < members.size(); ++r) {
     // Cost-only runs have no results: their zeros were made at the start.
     finish_member(index, group, members[r], r < results.size() ? &results[r] : nullptr, error);
@@ -590,9 +649,12 @@ void SimRun::charge_compute(int device, double flops, std::int64_t bytes_moved) 
   const MachineSpec& spec = machine_.spec();
   const std::int64_t time_ps = cost_model::compute_time_ps(
       flops, bytes_moved, spec.peak_flops_per_s, spec.memory_bandwidth_bytes_per_s);
-  const std::int64_t end_ps = checked_add(self.clock_ps, time_ps, [&] {
+  // The clock must hold the span before a straggler fault stretches it too.
+  checked_add(self.clock_ps, time_ps, [&] {
     return fmt::format("simulated time in ps of device {} after {} FLOPs", device, flops);
   });
+  const std::int64_t end_ps =
+      faults_.compute_end_ps(placement_.device(device), self.clock_ps, time_ps);
   log_.compute_spans.push_back({device, self.clock_ps, end_ps, flops, bytes_moved});
   self.clock_ps = end_ps;
 }
@@ -671,6 +733,18 @@ void SimRun::log_device_figures() {
   log_.steps.push_back(std::move(step));
 }
 
+// The faults whose time lies within this run (from its start to its end), by time.
+void SimRun::log_faults() {
+  for (const FaultPlan::Timed& timed : faults_.faults()) {
+    if (timed.at_ps < 0 || timed.at_ps > log_.end_ps) continue;
+    const Fault& fault = timed.fault;
+    log_.faults.push_back({std::string(fault_kind_name(fault.kind)), fault_description(fault),
+                           fault.device, fault.link_from, fault.link_to, timed.at_ps});
+  }
+  std::stable_sort(log_.faults.begin(), log_.faults.end(),
+                   [](const FaultEvent& a, const FaultEvent& b) { return a.at_ps < b.at_ps; });
+}
+
 CostLog SimRun::take_cost_log() {
   log_.end_ps = 0;
   log_.compute_ps.assign(static_cast<std::size_t>(device_count_), 0);
@@ -690,6 +764,7 @@ CostLog SimRun::take_cost_log() {
     t.to_device = placement_.mesh_device(t.to_device);
   }
   log_device_figures();
+  log_faults();
   log_.link_transfers = links_.transfers();
   log_.placement = placement_.text();
   return std::move(log_);

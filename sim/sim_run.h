@@ -22,6 +22,7 @@
 #include "sim/collective_plan.h"
 #include "sim/cost_log.h"
 #include "sim/event_queue.h"
+#include "sim/faults.h"
 #include "sim/link_state.h"
 #include "sim/machine.h"
 #include "sim/memory_ledger.h"
@@ -115,6 +116,9 @@ class SimRun {
                                                 const std::vector<int>& devices);
   void finish_member(int index, int group, int device, Array* result, std::exception_ptr error);
   void stream_predecessor_done(int device, int index);
+  void schedule_faults();
+  std::exception_ptr device_failure(int index, int group) const;
+  void log_faults();
   void abort(std::string message);
   std::string device_phrase(int device) const;
   std::string stuck_report() const;
@@ -131,6 +135,7 @@ class SimRun {
   LinkState links_;
   MemoryLedger memory_;      // by machine device
   MeshPlacement placement_;  // mesh device -> machine device
+  FaultPlan faults_;
   AlgorithmChoice choice_;   // the topology's part computed once per run
   CostLog log_;
   std::vector<std::unique_ptr<Device>> devices_;

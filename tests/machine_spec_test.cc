@@ -240,7 +240,7 @@ class MachineErrors : public ::testing::Test {
 TEST_F(MachineErrors, UnknownFieldsAreNamed) {
   EXPECT_EQ(error_of(with(ring_, "/memroy", "80GiB")),
             "memroy: unknown field, expected one of name, devices, memory, compute, topology, "
-            "algorithms, pipeline_chunk, link_sharing");
+            "algorithms, pipeline_chunk, link_sharing, faults");
   EXPECT_EQ(error_of(with(ring_, "/topology/link/bandwith", "1GB/s")),
             "topology.link.bandwith: unknown field, expected one of bandwidth, latency");
   EXPECT_EQ(error_of(with(ring_, "/compute/flops", 1)),
@@ -256,7 +256,7 @@ TEST_F(MachineErrors, UnknownFieldsAreNamed) {
 TEST_F(MachineErrors, WrongTypesAreNamed) {
   EXPECT_EQ(error_of(json::array({1, 2})),
             "machine: [1,2] is an array, expected an object with fields name, devices, memory, "
-            "compute, topology, algorithms, pipeline_chunk, link_sharing");
+            "compute, topology, algorithms, pipeline_chunk, link_sharing, faults");
   EXPECT_EQ(error_of(with(ring_, "/devices", "8")),
             R"(devices: "8" is a string, expected a positive integer)");
   EXPECT_EQ(error_of(with(ring_, "/topology/bidirectional", "yes")),

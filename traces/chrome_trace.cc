@@ -143,6 +143,22 @@ void add_flows(json& events, const sim::CostLog& log, const std::vector<int>& la
   }
 }
 
+// A fault (sim/faults.h) as an instant event: on its device's process for device faults, across
+// the whole trace for link faults.
+void add_faults(json& events, const sim::CostLog& log, int devices) {
+  for (const sim::FaultEvent& fault : log.faults) {
+    const bool on_device = fault.device >= 0 && fault.device < devices;
+    events.push_back({{"ph", "i"},
+                      {"name", fault.description},
+                      {"cat", "fault"},
+                      {"s", on_device ? "p" : "g"},
+                      {"pid", on_device ? fault.device : 0},
+                      {"tid", kComputeThread},
+                      {"ts", microseconds(fault.at_ps)},
+                      {"args", {{"kind", fault.kind}}}});
+  }
+}
+
 }  // namespace
 
 json chrome_trace(const sim::CostLog& log, const TraceLabels& labels) {
@@ -155,6 +171,7 @@ json chrome_trace(const sim::CostLog& log, const TraceLabels& labels) {
     add_device_events(events, log, d, compute_spans[static_cast<std::size_t>(d)], lanes);
   }
   add_flows(events, log, lanes);
+  add_faults(events, log, labels.devices);
   return {{"displayTimeUnit", "ns"},
           {"otherData",
            {{"machine", labels.machine_name},

@@ -4,8 +4,8 @@
 // "collectives" thread of collective slices (name, bytes, algorithm, bandwidths; collectives in
 // flight at the same time go to further threads "collectives 2", ...), flow arrows
 // from sender to receiver for every recorded link message, and a counter track of the memory
-// in use. Events come in a fixed order and times derive from integer picoseconds, so the same
-// run gives the same bytes.
+// in use; a fault (sim/faults.h) is an instant event at its time. Events come in a fixed order
+// and times derive from integer picoseconds, so the same run gives the same bytes.
 
 #include <string>
 
