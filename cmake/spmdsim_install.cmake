@@ -15,6 +15,11 @@ endforeach()
 target_compile_options(spmd_reference INTERFACE
                        $<INSTALL_INTERFACE:$<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off;-fno-fast-math>>)
 target_compile_features(spmd_reference INTERFACE cxx_std_20)
+# A sanitized build (SPMD_SANITIZE, docs/sanitizers.md) installs instrumented libraries: the
+# programs that link them need the sanitizer runtimes too.
+if(SPMD_SANITIZE)
+  target_link_options(spmd_reference INTERFACE $<INSTALL_INTERFACE:${spmd_sanitize_flags}>)
+endif()
 
 add_library(spmd_package INTERFACE)
 set_target_properties(spmd_package PROPERTIES EXPORT_NAME spmdsim)

@@ -306,8 +306,10 @@ Array Context::pshuffle(const Array& x, const AxisNames& axes, std::vector<int> 
 
 Array Context::axis_index(const AxisNames& axes) {
   CollectiveCall call = reduction(CollectiveOp::axis_index, axes, std::nullopt);
-  const VaryingAxes varying = result_varying_axes(call, mesh_, 0);
-  return axis_index_value(mesh_, axes, device_).with_varying_axes(varying);
+  // The value first: it names an unbound axis in a NameError, which result_varying_axes cannot
+  // (it would shift by the missing axis's position, -1; UBSan found it).
+  Array value = axis_index_value(mesh_, axes, device_);
+  return value.with_varying_axes(result_varying_axes(call, mesh_, 0));
 }
 
 int Context::axis_size(const AxisNames& axes) const {

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses (fuzz/, the fuzz preset: clang, ASan, UBSan, in build-fuzz) and
+# runs each for SECONDS (default 30), starting from its seed corpus in fuzz/corpus/<harness>/
+# (docs/sanitizers.md). New inputs go to build-fuzz/corpus/<harness>/, never into the
+# repository; a crash, a sanitizer report, an input slower than 10 s or 2 GiB of memory stops
+# that harness, leaves the input in build-fuzz/findings/ and fails the script.
+# usage: tools/run-fuzzers.sh [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-30}"
+harnesses=(npy_fuzzer units_fuzzer machine_file_fuzzer workload_fuzzer conformance_case_fuzzer)
+cmake --preset fuzz
+cmake --build --preset fuzz --target "${harnesses[@]}"
+mkdir -p build-fuzz/findings
+failed=()
+for harness in "${harnesses[@]}"; do
+  mkdir -p "build-fuzz/corpus/$harness"
+  echo "== $harness for ${seconds} s"
+  if ! build-fuzz/bin/"$harness" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+         -print_final_stats=1 -artifact_prefix="build-fuzz/findings/$harness-" \
+         "build-fuzz/corpus/$harness" "fuzz/corpus/$harness" 2>&1 | tail -n 40; then
+    failed+=("$harness")
+  fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzzers that found something: ${failed[*]} (inputs in build-fuzz/findings/)" >&2
+  exit 1
+fi
+echo "every harness ran ${seconds} s clean"
