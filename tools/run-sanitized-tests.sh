@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything with AddressSanitizer and UndefinedBehaviorSanitizer (the asan preset, in
 # build-asan) and runs the test suite under them (docs/sanitizers.md). Any sanitizer report
-# fails its test. Run after tools/install-deps.sh; CI runs it after tools/run-tests.sh (.ci/run).
+# fails its test. Run after tools/install-deps.sh (not yet in CI: docs/sanitizers.md).
 # RapidCheck properties run 100 cases each here (RC_PARAMS overrides): the instrumented build is
 # several times slower, and the release run already tries 1000.
 set -euo pipefail

@@ -149,7 +149,11 @@ Array reduce_scatter_sum(const ContextPtr& context, const Array& x) {
     T* data = buffer.template mutable_values<T>().data();
     const std::vector<int> block_sizes(static_cast<std::size_t>(context->size),
                                        static_cast<int>(block));
-    gloo::ReduceScatterHalvingDoubling<T>(context, {data}, static_cast<int>(x.size()), block_sizes)
+    // Our sum, not gloo::sum<T>: integer sums wrap there as in JAX, where Gloo's own is signed
+    // overflow (undefined behaviour, found by UBSan).
+    static const gloo::ReductionFunction<T> sum(gloo::CUSTOM, &combine_in_place<T, ReduceOp::sum>);
+    gloo::ReduceScatterHalvingDoubling<T>(context, {data}, static_cast<int>(x.size()), block_sizes,
+                                          &sum)
         .run();
     // The rank's own block ends up at the start of the buffer (reduce_scatter.h, distribution).
     return slice(buffer, 0, 0, block);
