@@ -12,6 +12,7 @@
 #include "reference/reference_backend.h"
 #include "sim/machine.h"
 #include "tests/error_of.h"
+#include "tests/test_machines.h"
 #include "tests/collective_ops.h"
 #include "tests/generators.h"
 
@@ -22,15 +23,7 @@ using collectives::Algorithm;
 using test_errors::error_of;
 using test_gen::run_per_device;
 
-sim::MachineSpec machine_for(const std::string& topology, int devices,
-                             topology::LinkSpec link = {}) {
-  sim::MachineSpec spec;
-  spec.devices = devices;
-  spec.topology = topology::topology_from_text(topology, devices, {.link = link});
-  spec.peak_flops_per_s = 1e12;  // 1 FLOP per ps
-  spec.memory_bandwidth_bytes_per_s = 1'000'000'000'000;
-  return spec;
-}
+using test_machines::machine_for;
 
 CollectiveCall psum_call(const std::string& axis = "i") {
   CollectiveCall call;

@@ -10,6 +10,7 @@
 #include "sim/faults.h"
 #include "sim/machine.h"
 #include "tests/error_of.h"
+#include "tests/test_machines.h"
 #include "topology/topology_spec.h"
 #include "traces/chrome_trace.h"
 
@@ -18,15 +19,7 @@ namespace {
 
 using test_errors::error_of;
 
-sim::MachineSpec machine_for(const std::string& topology, int devices,
-                             topology::LinkSpec link = {}) {
-  sim::MachineSpec spec;
-  spec.devices = devices;
-  spec.topology = topology::topology_from_text(topology, devices, {.link = link});
-  spec.peak_flops_per_s = 1e12;                           // 1 FLOP per ps
-  spec.memory_bandwidth_bytes_per_s = 1'000'000'000'000;  // 1 byte per ps
-  return spec;
-}
+using test_machines::machine_for;
 
 std::vector<Values> iota_inputs(int devices, std::int64_t elements) {
   std::vector<Values> inputs;
