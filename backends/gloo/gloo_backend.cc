@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <mutex>
 
 #include "backends/backend_registry.h"
@@ -27,7 +28,23 @@ AllReduceAlgorithm gloo_algorithm_for(const ReductionOrder& order) {
       reduction_algorithm_name(order.algorithm)));
 }
 
-// Each operation starts the group's ranks and gives rank r the buffer group.inputs[r].
+// Connected contexts by group size, made on a size's first operation and kept for the process's
+// life. Connecting a TCP full mesh takes far longer than a conformance case's collective, and
+// Gloo's ranks are the group's ranks, so every group of n devices can share one set of n
+// contexts. Never destroyed: tearing contexts down while static objects die, in no set order,
+// could break a peer's connection mid-teardown.
+struct ContextPool {
+  std::mutex mutex;
+  std::map<int, std::vector<ContextPtr>> by_ranks;
+};
+
+ContextPool& context_pool() {
+  static ContextPool* pool = new ContextPool;
+  return *pool;
+}
+
+// Each operation runs the group's ranks on their threads and gives rank r the buffer
+// group.inputs[r].
 class GlooGroupCollectives : public GroupCollectives {
  public:
   explicit GlooGroupCollectives(const ReductionOrder& order)
@@ -60,10 +77,19 @@ class GlooGroupCollectives : public GroupCollectives {
   template <typename RankCall>
   static std::vector<Array> on_ranks(const GroupBuffers& group, RankCall call) {
     std::vector<Array> results(group.inputs.size());
-    gloo_backend::run_gloo_ranks(group.size(), [&](const ContextPtr& context) {
-      const auto rank = static_cast<std::size_t>(context->rank);
-      results[rank] = call(context, group.inputs[rank]);
-    });
+    ContextPool& pool = context_pool();
+    const std::lock_guard lock(pool.mutex);  // one operation at a time on a set of contexts
+    auto [found, made] = pool.by_ranks.try_emplace(group.size());
+    if (made) found->second = gloo_backend::connect_gloo_ranks(group.size());
+    try {
+      gloo_backend::run_on_gloo_contexts(found->second, [&](const ContextPtr& context) {
+        const auto rank = static_cast<std::size_t>(context->rank);
+        results[rank] = call(context, group.inputs[rank]);
+      });
+    } catch (...) {
+      pool.by_ranks.erase(found);  // contexts an operation failed on are not used again
+      throw;
+    }
     return results;
   }
 

@@ -190,7 +190,7 @@ Array broadcast(const ContextPtr& context, const Array& x, int root) {
 
 Array permute(const ContextPtr& context, const Array& x,
               const std::vector<std::pair<int, int>>& pairs) {
-  constexpr std::uint64_t kSlot = 0;  // one permute at a time on a context
+  const std::uint64_t slot = context->nextSlot();  // every rank takes the same one
   Array out = zeros_like(x);
   Array sent = x;  // Gloo's buffers are writable; keep x itself untouched
   auto send_buffer = context->createUnboundBuffer(sent.mutable_bytes().data(), sent.size_bytes());
@@ -203,11 +203,11 @@ Array permute(const ContextPtr& context, const Array& x,
       continue;
     }
     if (source == context->rank) {
-      send_buffer->send(destination, kSlot);
+      send_buffer->send(destination, slot);
       ++sends;
     }
     if (destination == context->rank) {
-      receive_buffer->recv(source, kSlot);
+      receive_buffer->recv(source, slot);
       receives = true;
     }
   }

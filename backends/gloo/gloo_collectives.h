@@ -10,13 +10,12 @@
 #include <utility>
 #include <vector>
 
+#include "backends/gloo/gloo_ranks.h"
 #include "reference/array.h"
 #include "reference/fold_reduce.h"
 #include "reference/reduction_order.h"
 
 namespace spmd::gloo_backend {
-
-using ContextPtr = std::shared_ptr<gloo::Context>;
 
 // The Gloo all-reduce algorithms with a known order (docs/reduction-orders.md#all-reduce-orders).
 enum class AllReduceAlgorithm {

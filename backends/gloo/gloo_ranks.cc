@@ -5,7 +5,6 @@
 #include <gloo/rendezvous/hash_store.h>
 #include <gloo/transport/tcp/device.h>
 
-#include <barrier>
 #include <exception>
 #include <string>
 #include <thread>
@@ -15,35 +14,52 @@
 
 namespace spmd::gloo_backend {
 
-void run_gloo_ranks(int ranks, const RankBody& body) {
-  if (ranks < 1) throw Error(fmt::format("Gloo ranks {}, expected >= 1", ranks));
-  gloo::rendezvous::HashStore store;
+namespace {
+
+// Runs `per_rank(rank)` on one thread per rank and rethrows the first rank's exception.
+template <class PerRank>
+void on_rank_threads(int ranks, PerRank per_rank) {
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(ranks));
-  std::barrier all_done(ranks);
-  auto run_rank = [&](int rank) {
-    try {
-      gloo::transport::tcp::attr loopback;
-      loopback.hostname = "127.0.0.1";
-      auto device = gloo::transport::tcp::CreateDevice(loopback);
-      auto context = std::make_shared<gloo::rendezvous::Context>(rank, ranks);
-      context->connectFullMesh(store, device);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < ranks; ++rank) {
+    threads.emplace_back([&, rank] {
       try {
-        body(context);
+        per_rank(rank);
       } catch (...) {
         errors[static_cast<std::size_t>(rank)] = std::current_exception();
       }
-      all_done.arrive_and_wait();  // keep this context alive until every rank is done
-    } catch (...) {
-      errors[static_cast<std::size_t>(rank)] = std::current_exception();
-      all_done.arrive_and_drop();
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < ranks; ++rank) threads.emplace_back(run_rank, rank);
+    });
+  }
   for (std::thread& thread : threads) thread.join();
   for (const std::exception_ptr& error : errors) {
     if (error) std::rethrow_exception(error);
   }
+}
+
+}  // namespace
+
+std::vector<ContextPtr> connect_gloo_ranks(int ranks) {
+  if (ranks < 1) throw Error(fmt::format("Gloo ranks {}, expected >= 1", ranks));
+  gloo::rendezvous::HashStore store;
+  std::vector<ContextPtr> contexts(static_cast<std::size_t>(ranks));
+  on_rank_threads(ranks, [&](int rank) {
+    gloo::transport::tcp::attr loopback;
+    loopback.hostname = "127.0.0.1";
+    auto context = std::make_shared<gloo::rendezvous::Context>(rank, ranks);
+    auto device = gloo::transport::tcp::CreateDevice(loopback);
+    context->connectFullMesh(store, device);
+    contexts[static_cast<std::size_t>(rank)] = std::move(context);
+  });
+  return contexts;
+}
+
+void run_on_gloo_contexts(const std::vector<ContextPtr>& contexts, const RankBody& body) {
+  on_rank_threads(static_cast<int>(contexts.size()),
+                  [&](int rank) { body(contexts[static_cast<std::size_t>(rank)]); });
+}
+
+void run_gloo_ranks(int ranks, const RankBody& body) {
+  run_on_gloo_contexts(connect_gloo_ranks(ranks), body);
 }
 
 }  // namespace spmd::gloo_backend

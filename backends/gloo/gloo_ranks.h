@@ -7,14 +7,24 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 namespace spmd::gloo_backend {
 
-using RankBody = std::function<void(const std::shared_ptr<gloo::Context>& context)>;
+using ContextPtr = std::shared_ptr<gloo::Context>;
+using RankBody = std::function<void(const ContextPtr& context)>;
 
-// Runs `body` once per rank, each on its own thread with its own connected context, and returns
-// when all are done. Every context stays alive until every rank has finished (tearing one down
-// early breaks its peers' connections). The first rank's exception, if any, is rethrown.
+// Contexts for `ranks` ranks, rank r's at index r, connected to each other (every rank connects
+// on its own thread at once, as connectFullMesh needs). They can be used for any number of
+// operations, one at a time; keep them all alive until every rank is done with its own (tearing
+// one down early breaks its peers' connections).
+std::vector<ContextPtr> connect_gloo_ranks(int ranks);
+
+// Runs `body` once per rank, each on its own thread with contexts[rank], and returns when all
+// are done. The first rank's exception, if any, is rethrown.
+void run_on_gloo_contexts(const std::vector<ContextPtr>& contexts, const RankBody& body);
+
+// Both: a fresh set of contexts for one run of `body`.
 void run_gloo_ranks(int ranks, const RankBody& body);
 
 }  // namespace spmd::gloo_backend
