@@ -6,19 +6,21 @@
 #include <optional>
 #include <string>
 
-#include "backends/mpi/mpi_backend.h"
+#include "backends/backend_registry.h"
 #include "backends/mpi/mpi_collectives.h"
 #include "backends/mpi/mpi_session.h"
+#include "cli/conform_backends.h"
 #include "reference/check.h"
 #include "reference/error.h"
 
 namespace spmd {
 namespace {
 
-// The order to pin: --order, or the backend's native order (mpi_ring).
+// The order to pin: --order, or the backend's native order (the registry's).
 ReductionAlgorithm mpi_order(const ConformOptions& options) {
-  return options.order.empty() ? ReductionAlgorithm::mpi_ring
-                               : reduction_algorithm_from_name(options.order);
+  if (!options.order.empty()) return reduction_algorithm_from_name(options.order);
+  register_conform_backends();
+  return backend_native_order("mpi")->algorithm;
 }
 
 }  // namespace

@@ -2,14 +2,7 @@
 # its own against it (as a plugin author's CI would), and checks the plugin it built with
 # spmdsim conform. -DBUILD_DIR, -DSOURCE_DIR, -DWORK_DIR, -DSPMDSIM.
 file(REMOVE_RECURSE ${WORK_DIR})
-function(run_step what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE output
-                  ERROR_VARIABLE output)
-  if(NOT result EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${result}):\n${output}")
-  endif()
-  message("${output}")
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/run_step.cmake)
 run_step("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix
          --component plugin_abi)
 run_step("configure" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/plugins -B ${WORK_DIR}/build
