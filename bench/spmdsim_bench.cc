@@ -11,6 +11,9 @@
 //                                     all-to-all on a ring, under fifo and fair
 //   BM_FiberDevices/65536             65,536 fiber devices on a switch, one small all-reduce;
 //                                     peak RSS
+//   BM_SoakSmallCollectives/8/1000000 one run of a million small psums (with data) and compute
+//                                     spans on 8 devices; resident memory after 250,000 and after
+//                                     all of them: flat when their ratio is about 1
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -18,6 +21,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -134,6 +138,50 @@ void BM_FiberDevices(benchmark::State& state, int devices) {
   state.counters["algorithm_is_" + machine.cost_log().collectives.at(0).algorithm] = 1;
 }
 
+// Resident memory of this process now (not the peak), from /proc/self/statm.
+double resident_mib() {
+  std::ifstream statm("/proc/self/statm");
+  std::int64_t total_pages = 0;
+  std::int64_t resident_pages = 0;
+  statm >> total_pages >> resident_pages;
+  return static_cast<double>(resident_pages) * static_cast<double>(sysconf(_SC_PAGESIZE)) /
+         static_cast<double>(kMiB);
+}
+
+// A long training loop in one run: each device computes, then sums 4 floats with the others,
+// `collectives` times. Everything the run keeps per collective must be bounded (the cost log
+// stops at SimOptions::log_record_limit records and keeps counting), so the resident memory
+// after all of them equals that after the first quarter of a million (device 0 reads it).
+void BM_SoakSmallCollectives(benchmark::State& state, int devices, int collectives) {
+  sim::MachineSpec spec = ring_machine(devices);
+  spec.topology = topology::SwitchSpec{.devices = devices};
+  sim::Machine machine(spec);
+  const Mesh mesh({devices}, {"i"});
+  const std::vector<Values> inputs(static_cast<std::size_t>(devices));
+  constexpr int kEarlySample = 250'000;
+  double early_mib = 0;
+  double end_mib = 0;
+  const DeviceFunction program = [&](Context& ctx, const Values&) {
+    Array x(DType::float32, {4});
+    for (int c = 0; c < collectives; ++c) {
+      ctx.charge_compute(/*flops=*/1e6, /*bytes_moved=*/4096);
+      x = ctx.psum(x, AxisNames("i"));
+      if (ctx.device() == 0 && c + 1 == kEarlySample) early_mib = resident_mib();
+    }
+    if (ctx.device() == 0) end_mib = resident_mib();
+    return Values{x};
+  };
+  for (auto _ : state) {
+    std::vector<Values> out = machine.run(mesh, inputs, program, false);
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["collectives"] = static_cast<double>(machine.cost_log().collective_count);
+  state.counters["collectives_per_s"] = benchmark::Counter(
+      static_cast<double>(machine.cost_log().collective_count), benchmark::Counter::kIsRate);
+  state.counters["rss_after_250k_MiB"] = early_mib;
+  state.counters["rss_at_end_MiB"] = end_mib;
+}
+
 // Names carry the sizes as the figures are quoted ("8/64MiB"); the sizes are bound arguments so
 // that Google Benchmark does not append them to the name a second time.
 void register_benchmarks() {
@@ -173,6 +221,10 @@ void register_benchmarks() {
         ->Iterations(1)
         ->Unit(benchmark::kMillisecond);
   }
+  benchmark::RegisterBenchmark("BM_SoakSmallCollectives/8/1000000", BM_SoakSmallCollectives, 8,
+                               1'000'000)
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
 }
 
 // The display reporter --benchmark_format asks for (console, json or csv). Google Benchmark
@@ -232,6 +284,14 @@ class RatioReporter : public benchmark::BenchmarkReporter {
           "ratio BM_SimAllReduceRealData/8/64MiB : BM_BareSum/8/64MiB = {:g} "
           "(target <= 1.2)\n",
           sim->second / bare->second);
+    }
+    const auto soak_early = counters_.find("BM_SoakSmallCollectives/8/1000000 rss_after_250k_MiB");
+    const auto soak_end = counters_.find("BM_SoakSmallCollectives/8/1000000 rss_at_end_MiB");
+    if (soak_early != counters_.end() && soak_end != counters_.end()) {
+      out << fmt::format(
+          "ratio resident memory after 1,000,000 : after 250,000 collectives = {:.3f} "
+          "(target about 1: flat)\n",
+          soak_end->second / soak_early->second);
     }
     constexpr std::string_view kRate = " link_transfers_per_s";
     const std::map<std::string, int, std::less<>> targets = {

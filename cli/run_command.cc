@@ -18,7 +18,11 @@ namespace spmd {
 namespace {
 
 void print_collectives(const sim::CostLog& log, std::ostream& out) {
-  out << "collectives: " << log.collectives.size() << "\n";
+  out << "collectives: " << log.collective_count;
+  if (log.collectives.size() < log.collective_count) {
+    out << " (the first " << log.collectives.size() << " in the logs and the trace)";
+  }
+  out << "\n";
   std::size_t shown = 0;
   for (const sim::CollectiveRecord& r : log.collectives) {
     if (++shown > 12) {

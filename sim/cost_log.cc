@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "support/checked_math.h"
+
 namespace spmd::sim {
 
 double bus_bandwidth_factor(const std::string& op, int n) {
@@ -42,9 +44,10 @@ std::int64_t at_or_zero(const std::vector<std::int64_t>& values, std::size_t i) 
 
 void append_run(CostLog& total, const CostLog& next) {
   const std::int64_t offset_ps = total.end_ps;
-  const int first_collective = static_cast<int>(total.collectives.size());
+  const int first_index = static_cast<int>(total.collective_count);
+  const int first_record = static_cast<int>(total.collectives.size());
   for (CollectiveRecord record : next.collectives) {
-    record.index += first_collective;
+    record.index += first_index;
     record.issue_ps += offset_ps;
     record.start_ps += offset_ps;
     record.end_ps += offset_ps;
@@ -56,12 +59,17 @@ void append_run(CostLog& total, const CostLog& next) {
     total.compute_spans.push_back(span);
   }
   for (LinkTransferRecord transfer : next.transfers) {
-    transfer.collective += first_collective;
+    transfer.collective += first_record;
     transfer.start_ps += offset_ps;
     transfer.end_ps += offset_ps;
     total.transfers.push_back(transfer);
   }
   total.transfers_truncated = total.transfers_truncated || next.transfers_truncated;
+  total.compute_spans_truncated = total.compute_spans_truncated || next.compute_spans_truncated;
+  total.collective_count += next.collective_count;
+  total.collective_time_ps = checked_add(total.collective_time_ps, next.collective_time_ps, [] {
+    return std::string("the joined runs' collective time in ps");
+  });
   if (total.placement.empty()) total.placement = next.placement;
   const std::size_t devices = next.memory.size();
   total.memory.resize(std::max(total.memory.size(), devices));
@@ -73,6 +81,7 @@ void append_run(CostLog& total, const CostLog& next) {
   for (std::size_t d = 0; d < devices; ++d) {
     DeviceMemory& memory = total.memory[d];
     memory.peak_bytes = std::max(memory.peak_bytes, next.memory[d].peak_bytes);
+    memory.timeline_truncated = memory.timeline_truncated || next.memory[d].timeline_truncated;
     for (MemoryPoint point : next.memory[d].timeline) {
       point.time_ps += offset_ps;
       memory.timeline.push_back(point);

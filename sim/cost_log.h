@@ -77,13 +77,19 @@ struct FaultEvent {
 struct DeviceMemory {
   std::int64_t peak_bytes = 0;
   std::vector<MemoryPoint> timeline;
+  bool timeline_truncated = false;  // it reached SimOptions::log_record_limit points
 };
 
 struct CostLog {
+  // The first SimOptions::log_record_limit collectives, in the order they started.
   std::vector<CollectiveRecord> collectives;
+  // Every collective, also those past the limit: how many started, and their summed end - start.
+  std::uint64_t collective_count = 0;
+  std::int64_t collective_time_ps = 0;
   std::vector<DeviceMemory> memory;       // per device
   std::vector<std::int64_t> compute_ps;   // per device: time charged to local compute
-  std::vector<ComputeSpan> compute_spans; // in the order they were charged
+  std::vector<ComputeSpan> compute_spans; // in the order they were charged, up to the limit
+  bool compute_spans_truncated = false;   // more were charged than recorded
   std::vector<std::int64_t> device_end_ps;  // per device: its clock when it finished
   // Per device: time blocked in waits for collectives, the sum over its waits of (clock after
   // the wait - clock at the wait call): communication its compute did not cover, and time

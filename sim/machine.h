@@ -36,6 +36,10 @@ struct SimOptions {
   // Keep every link message in the cost log (for traces' flow arrows), up to this many; 0: none.
   // Only messages carried one by one are kept: not those of fast-path groups.
   std::size_t record_link_transfers = 0;
+  // The cost log keeps at most this many collective records, compute spans, and memory points
+  // per device; past it, it keeps counting (totals, peaks and per-device figures stay exact) and
+  // says what it left out. Bounds a run of millions of collectives (docs/simulator.md).
+  std::size_t log_record_limit = 100'000;
   // The arithmetic of the modeled platform, in element-wise operations and reductions: plain
   // IEEE by default; `spmdsim conform` gives the numerics of the order it checks against.
   FloatNumerics numerics = kIeeeNumerics;

@@ -7,11 +7,14 @@
 
 namespace spmd::sim {
 
-MemoryLedger::MemoryLedger(int devices, std::int64_t capacity_bytes)
+MemoryLedger::MemoryLedger(int devices, std::int64_t capacity_bytes,
+                           std::size_t max_timeline_points)
     : capacity_bytes_(capacity_bytes),
       in_use_(static_cast<std::size_t>(devices), 0),
       peak_(static_cast<std::size_t>(devices), 0),
-      timelines_(static_cast<std::size_t>(devices)) {}
+      max_timeline_points_(max_timeline_points),
+      timelines_(static_cast<std::size_t>(devices)),
+      truncated_(static_cast<std::size_t>(devices), 0) {}
 
 void MemoryLedger::allocate(int device, std::int64_t bytes, std::int64_t time_ps,
                             const std::string& what) {
@@ -44,9 +47,11 @@ void MemoryLedger::record(int device, std::int64_t time_ps) {
   auto& timeline = timelines_[static_cast<std::size_t>(device)];
   const std::int64_t bytes = in_use_[static_cast<std::size_t>(device)];
   if (!timeline.empty() && timeline.back().time_ps == time_ps) {
-    timeline.back().bytes_in_use = bytes;
-  } else {
+    if (!truncated_[static_cast<std::size_t>(device)]) timeline.back().bytes_in_use = bytes;
+  } else if (timeline.size() < max_timeline_points_) {
     timeline.push_back({time_ps, bytes});
+  } else {
+    truncated_[static_cast<std::size_t>(device)] = 1;
   }
 }
 

@@ -5,6 +5,7 @@
 // the bytes requested, the bytes in use and the capacity.
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,9 @@ struct MemoryPoint {
 
 class MemoryLedger {
  public:
-  MemoryLedger(int devices, std::int64_t capacity_bytes);
+  // Each device's timeline keeps at most `max_timeline_points` points (the peak stays exact).
+  MemoryLedger(int devices, std::int64_t capacity_bytes,
+               std::size_t max_timeline_points = std::numeric_limits<std::size_t>::max());
 
   // Adds `bytes` to the device's use at `time_ps`; throws spmd::OutOfMemoryError if that passes
   // the capacity. `what` names the operation ("psum('i') work buffer").
@@ -28,9 +31,13 @@ class MemoryLedger {
   std::int64_t capacity_bytes() const { return capacity_bytes_; }
   std::int64_t in_use_bytes(int device) const { return in_use_[static_cast<std::size_t>(device)]; }
   std::int64_t peak_bytes(int device) const { return peak_[static_cast<std::size_t>(device)]; }
-  // Bytes in use after each change, in time order (one point per time: the last change wins).
+  // Bytes in use after each change, in time order (one point per time: the last change wins),
+  // up to the limit; whether changes past it were left out.
   const std::vector<MemoryPoint>& timeline(int device) const {
     return timelines_[static_cast<std::size_t>(device)];
+  }
+  bool timeline_truncated(int device) const {
+    return truncated_[static_cast<std::size_t>(device)] != 0;
   }
 
  private:
@@ -39,7 +46,9 @@ class MemoryLedger {
   std::int64_t capacity_bytes_;
   std::vector<std::int64_t> in_use_;
   std::vector<std::int64_t> peak_;
+  std::size_t max_timeline_points_;
   std::vector<std::vector<MemoryPoint>> timelines_;
+  std::vector<char> truncated_;  // by device (char: vector<bool> is not a container)
 };
 
 }  // namespace spmd::sim

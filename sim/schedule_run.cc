@@ -101,6 +101,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun>, public Ste
   void transfer_arrived(int from, int to, std::int64_t bytes, std::int64_t start_ps,
                         std::int64_t end_ps) override {
     CostLog* log = setup_.transfer_log;
+    if (setup_.collective < 0) return;  // a collective past the log's limit
     if (log->transfers.size() >= setup_.transfer_limit) {
       log->transfers_truncated = true;
       return;

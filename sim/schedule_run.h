@@ -29,7 +29,7 @@ struct ScheduleRunSetup {
   std::vector<int> devices;  // group rank -> device id
   std::int64_t element_bytes = 4;
   std::string what;          // "psum('i')", for memory errors
-  int collective = 0;        // the cost log record's index, for recorded transfers
+  int collective = 0;        // the cost log record's index, for recorded transfers; -1: none
   // Where to record each message when traces want them (null: not recorded), and how many.
   CostLog* transfer_log = nullptr;
   std::size_t transfer_limit = 0;

@@ -13,7 +13,6 @@
 #include "reference/device_report.h"
 #include "sim/collective_layout.h"
 #include "sim/fast_path.h"
-#include "sim/intervals.h"
 #include "sim/schedule_run.h"
 #include "support/checked_math.h"
 #include "support/units.h"
@@ -29,6 +28,7 @@ struct SimRun::InFlight {
   int stream = -1;
   int stream_next = -1;  // the next collective the device started on the same stream
   std::int64_t buffer_bytes = 0;
+  std::int64_t called_ps = 0;  // the device's clock at its start call
   bool done = false;  // its group has finished
   std::int64_t end_ps = 0;
   Array result;
@@ -49,7 +49,7 @@ struct SimRun::Device {
   std::map<int, InFlight> in_flight;  // started and not waited, by collective index
   std::map<int, StreamTail> streams;
   std::int64_t exposed_ps = 0;       // time blocked in waits
-  std::vector<Interval> busy;        // its groups' [start, end)
+  OverlapAccount overlap;            // its groups' [start, end) and its compute spans
   boost::fibers::condition_variable wake;
   bool woken = false;
 };
@@ -80,7 +80,10 @@ struct SimRun::Slot {
   std::int64_t earliest_arrival_ps = std::numeric_limits<std::int64_t>::max();
   int axis_size = 1;
   int groups_done = 0;
-  std::size_t record = 0;  // index into the cost log
+  // The collective's record: in the cost log at `logged_at` while the log has room, else here
+  // (counted in the log's totals only).
+  CollectiveRecord record;
+  std::optional<std::size_t> logged_at;
   bool record_started = false;
 };
 
@@ -121,7 +124,8 @@ SimRun::SimRun(Machine& machine, const Mesh& mesh, bool check_vma)
       check_vma_(check_vma),
       device_count_(mesh.device_count()),
       links_(machine.topology(), events_, machine.link_sharing()),
-      memory_(machine.topology().device_count(), machine.spec().memory_bytes),
+      memory_(machine.topology().device_count(), machine.spec().memory_bytes,
+              machine.options().log_record_limit),
       placement_(machine.options().placement, mesh, machine.topology()),
       faults_(machine.spec().faults, machine.topology(), machine.fault_origin_ps()),
       choice_(base_choice(machine)) {
@@ -273,6 +277,7 @@ int SimRun::start(int device, Arrival arrival) {
   flight.what = flight.call + " of " + std::string(dtype_name(arrival.dtype)) +
                 shape_string(arrival.shape);
   flight.stream = arrival.stream;
+  flight.called_ps = self.clock_ps;
   const Arrival& first = slot.arrivals.empty() ? arrival : slot.arrivals.begin()->second;
   const bool agrees = first.call == arrival.call && first.dtype == arrival.dtype &&
                       first.shape == arrival.shape && first.with_data == arrival.with_data;
@@ -389,8 +394,19 @@ Array SimRun::wait_collective(int device, int index) {
   self.clock_ps = std::max(self.clock_ps, flight.end_ps);
   self.exposed_ps += self.clock_ps - called_ps;
   memory_.release(placement_.device(device), flight.buffer_bytes, self.clock_ps);
+  settle_overlap(self);
   if (flight.error) std::rethrow_exception(flight.error);
   return std::move(flight.result);
+}
+
+// A collective the device starts later begins no earlier than its start call, so nothing can
+// reach before the device's clock or the start call of any collective it has in flight.
+void SimRun::settle_overlap(Device& self) {
+  std::int64_t settled_ps = self.clock_ps;
+  for (const auto& [index, flight] : self.in_flight) {
+    settled_ps = std::min(settled_ps, flight.called_ps);
+  }
+  self.overlap.settle_before(settled_ps);
 }
 
 SimRun::DeviceCollectives SimRun::device_collectives(int device) const {
@@ -436,8 +452,7 @@ void SimRun::start_group(int index, int group) {
 
   if (!slot.record_started) {
     slot.record_started = true;
-    slot.record = log_.collectives.size();
-    CollectiveRecord record;
+    CollectiveRecord& record = slot.record;
     record.index = index;
     record.op = std::string(collective_op_name(first.call.op));
     record.call = first.call.to_string();
@@ -455,7 +470,11 @@ void SimRun::start_group(int index, int group) {
     record.issue_ps = slot.earliest_arrival_ps;
     record.start_ps = events_.now_ps();
     record.end_ps = events_.now_ps();
-    log_.collectives.push_back(record);
+    ++log_.collective_count;
+    if (log_.collectives.size() < machine_.options().log_record_limit) {
+      slot.logged_at = log_.collectives.size();
+      log_.collectives.push_back(record);
+    }
   }
 
   slot.start_ps[static_cast<std::size_t>(group)] = events_.now_ps();
@@ -474,7 +493,7 @@ void SimRun::start_group(int index, int group) {
                          placed.devices,
                          plan.shape.element_bytes,
                          fmt::format("{} (collective #{})", first.call.to_string(), index),
-                         static_cast<int>(slot.record),
+                         slot.logged_at ? static_cast<int>(*slot.logged_at) : -1,
                          nullptr,
                          0};
   setup.hold_buffers = false;  // each member holds them from its start call to its wait
@@ -578,11 +597,15 @@ void SimRun::finish_group(int index, int group, std::vector<Array> results,
     // Cost-only runs have no results: their zeros were made at the start.
     finish_member(index, group, members[r], r < results.size() ? &results[r] : nullptr, error);
   }
-  CollectiveRecord& record = log_.collectives[slot.record];
+  CollectiveRecord& record = slot.logged_at ? log_.collectives[*slot.logged_at] : slot.record;
   record.issue_ps = std::min(record.issue_ps, slot.earliest_arrival_ps);
   record.end_ps = std::max(record.end_ps, events_.now_ps());
   set_bandwidths(record);
-  if (++slot.groups_done == static_cast<int>(slot.groups.size())) slots_.erase(index);
+  if (++slot.groups_done == static_cast<int>(slot.groups.size())) {
+    log_.collective_time_ps = checked_add(log_.collective_time_ps, record.end_ps - record.start_ps,
+                                          [] { return std::string("the run's collective time in ps"); });
+    slots_.erase(index);
+  }
 }
 
 // The collective is done on `device`: its result waits for the device's wait (woken if it
@@ -595,8 +618,8 @@ void SimRun::finish_member(int index, int group, int device, Array* result,
   flight.end_ps = events_.now_ps();
   flight.error = error;
   if (!error && result != nullptr) flight.result = std::move(*result);
-  member.busy.emplace_back(slots_.at(index)->start_ps[static_cast<std::size_t>(group)],
-                           events_.now_ps());
+  member.overlap.add_busy(
+      {slots_.at(index)->start_ps[static_cast<std::size_t>(group)], events_.now_ps()});
   if (flight.stream >= 0) {
     Device::StreamTail& tail = member.streams[flight.stream];
     if (tail.last == index) tail = {index, true, events_.now_ps()};
@@ -655,8 +678,14 @@ void SimRun::charge_compute(int device, double flops, std::int64_t bytes_moved) 
   });
   const std::int64_t end_ps =
       faults_.compute_end_ps(placement_.device(device), self.clock_ps, time_ps);
-  log_.compute_spans.push_back({device, self.clock_ps, end_ps, flops, bytes_moved});
+  self.overlap.add_compute({self.clock_ps, end_ps});
+  if (log_.compute_spans.size() < machine_.options().log_record_limit) {
+    log_.compute_spans.push_back({device, self.clock_ps, end_ps, flops, bytes_moved});
+  } else {
+    log_.compute_spans_truncated = true;
+  }
   self.clock_ps = end_ps;
+  settle_overlap(self);
 }
 
 void SimRun::hold_memory(int device, std::int64_t bytes, const std::string& what) {
@@ -712,18 +741,12 @@ std::string SimRun::stuck_report() const {
 // Per device: exposed communication (time blocked in waits), communication in flight (the
 // union of its groups' [start, end)) and the part of it its compute spans cover; one step.
 void SimRun::log_device_figures() {
-  const auto n = static_cast<std::size_t>(device_count_);
-  std::vector<std::vector<Interval>> compute(n);
-  for (const ComputeSpan& span : log_.compute_spans) {
-    compute[static_cast<std::size_t>(span.device)].emplace_back(span.start_ps, span.end_ps);
-  }
   StepRecord step;
-  for (std::size_t d = 0; d < n; ++d) {
-    const Device& device = *devices_[d];
-    const std::vector<Interval> busy = merged(device.busy);
-    const std::int64_t overlapped = overlap_length(busy, merged(std::move(compute[d])));
+  for (const std::unique_ptr<Device>& device_pointer : devices_) {
+    const Device& device = *device_pointer;
+    const std::int64_t overlapped = device.overlap.overlapped_communication_ps();
     log_.exposed_communication_ps.push_back(device.exposed_ps);
-    log_.communication_in_flight_ps.push_back(total_length(busy));
+    log_.communication_in_flight_ps.push_back(device.overlap.communication_in_flight_ps());
     log_.overlapped_communication_ps.push_back(overlapped);
     step.device_end_ps.push_back(device.clock_ps);
     step.exposed_communication_ps.push_back(device.exposed_ps);
@@ -747,16 +770,16 @@ void SimRun::log_faults() {
 
 CostLog SimRun::take_cost_log() {
   log_.end_ps = 0;
-  log_.compute_ps.assign(static_cast<std::size_t>(device_count_), 0);
-  for (const ComputeSpan& span : log_.compute_spans) {
-    log_.compute_ps[static_cast<std::size_t>(span.device)] += span.end_ps - span.start_ps;
-  }
+  log_.compute_ps.clear();
   for (int d = 0; d < device_count_; ++d) {
-    const std::int64_t clock = devices_[static_cast<std::size_t>(d)]->clock_ps;
+    const Device& device = *devices_[static_cast<std::size_t>(d)];
+    log_.compute_ps.push_back(device.overlap.compute_ps());
+    const std::int64_t clock = device.clock_ps;
     log_.device_end_ps.push_back(clock);
     log_.end_ps = std::max(log_.end_ps, clock);
     const int on = placement_.device(d);
-    log_.memory.push_back({memory_.peak_bytes(on), memory_.timeline(on)});
+    log_.memory.push_back(
+        {memory_.peak_bytes(on), memory_.timeline(on), memory_.timeline_truncated(on)});
   }
   // The log names mesh devices; transfers were recorded between machine devices.
   for (LinkTransferRecord& t : log_.transfers) {

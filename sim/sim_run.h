@@ -27,6 +27,7 @@
 #include "sim/machine.h"
 #include "sim/memory_ledger.h"
 #include "sim/mesh_placement.h"
+#include "sim/overlap_account.h"
 
 namespace spmd::sim {
 
@@ -116,6 +117,7 @@ class SimRun {
                                                 const std::vector<int>& devices);
   void finish_member(int index, int group, int device, Array* result, std::exception_ptr error);
   void stream_predecessor_done(int device, int index);
+  void settle_overlap(Device& self);
   void schedule_faults();
   std::exception_ptr device_failure(int index, int group) const;
   void log_faults();

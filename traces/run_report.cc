@@ -63,9 +63,7 @@ RunTotals run_totals(const sim::CostLog& log) {
   totals.communication_share = totals.total_ps > 0 ? static_cast<double>(totals.communication_ps) /
                                                          static_cast<double>(totals.total_ps)
                                                    : 0.0;
-  for (const sim::CollectiveRecord& record : log.collectives) {
-    totals.collective_ps += record.end_ps - record.start_ps;
-  }
+  totals.collective_ps = log.collective_time_ps;
   for (std::size_t d = 0; d < log.memory.size(); ++d) {
     if (log.memory[d].peak_bytes > totals.peak_memory_bytes) {
       totals.peak_memory_bytes = log.memory[d].peak_bytes;
