@@ -3,9 +3,9 @@
 //   straggler   - a device's compute takes `factor` times as long (the part of a compute span
 //                 after `at`),
 //   degraded    - a link's bandwidth times `factor` (0 < factor <= 1),
-//   failed_link - a link carries nothing: every collective step that would send over it fails,
-//                 with an spmd::Error naming the collective and the link (routes are fixed,
-//                 so none goes around it),
+//   failed_link - a link carries nothing: messages go around it where the topology has another
+//                 path (sim/route_cache.h); where it has none, a collective step that needs it
+//                 fails with an spmd::Error naming the collective and the link,
 //   failed_device - every collective whose group holds the device and that has not finished by
 //                 `at` fails, with an spmd::Error naming the device and the members that waited.
 // Faults change time or end a run with an error, never values: a run with only stragglers and

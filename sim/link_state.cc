@@ -93,15 +93,13 @@ void LinkState::set_link_bandwidth(int link, std::int64_t bytes_per_s) {
 }
 
 std::optional<int> LinkState::failed_link_on(const StepTransfers& step) {
-  if (failed_links_.empty()) return std::nullopt;
+  if (!routes_.any_link_failed()) return std::nullopt;  // the hot path of runs without faults
   for (const collectives::Transfer& t : step.transfers) {
     const int from = step.devices[static_cast<std::size_t>(t.source)];
     const int to = step.devices[static_cast<std::size_t>(t.destination)];
     if (from == to) continue;
     for (int link : routes_.route(from, to)->links) {
-      if (std::find(failed_links_.begin(), failed_links_.end(), link) != failed_links_.end()) {
-        return link;
-      }
+      if (routes_.link_failed(link)) return link;
     }
   }
   return std::nullopt;

@@ -43,9 +43,11 @@ class LinkState {
   // `bytes_per_s`: under fifo messages sent from now on, under fair sharing every flow on it
   // from now on (the rates are shared anew).
   void set_link_bandwidth(int link, std::int64_t bytes_per_s);
-  // From now on the link carries nothing.
-  void fail_link(int link) { failed_links_.push_back(link); }
-  // The first failed link a transfer of the step would cross, if any.
+  // From now on the link carries nothing: routes go around it where the topology allows
+  // (sim/route_cache.h).
+  void fail_link(int link) { routes_.fail_link(link); }
+  // The first failed link a transfer of the step would cross, if any: only where no route
+  // avoids it.
   std::optional<int> failed_link_on(const StepTransfers& step);
   const topology::Topology& topology() const { return topology_; }
   std::uint64_t transfers() const { return transfers_; }
@@ -63,7 +65,6 @@ class LinkState {
   std::unique_ptr<FairLinks> fair_;       // fair
   // fifo: bandwidths that faults changed, by link (empty while none did).
   std::vector<std::int64_t> bandwidth_override_;
-  std::vector<int> failed_links_;
   std::uint64_t transfers_ = 0;
 };
 

@@ -1,10 +1,14 @@
 #pragma once
 // The routes between device pairs of a run, with their latency and bottleneck bandwidth: asked
 // of the topology once, then remembered (up to a bound: a long ring's routes are long and a run
-// may ask for millions of pairs).
+// may ask for millions of pairs). Once links have failed (faults), a topology route that crosses
+// one is replaced by a detour: the fewest-hop path over the links still working, any node
+// (switch or device) forwarding, ties broken by the lowest link ids. Without one the topology's
+// route stays, failed link and all, for the run to report.
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -26,8 +30,18 @@ class RouteCache {
   // Shared, so that a flow in flight keeps its route when the cache is emptied.
   const std::shared_ptr<const RouteTiming>& route(int from, int to);
 
+  // From now on routes avoid `link` where the topology allows (routes already taken keep theirs).
+  void fail_link(int link);
+  bool any_link_failed() const { return !failed_.empty(); }
+  bool link_failed(int link) const {
+    return !failed_.empty() && failed_[static_cast<std::size_t>(link)] != 0;
+  }
+
  private:
   std::shared_ptr<const RouteTiming> timing(int from, int to) const;
+  std::vector<int> links_between(int from, int to) const;
+  std::optional<std::vector<int>> detour(int from, int to) const;
+  void clear();
 
   const topology::Topology& topology_;
   // Looked up by key only, never iterated, so its order cannot reach any output.
@@ -42,6 +56,8 @@ class RouteCache {
   std::vector<LastRoute> last_route_;  // by source device
   static constexpr std::size_t kMaxCachedLinks = std::size_t{1} << 23;
   std::size_t cached_links_ = 0;
+  std::vector<char> failed_;                    // by link; empty while none failed
+  std::vector<std::vector<int>> links_out_of_;  // by node, ascending link ids; built at a failure
 };
 
 }  // namespace spmd::sim

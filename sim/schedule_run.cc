@@ -80,10 +80,11 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun>, public Ste
     const StepTransfers step{transfers_, setup_.devices,
                              setup_.element_bytes, setup_.transfer_log != nullptr};
     if (const std::optional<int> failed = links_.failed_link_on(step)) {
-      // A failed-link fault (sim/faults.h): the route is fixed, so the step cannot be carried.
+      // A failed-link fault (sim/faults.h) with no route around it: the step cannot be carried.
       release_buffers();
       done_(std::make_exception_ptr(Error(fmt::format(
-          "{}: its step {} needs {}, which failed (failed_link fault)", setup_.what, index, link_name(links_.topology(), *failed)))));
+          "{}: its step {} needs {}, which failed, and no route avoids it (failed_link fault)",
+          setup_.what, index, link_name(links_.topology(), *failed)))));
       return;
     }
     // fifo knows the step's end at once; fair calls step_ended when its last flow arrives.

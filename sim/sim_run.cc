@@ -176,6 +176,10 @@ std::vector<Values> SimRun::run(const std::vector<Values>& inputs, const DeviceF
   engine();
   for (auto& fiber : fibers) fiber.join();
   if (engine_error_) std::rethrow_exception(engine_error_);
+  const bool any_error = std::any_of(errors.begin(), errors.end(), [](auto& e) { return e != nullptr; });
+  if (!any_error) {
+    if (std::optional<std::string> report = left_behind_report()) throw DeadlockError(*report);
+  }
   // The lowest-numbered device that failed on its own; a deadlock report only if none did.
   for (std::size_t d = 0; d < n; ++d) {
     if (errors[d] && !released[d]) std::rethrow_exception(errors[d]);
@@ -199,6 +203,7 @@ void SimRun::run_device(int device, const Values& inputs, const DeviceFunction& 
     outputs = function(context, inputs);
     context.check_all_waited();
     self.phase = Phase::finished;
+    finished_after_ = std::min(finished_after_, self.next_index);
   } catch (const DeadlockError&) {
     error = std::current_exception();
     released = true;
@@ -441,6 +446,10 @@ const AlgorithmChoice& SimRun::algorithm_choice(collectives::CollectiveKind kind
 }
 
 void SimRun::start_group(int index, int group) {
+  // JAX runs every collective on every device of the mesh, so one that a device finished
+  // without can never complete, even where the groups it would not have joined could: it does
+  // not start, its devices stay waiting, and the run ends in the reference's deadlock report.
+  if (index >= finished_after_) return;
   Slot& slot = *slots_.at(index);
   const std::vector<int>& members = slot.groups[static_cast<std::size_t>(group)];
   const Arrival& first = slot.arrivals.at(members.front());
@@ -730,6 +739,38 @@ std::string SimRun::device_phrase(int device) const {
     pending += fmt::format("{}#{} {}", pending.empty() ? "" : ", ", index, flight.call);
   }
   return pending.empty() ? phrase : phrase + "; pending: " + pending;
+}
+
+// Devices that finished after different numbers of collectives, when the groups of the later
+// ones had already run before the first of them finished: the report the reference gives, where
+// those devices wait in the first collective the others never reached.
+std::optional<std::string> SimRun::left_behind_report() const {
+  if (finished_after_ == std::numeric_limits<int>::max()) return std::nullopt;
+  bool all_equal = true;
+  for (const std::unique_ptr<Device>& device : devices_) {
+    all_equal = all_equal && device->next_index == finished_after_;
+  }
+  if (all_equal) return std::nullopt;
+  const auto slot = slots_.find(finished_after_);
+  std::vector<std::string> phrases;
+  for (int d = 0; d < device_count_; ++d) {
+    const Device& device = *devices_[static_cast<std::size_t>(d)];
+    const Arrival* arrival = nullptr;
+    if (slot != slots_.end()) {
+      const auto it = slot->second->arrivals.find(d);
+      if (it != slot->second->arrivals.end()) arrival = &it->second;
+    }
+    if (device.next_index == finished_after_) {
+      phrases.push_back(fmt::format("finished after {} collective(s)", device.next_index));
+    } else if (arrival != nullptr) {
+      phrases.push_back(fmt::format("waits in {} of {}{} (collective #{})",
+                                    arrival->call.to_string(), dtype_name(arrival->dtype),
+                                    shape_string(arrival->shape), finished_after_));
+    } else {
+      phrases.push_back(fmt::format("started collective #{}", finished_after_));
+    }
+  }
+  return "deadlock: no device can proceed: " + grouped_device_report(phrases);
 }
 
 std::string SimRun::stuck_report() const {

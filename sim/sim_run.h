@@ -11,6 +11,7 @@
 #include <boost/fiber/all.hpp>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -122,6 +123,7 @@ class SimRun {
   std::exception_ptr device_failure(int index, int group) const;
   void log_faults();
   void abort(std::string message);
+  std::optional<std::string> left_behind_report() const;
   std::string device_phrase(int device) const;
   std::string stuck_report() const;
   void log_device_figures();
@@ -145,6 +147,9 @@ class SimRun {
   int ready_ = 0;
   int done_ = 0;
   int running_device_ = -1;  // the device whose fiber runs now (fibers switch only when blocking)
+  // The fewest collectives a device that finished its function started (a larger index can
+  // never complete).
+  int finished_after_ = std::numeric_limits<int>::max();
   std::optional<std::string> abort_message_;
   std::exception_ptr engine_error_;  // thrown by an event: rethrown once every fiber is joined
   boost::fibers::mutex mutex_;       // one thread: held only to satisfy the condition variables

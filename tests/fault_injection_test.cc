@@ -144,7 +144,7 @@ TEST(FaultInjection, ACollectiveThatEndsBeforeTheDeviceFailsSucceeds) {
 }
 
 TEST(FaultInjection, AFailedLinkFailsTheCollectiveThatNeedsItNamingBoth) {
-  // A one-way ring: the message from 1 to 2 has no other way than link 1-2.
+  // A one-way ring: the message from 1 to 2 has no other way than link 1-2, so no detour.
   sim::MachineSpec spec = machine_for("ring-uni", 4);
   spec.faults = {{.kind = sim::FaultKind::failed_link, .link_from = 1, .link_to = 2, .at_ps = 0}};
   sim::Machine machine(spec, {.algorithm = collectives::Algorithm::ring});
@@ -153,6 +153,25 @@ TEST(FaultInjection, AFailedLinkFailsTheCollectiveThatNeedsItNamingBoth) {
   EXPECT_NE(error.find("link 1-2 (ring)"), std::string::npos) << error;
   EXPECT_NE(error.find("failed_link fault"), std::string::npos) << error;
   EXPECT_EQ(error.find('\n'), std::string::npos);
+}
+
+TEST(FaultInjection, MessagesGoAroundAFailedLinkWhereTheTopologyAllows) {
+  // A two-way ring of 4: from 1 to 2 the detour is 1-0-3-2 the other way round.
+  sim::MachineSpec spec = machine_for("ring", 4, {.bandwidth_bytes_per_s = 1'000'000'000'000,
+                                                  .latency_ps = 1000});
+  sim::Machine healthy(spec, {.algorithm = collectives::Algorithm::ring});
+  const std::vector<Values> healthy_outputs = compute_then_psum(healthy, 4, 0);
+  spec.faults = {{.kind = sim::FaultKind::failed_link, .link_from = 1, .link_to = 2, .at_ps = 0}};
+  sim::Machine faulty(spec, {.algorithm = collectives::Algorithm::ring});
+  const std::vector<Values> faulty_outputs = compute_then_psum(faulty, 4, 0);
+  for (std::size_t d = 0; d < healthy_outputs.size(); ++d) {
+    EXPECT_TRUE(faulty_outputs[d][0].bitwise_equal(healthy_outputs[d][0])) << "device " << d;
+  }
+  // The ring's 6 steps each wait for the message from 1 to 2: 3 hops instead of 1, over the
+  // backward links the forward ring leaves free, so 2 more latencies of 1000 ps per step.
+  EXPECT_EQ(faulty.cost_log().end_ps, healthy.cost_log().end_ps + 6 * 2 * 1000);
+  ASSERT_EQ(faulty.cost_log().faults.size(), 1u);
+  EXPECT_EQ(faulty.cost_log().faults[0].kind, "failed_link");
 }
 
 TEST(FaultInjection, FaultsAreInstantEventsOfTheTrace) {

@@ -394,6 +394,55 @@ TEST(Simulator, ADeviceThatNeverArrivesIsReportedNotHung) {
             "(collective #0); device 3 finished after 0 collective(s)");
 }
 
+// A group whose members all arrive still must not run when other devices finished without the
+// collective: JAX runs it on every device, and the reference reports a deadlock.
+TEST(Simulator, ACollectiveSomeRowsSkipIsTheReferencesDeadlock) {
+  const Mesh mesh({2, 4}, {"x", "y"});
+  const std::vector<Values> inputs(8, Values{Array(DType::float32, {3})});
+  const DeviceFunction second_row_skips = [](Context& ctx, const Values& xs) {
+    if (ctx.device() >= 4) return Values{xs[0]};  // x = 1
+    return Values{ctx.psum(xs[0], AxisNames("y"))};
+  };
+  sim::Machine machine(machine_for("ring", 8));
+  ReferenceBackend reference;
+  const std::string expected =
+      "deadlock: no device can proceed: devices 0-3 wait in psum('y') of float32[3] "
+      "(collective #0); devices 4-7 finished after 0 collective(s)";
+  EXPECT_EQ(error_of([&] { reference.run(mesh, inputs, second_row_skips, false); }), expected);
+  EXPECT_EQ(error_of([&] { machine.run(mesh, inputs, second_row_skips, false); }), expected);
+  // Finished first, then the others start it: the same report.
+  const DeviceFunction first_row_skips = [](Context& ctx, const Values& xs) {
+    if (ctx.device() < 4) return Values{xs[0]};
+    return Values{ctx.psum(xs[0], AxisNames("y"))};
+  };
+  EXPECT_EQ(error_of([&] { machine.run(mesh, inputs, first_row_skips, false); }),
+            "deadlock: no device can proceed: devices 0-3 finished after 0 collective(s); "
+            "devices 4-7 wait in psum('y') of float32[3] (collective #0)");
+  // The first row's groups run before the second row finishes without its second psum.
+  const DeviceFunction second_row_stops_early = [](Context& ctx, const Values& xs) {
+    Array x = ctx.psum(xs[0], AxisNames("y"));
+    if (ctx.device() >= 4) return Values{x};
+    return Values{ctx.psum(x, AxisNames("y"))};
+  };
+  const std::string stopped_early =
+      "deadlock: no device can proceed: devices 0-3 wait in psum('y') of float32[3] "
+      "(collective #1); devices 4-7 finished after 1 collective(s)";
+  EXPECT_EQ(error_of([&] { reference.run(mesh, inputs, second_row_stops_early, false); }),
+            stopped_early);
+  EXPECT_EQ(error_of([&] { machine.run(mesh, inputs, second_row_stops_early, false); }),
+            stopped_early);
+  // The second row computes first, so the first row's second psum has run and the first row has
+  // finished before the second row finishes: found when the run ends.
+  const DeviceFunction second_row_late_and_short = [](Context& ctx, const Values& xs) {
+    if (ctx.device() >= 4) ctx.charge_compute(1e12, 0);
+    Array x = ctx.psum(xs[0], AxisNames("y"));
+    if (ctx.device() >= 4) return Values{x};
+    return Values{ctx.psum(x, AxisNames("y"))};
+  };
+  EXPECT_EQ(error_of([&] { machine.run(mesh, inputs, second_row_late_and_short, false); }),
+            stopped_early);
+}
+
 TEST(Simulator, OutOfMemoryNamesDeviceOperationAndSizes) {
   sim::MachineSpec spec = machine_for("ring", 2);
   spec.memory_bytes = 6000;
