@@ -72,16 +72,22 @@ void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices
                                  "overrides --topology and --link",
                                  preset_names()));
   if (with_devices) {
-    command.add_option("--devices,-n", flags.devices, "Number of devices")->capture_default_str();
+    flags.topology_options.push_back(
+        command.add_option("--devices,-n", flags.devices, "Number of devices")
+            ->capture_default_str());
   }
-  command.add_option("--topology", flags.topology, topology::topology_text_syntax())
-      ->capture_default_str();
-  command.add_option("--link", flags.link, "Every link's bandwidth and latency, e.g. 100GB/s,1us")
-      ->capture_default_str();
-  command
-      .add_option("--inter-link", flags.inter_link,
-                  "hierarchical: the links between nodes, e.g. 400Gb/s,5us")
-      ->capture_default_str();
+  flags.topology_options.push_back(
+      command.add_option("--topology", flags.topology, topology::topology_text_syntax())
+          ->capture_default_str());
+  flags.topology_options.push_back(
+      command
+          .add_option("--link", flags.link, "Every link's bandwidth and latency, e.g. 100GB/s,1us")
+          ->capture_default_str());
+  flags.topology_options.push_back(
+      command
+          .add_option("--inter-link", flags.inter_link,
+                      "hierarchical: the links between nodes, e.g. 400Gb/s,5us")
+          ->capture_default_str());
   command.add_option("--link-sharing", flags.link_sharing,
                      "How transfers on one link share it: fair (max-min fair bandwidth) or fifo "
                      "(one queue per link) (default: the machine's, else fair)");
@@ -117,7 +123,20 @@ sim::SimOptions simulation_options(const MachineFlags& flags, sim::SimOptions op
   return options;
 }
 
+// --machine fixes the devices, topology and links: flags that would change them and would be
+// ignored are errors instead.
+void check_no_topology_flags(const MachineFlags& flags) {
+  for (const CLI::Option* option : flags.topology_options) {
+    if (option->count() > 0) {
+      throw Error(fmt::format("{} {}: given with --machine {}, which sets the devices, topology "
+                              "and links; expected one or the other",
+                              option->get_name(), option->as<std::string>(), flags.machine));
+    }
+  }
+}
+
 sim::MachineSpec machine_from_flags(const MachineFlags& flags) {
+  if (!flags.machine.empty()) check_no_topology_flags(flags);
   sim::MachineSpec spec = flags.machine.empty() ? machine_from_topology_flags(flags, flags.devices)
                                                 : machine_from_name_or_file(flags.machine);
   return with_fault_flags(with_link_sharing(std::move(spec), flags.link_sharing), flags.faults);
@@ -129,6 +148,7 @@ sim::MachineSpec machine_with_devices(const MachineFlags& flags, int devices) {
         with_link_sharing(machine_from_topology_flags(flags, devices), flags.link_sharing),
         flags.faults);
   }
+  check_no_topology_flags(flags);
   check_device_count(devices);
   sim::MachineSpec spec = machine_from_name_or_file(flags.machine);
   spec.name = fmt::format("{}, scaled to {} devices", spec.name, devices);

@@ -23,6 +23,9 @@ struct MachineFlags {
   bool full_simulation = false;           // no closed-form fast path
   std::string link_sharing;               // fair or fifo; empty: the machine's
   std::vector<std::string> faults;        // --fault, as written (sim/faults.h)
+  // The flags --machine makes meaningless (--devices, --topology, --link, --inter-link), to
+  // tell whether the command line gave them.
+  std::vector<const CLI::Option*> topology_options;
 };
 
 // "dgx-h100, dgx-h100-x4, ...": the presets --machine takes, for help texts.

@@ -34,6 +34,21 @@ std::string one_line(std::string message) {
   return message;
 }
 
+// An option given an empty value ("--algorithm ''") is a mistake: none of spmdsim's flags, files
+// or names can be empty, and taking '' as "not given" would silently run with the default.
+void reject_empty_values(const CLI::App& app) {
+  for (const CLI::App* command : app.get_subcommands()) {
+    for (const CLI::Option* option : command->get_options()) {
+      for (const std::string& value : option->results()) {
+        if (value.empty()) {
+          throw CLI::ValidationError(option->get_name(), "'' is empty, expected a value");
+        }
+      }
+    }
+    reject_empty_values(*command);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -96,6 +111,7 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+    reject_empty_values(app);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     std::cerr << "error: " << one_line(e.what()) << " (see --help)\n";

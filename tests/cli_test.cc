@@ -289,6 +289,13 @@ TEST(CliErrors, BadValuesExitWithCodeTwoAndOneLineNamingTheFlag) {
       {"run dgx-h100 /nonexistent.json", "error: /nonexistent.json: cannot read the workload file (no such file)"},
       {"scale --workload /nonexistent.json", "error: /nonexistent.json"},
       {"demo --steps 0", "error: "},
+      {"perf --topology ring:5", "error: --topology: 'ring:5', expected ring without ':'"},
+      {"perf --topology switch:4", "error: --topology: 'switch:4', expected switch without ':'"},
+      {"perf --algorithm ''", "error: --algorithm: '' is empty, expected a value"},
+      {"perf --machine ''", "error: --machine: '' is empty, expected a value"},
+      {"perf --machine dgx-h100-x4 -n 64",
+       "error: --devices 64: given with --machine dgx-h100-x4, which sets the devices"},
+      {"perf --machine dgx-h100 --topology torus", "error: --topology torus: given with --machine"},
   };
   for (const auto& [arguments, expected] : cases) {
     const CommandResult result = run_binary(arguments);

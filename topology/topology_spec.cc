@@ -85,6 +85,13 @@ TopologySpec topology_from_text(std::string_view text, int devices, const Comman
   if (!spec) {
     throw Error(fmt::format("--topology: '{}', expected {}", text, topology_text_syntax()));
   }
+  const std::string_view syntax =
+      std::visit([](const auto& kind) { return std::decay_t<decltype(kind)>::kTextSyntax; }, *spec);
+  if (colon != std::string_view::npos && syntax.find(':') == std::string_view::npos) {
+    throw Error(fmt::format("--topology: '{}', expected {} without ':' (the device count comes "
+                            "from --devices)",
+                            text, name));
+  }
   return *spec;
 }
 
