@@ -12,6 +12,12 @@
 
 namespace spmd {
 
+namespace {
+// The cases' data holds a few pipeline units per rank: larger chunks than real libraries use
+// (NCCL's and Gloo's are at most a few MiB) would only make files nobody can hold.
+constexpr std::int64_t kMostChunkBytes = std::int64_t{16} << 20;
+}  // namespace
+
 void add_cases_flags(CLI::App& command, CasesOptions& options) {
   command
       .add_option("--order", options.order,
@@ -27,12 +33,12 @@ void add_cases_flags(CLI::App& command, CasesOptions& options) {
       ->delimiter(',');
   command
       .add_option("--nccl-chunk-bytes", options.nccl_chunk_bytes,
-                  "NCCL Simple chunk in bytes (default: the public set's 64)")
-      ->check(CLI::PositiveNumber);
+                  "NCCL Simple chunk in bytes, up to 16 MiB (default: the public set's 64)")
+      ->check(CLI::Range(std::int64_t{1}, kMostChunkBytes));
   command
       .add_option("--gloo-max-segment-bytes", options.gloo_max_segment_bytes,
-                  "Gloo ring maxSegmentSize in bytes (default: the public set's 64)")
-      ->check(CLI::PositiveNumber);
+                  "Gloo ring maxSegmentSize in bytes, up to 16 MiB (default: the public set's 64)")
+      ->check(CLI::Range(std::int64_t{1}, kMostChunkBytes));
   command
       .add_option("--torus-dims", options.torus_dims, "Torus dims, e.g. 2,3; sets the group size")
       ->delimiter(',');

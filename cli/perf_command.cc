@@ -109,6 +109,20 @@ std::string row(const sim::CollectiveRecord& r, std::int64_t count, const std::s
                      r.busbw_bytes_per_s / 1e9, r.algorithm);
 }
 
+// With data, every device holds its seeded input, its output and the algorithm's buffers: a
+// size the host cannot hold is the flags' error, with the way out.
+sim::CollectiveRecord measure_or_explain(sim::Machine& machine, const CollectiveSpec& spec,
+                                         bool cost_only) {
+  try {
+    return measure(machine, spec, cost_only);
+  } catch (const std::bad_alloc&) {
+    throw Error(fmt::format(
+        "-e: {} bytes per device with data on {} devices do not fit in this host's memory; "
+        "expected a smaller -e, fewer devices, or --cost-only (times without data)",
+        spec.bytes, machine.device_count()));
+  }
+}
+
 }  // namespace
 
 void add_perf_flags(CLI::App& command, PerfOptions& options) {
@@ -161,7 +175,7 @@ int run_perf_command(const PerfOptions& options, std::ostream& out) {
   AlgorithmNotes notes;
   for (std::size_t i = 0; i < byte_sizes.size(); ++i) {
     const CollectiveSpec call{options.op, std::max(byte_sizes[i], width), dtype};
-    const sim::CollectiveRecord record = measure(machine, call, options.cost_only);
+    const sim::CollectiveRecord record = measure_or_explain(machine, call, options.cost_only);
     out << row(record, record.bytes / width, nccl_type_name(dtype), options.op) << '\n';
     notes.add(record);
     progress.done(static_cast<int>(i + 1));

@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <filesystem>
 #include <iostream>
 #include <new>
@@ -34,18 +36,42 @@ std::string one_line(std::string message) {
   return message;
 }
 
-// An option given an empty value ("--algorithm ''") is a mistake: none of spmdsim's flags, files
-// or names can be empty, and taking '' as "not given" would silently run with the default.
-void reject_empty_values(const CLI::App& app) {
+// A decimal integer that fits the 64-bit type of its kind ("INT" or "UINT", CLI11's type names).
+// CLI11 2.1 reads "-1" into an unsigned option as 2^64-1 and saturates values past the range.
+bool fits_integer_option(const std::string& type_name, const std::string& text) {
+  const char* end = text.data() + text.size();
+  if (type_name.starts_with("UINT")) {
+    std::uint64_t value = 0;
+    const auto [stop, error] = std::from_chars(text.data(), end, value);
+    return error == std::errc() && stop == end;
+  }
+  std::int64_t value = 0;
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  return error == std::errc() && stop == end;
+}
+
+// Values CLI11 lets through that would run silently with something else: an empty value
+// ("--algorithm ''", taken as "not given"), and integers past their type's range or negative
+// for an unsigned option. None of spmdsim's flags, files or names can be empty.
+void check_option_values(const CLI::App& app) {
   for (const CLI::App* command : app.get_subcommands()) {
     for (const CLI::Option* option : command->get_options()) {
+      const std::string type_name = option->get_type_name();
+      const bool integer = type_name.starts_with("INT") || type_name.starts_with("UINT");
       for (const std::string& value : option->results()) {
         if (value.empty()) {
           throw CLI::ValidationError(option->get_name(), "'' is empty, expected a value");
         }
+        if (integer && !fits_integer_option(type_name, value)) {
+          throw CLI::ValidationError(
+              option->get_name(),
+              value + ": expected a decimal integer from " +
+                  (type_name.starts_with("UINT") ? std::string("0") : std::string("-2^63")) +
+                  " to " + (type_name.starts_with("UINT") ? "2^64-1" : "2^63-1"));
+        }
       }
     }
-    reject_empty_values(*command);
+    check_option_values(*command);
   }
 }
 
@@ -111,7 +137,7 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
-    reject_empty_values(app);
+    check_option_values(app);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     std::cerr << "error: " << one_line(e.what()) << " (see --help)\n";

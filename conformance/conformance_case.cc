@@ -62,7 +62,7 @@ ValueRef parse_ref(const JsonValue& value, int inputs, int steps_before) {
   const std::string text = value.string(kExpected);
   const bool is_input = text.starts_with("in");
   const bool is_step = text.starts_with("s");
-  const std::string digits = text.substr(is_input ? 2 : 1);
+  const std::string digits = is_input || is_step ? text.substr(is_input ? 2 : 1) : "";
   const bool numeric =
       !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
   if ((!is_input && !is_step) || !numeric || digits.size() > 6) {
@@ -298,6 +298,31 @@ void check_pmap_mesh(const JsonValue& mesh, const MeshFields& fields, const Case
       c.pmap.axis_name, fmt::join(fields.shape, ", "), fmt::join(fields.axis_names, "\", \"")));
 }
 
+// A pmap case names one in_axes entry per input, and its mesh is as large as the mapped input
+// axes (where they agree and exist: where not, running the case gives JAX's error).
+void check_pmap_axes(const JsonValue& map, const JsonValue& mesh, const MeshFields& fields,
+                     const Case& c) {
+  if (c.pmap.in_axes.size() != c.inputs.size()) {
+    map.required("in_axes", "").fail(fmt::format("has {} entries for {} inputs, expected one each",
+                                                 c.pmap.in_axes.size(), c.inputs.size()));
+  }
+  std::optional<std::int64_t> mapped_size;
+  for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+    if (!c.pmap.in_axes[i]) continue;
+    const int rank = c.inputs[i].rank();
+    const int axis = *c.pmap.in_axes[i] < 0 ? *c.pmap.in_axes[i] + rank : *c.pmap.in_axes[i];
+    if (axis < 0 || axis >= rank) return;
+    const std::int64_t size = c.inputs[i].dim(axis);
+    if (mapped_size && *mapped_size != size) return;
+    mapped_size = size;
+  }
+  if (mapped_size && *mapped_size != fields.shape.at(0)) {
+    mesh.required("shape", "").fail(fmt::format(
+        "[{}], expected [{}]: a pmap case's mesh is its mapped axis, of size {} in the inputs",
+        fmt::join(fields.shape, ", "), *mapped_size, *mapped_size));
+  }
+}
+
 // JAX's checks on a mesh that reads well (an axis name twice, as many names as axes): a failed
 // one is the program's error, not the file's.
 void build_mesh(const MeshFields& fields, Case& c) {
@@ -313,7 +338,9 @@ void build_mesh(const MeshFields& fields, Case& c) {
 void parse_expected(const JsonValue& expected, const std::filesystem::path& folder, Case& c) {
   if (expected.has("error")) {
     expected.require_object({"error"});
-    c.expected_error = expected.required("error", "a string").string();
+    const JsonValue error = expected.required("error", "a string");
+    c.expected_error = error.string();
+    if (c.expected_error->empty()) error.fail_value("one line: why JAX rejects the case");
     return;
   }
   expected.require_object({"outputs", "error"});
@@ -350,6 +377,7 @@ Case read_case(const JsonValue& root, const std::string& json_path) {
     c.inputs.push_back(canonicalize_x64(load_array(input, folder)));
   }
   const int inputs = static_cast<int>(c.inputs.size());
+  if (c.is_pmap) check_pmap_axes(map, mesh, mesh_fields, c);
   constexpr std::string_view kSteps = "a list of steps";
   for (const JsonValue& step : root.required("body", kSteps).elements(kSteps)) {
     c.body.push_back(parse_step(step, inputs, static_cast<int>(c.body.size())));
@@ -357,6 +385,10 @@ Case read_case(const JsonValue& root, const std::string& json_path) {
   constexpr std::string_view kRefs = "a list of references";
   for (const JsonValue& output : root.required("outputs", kRefs).elements(kRefs)) {
     c.outputs.push_back(parse_ref(output, inputs, static_cast<int>(c.body.size())));
+  }
+  if (c.is_pmap && c.pmap.out_axes.size() != c.outputs.size()) {
+    map.required("out_axes", "").fail(fmt::format("has {} entries for {} outputs, expected one each",
+                                                  c.pmap.out_axes.size(), c.outputs.size()));
   }
   parse_expected(root.required("expected", "{\"outputs\": [...]} or {\"error\": \"...\"}"), folder,
                  c);

@@ -9,6 +9,7 @@
 #include "backends/backend_registry.h"
 #include "reference/array_difference.h"
 #include "reference/elementwise.h"
+#include "reference/input_file.h"
 #include "reference/reference_backend.h"
 
 namespace spmd::conformance {
@@ -152,17 +153,31 @@ std::vector<std::string> find_case_files(const std::vector<std::string>& paths) 
   namespace fs = std::filesystem;
   std::vector<std::string> files;
   for (const std::string& path : paths) {
-    if (fs::is_regular_file(path)) {
+    std::error_code error;  // a path too long or looping is no case either
+    const fs::file_type type = fs::status(path, error).type();
+    if (type == fs::file_type::regular) {
       files.push_back(path);
-    } else if (fs::is_directory(path)) {
-      for (const auto& entry : fs::recursive_directory_iterator(path)) {
-        if (entry.is_regular_file() && entry.path().extension() == ".json") {
-          files.push_back(entry.path().string());
-        }
+      continue;
+    }
+    if (type != fs::file_type::directory) {
+      throw Error(fmt::format("PATH {}: {}, expected a case file or a folder of cases",
+                              path_for_message(path),
+                              error ? error.message() : std::string("no such file or folder")));
+    }
+    const std::size_t before = files.size();
+    for (auto entry = fs::recursive_directory_iterator(path, error);
+         !error && entry != fs::recursive_directory_iterator(); entry.increment(error)) {
+      if (entry->is_regular_file(error) && entry->path().extension() == ".json") {
+        files.push_back(entry->path().string());
       }
-    } else {
-      throw Error(
-          fmt::format("PATH {} does not exist, expected a case file or a folder of cases", path));
+    }
+    if (error) {
+      throw Error(fmt::format("PATH {}: cannot list the folder ({})", path_for_message(path),
+                              error.message()));
+    }
+    if (files.size() == before) {
+      throw Error(fmt::format("PATH {}: a folder with no .json case files, expected cases",
+                              path_for_message(path)));
     }
   }
   std::sort(files.begin(), files.end());

@@ -69,7 +69,18 @@ std::vector<Values> run_devices_on_threads(const std::string& backend, const Mes
   };
   std::vector<std::thread> threads;
   threads.reserve(n);
-  for (std::size_t d = 0; d < n; ++d) threads.emplace_back(run_device, static_cast<int>(d));
+  try {
+    for (std::size_t d = 0; d < n; ++d) threads.emplace_back(run_device, static_cast<int>(d));
+  } catch (const std::exception& e) {  // std::system_error, or std::bad_alloc for its state
+    // The devices that have no thread fail, which releases those that wait for them; the
+    // threads must end before they are destroyed.
+    const std::size_t started = threads.size();
+    for (std::size_t d = started; d < n; ++d) rendezvous.device_failed(static_cast<int>(d));
+    for (auto& t : threads) t.join();
+    throw Error(fmt::format("{}::run: the host could not start a thread for each of the {} "
+                            "devices (it stopped at device {}: {}); expected fewer devices",
+                            backend, n, started, e.what()));
+  }
   for (auto& t : threads) t.join();
   if (auto error = first_error(errors, released)) std::rethrow_exception(error);
   return outputs;

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "reference/error.h"
+#include "reference/input_file.h"
 
 namespace spmd {
 namespace {
@@ -346,6 +347,12 @@ Shape parse_shape(const PyValue& shape_value, DType dtype, const std::string& so
   if (shape_value.kind != PyValue::Kind::tuple) {
     throw Error(prefix + ", expected a tuple of non-negative integers such as (4, 3) or (5,)");
   }
+  // NumPy 2's limit (NPY_MAXDIMS); NumPy 1 allowed 32.
+  constexpr std::size_t kMostDimensions = 64;
+  if (shape_value.items.size() > kMostDimensions) {
+    throw Error(fmt::format("{}, a shape of {} dimensions, expected at most {}", prefix,
+                            shape_value.items.size(), kMostDimensions));
+  }
   Shape shape;
   std::int64_t nonzero_bytes = static_cast<std::int64_t>(dtype_size_bytes(dtype));
   for (const PyValue& item : shape_value.items) {
@@ -464,18 +471,9 @@ Array parse_npy(std::span<const std::byte> bytes, const std::string& source_name
 }
 
 Array read_npy(const std::string& path, std::optional<DType> declared) {
-  FilePtr file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) throw Error(path + ": cannot open file (" + errno_message(errno) + ")");
-  std::vector<std::byte> bytes;
-  std::byte chunk[1 << 16];
-  std::size_t got = 0;
-  while ((got = std::fread(chunk, 1, sizeof chunk, file.get())) > 0) {
-    bytes.insert(bytes.end(), chunk, chunk + got);
-  }
-  if (std::ferror(file.get())) {
-    throw Error(path + ": cannot read file (" + errno_message(errno) + ")");
-  }
-  return parse_npy(bytes, path, declared);
+  const std::string bytes = read_input_file(path, "the .npy file", kMostNpyFileBytes);
+  return parse_npy(std::as_bytes(std::span(bytes.data(), bytes.size())), path_for_message(path),
+                   declared);
 }
 
 std::vector<std::byte> serialize_npy(const Array& array) {

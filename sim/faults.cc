@@ -168,6 +168,9 @@ Fault fault_from_json(const JsonValue& value) {
   for (const auto& [key, unused] : value.json().items()) {
     if (key == "kind") continue;
     const JsonValue field = *value.optional(key);
+    // The flag's parser reads the fields from text, so the JSON types are checked here.
+    if (key == "device" && !field.is_number()) field.fail_type("an integer device id");
+    if (key == "factor" && !field.is_number()) field.fail_type("a number");
     fields[key] = field.is_string() ? field.string() : field.number_text();
   }
   return fault_from_fields(kind, fields, value.path(), ".");

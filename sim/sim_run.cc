@@ -165,13 +165,25 @@ std::vector<Values> SimRun::run(const std::vector<Values>& inputs, const DeviceF
   std::vector<boost::fibers::fiber> fibers;
   fibers.reserve(n);
   ready_ = device_count_;
-  for (int d = 0; d < device_count_; ++d) {
-    const auto i = static_cast<std::size_t>(d);
-    fibers.emplace_back(std::allocator_arg, boost::fibers::fixedsize_stack(stack_bytes), [&, d, i] {
-      bool was_released = false;
-      run_device(d, inputs[i], function, outputs[i], errors[i], was_released);
-      released[i] = was_released;
-    });
+  try {
+    for (int d = 0; d < device_count_; ++d) {
+      const auto i = static_cast<std::size_t>(d);
+      fibers.emplace_back(std::allocator_arg, boost::fibers::fixedsize_stack(stack_bytes), [&, d, i] {
+        if (fibers_not_started_) return;  // the host could not make them all: see below
+        bool was_released = false;
+        run_device(d, inputs[i], function, outputs[i], errors[i], was_released);
+        released[i] = was_released;
+      });
+    }
+  } catch (const std::exception& e) {
+    // The fibers made so far have not run yet; they must end before they are destroyed.
+    fibers_not_started_ = true;
+    for (auto& fiber : fibers) fiber.join();
+    throw Error(fmt::format(
+        "the host could not make {} device fibers with {} stacks ({} in all; it stopped at "
+        "device {}: {}); expected fewer devices or a smaller SimOptions::fiber_stack_bytes",
+        n, format_bytes(static_cast<std::int64_t>(stack_bytes)),
+        format_bytes(static_cast<std::int64_t>(stack_bytes * n)), fibers.size(), e.what()));
   }
   engine();
   for (auto& fiber : fibers) fiber.join();

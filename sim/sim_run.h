@@ -147,6 +147,7 @@ class SimRun {
   int ready_ = 0;
   int done_ = 0;
   int running_device_ = -1;  // the device whose fiber runs now (fibers switch only when blocking)
+  bool fibers_not_started_ = false;  // making the device fibers failed: they return at once
   // The fewest collectives a device that finished its function started (a larger index can
   // never complete).
   int finished_after_ = std::numeric_limits<int>::max();

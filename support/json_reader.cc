@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "reference/error.h"
-#include "support/input_file.h"
+#include "reference/input_file.h"
 #include "support/name_lists.h"
 
 namespace spmd {

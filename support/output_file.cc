@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "reference/error.h"
-#include "support/input_file.h"
+#include "reference/input_file.h"
 
 namespace spmd {
 

@@ -296,6 +296,11 @@ TEST(CliErrors, BadValuesExitWithCodeTwoAndOneLineNamingTheFlag) {
       {"perf --machine dgx-h100-x4 -n 64",
        "error: --devices 64: given with --machine dgx-h100-x4, which sets the devices"},
       {"perf --machine dgx-h100 --topology torus", "error: --topology torus: given with --machine"},
+      {"cases --order nccl_ring --out x --seed -1",
+       "error: --seed: -1: expected a decimal integer from 0 to 2^64-1"},
+      {"perf -f 9223372036854775808",
+       "error: --stepfactor: 9223372036854775808: expected a decimal integer from -2^63 to 2^63-1"},
+      {"cases --order nccl_ring --out x --nccl-chunk-bytes 2147483648", "error: --nccl-chunk-bytes"},
   };
   for (const auto& [arguments, expected] : cases) {
     const CommandResult result = run_binary(arguments);

@@ -260,8 +260,15 @@ TEST(FaultInjection, MachineFilesReadAndWriteFaults) {
   nlohmann::json bad = file;
   bad["faults"][0]["factor"] = "fast";
   EXPECT_EQ(error_of([&] { sim::machine_from_json(bad); }),
-            "faults[0].factor: \"fast\", expected a factor >= 1 like 2 (compute takes "
+            "faults[0].factor: \"fast\" is a string, expected a number");
+  bad["faults"][0]["factor"] = 0.5;
+  EXPECT_EQ(error_of([&] { sim::machine_from_json(bad); }),
+            "faults[0].factor: \"0.5\", expected a factor >= 1 like 2 (compute takes "
             "that many times as long)");
+  bad = file;
+  bad["faults"][0]["device"] = "3";
+  EXPECT_EQ(error_of([&] { sim::machine_from_json(bad); }),
+            "faults[0].device: \"3\" is a string, expected an integer device id");
   bad = file;
   bad["faults"][1]["kind"] = "flaky";
   EXPECT_NE(error_of([&] { sim::machine_from_json(bad); }).find("faults[1].kind"),

@@ -5,9 +5,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <rapidcheck/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -17,8 +19,10 @@
 #include "cost_model/roofline.h"
 #include "reference/array.h"
 #include "reference/mesh.h"
+#include "conformance/conformance_case.h"
+#include "conformance/conformance_runner.h"
+#include "reference/input_file.h"
 #include "support/checked_math.h"
-#include "support/input_file.h"
 #include "support/json_reader.h"
 #include "support/wide_int.h"
 #include "tests/error_of.h"
@@ -146,6 +150,49 @@ TEST(Hardening, long_values_and_keys_are_cut_in_messages) {
   EXPECT_THAT(message, HasSubstr("(10000 characters)"));
   const nlohmann::json value = std::string(10'000, 'v');
   EXPECT_LT(error_of([&] { JsonValue(value, "case").integer(); }).size(), 200u);
+}
+
+// A public pmap case (one input, one output, a 4-device mesh) with `change` applied, written
+// beside copies of its .npy files; returns the case's error when loaded.
+std::string error_of_changed_case(const std::function<void(nlohmann::json&)>& change) {
+  namespace fs = std::filesystem;
+  const fs::path source = fs::path(SPMD_CONFORMANCE_DIR);
+  const fs::path folder = fs::temp_directory_path() / "spmd_hardening_case";
+  fs::create_directories(folder);
+  for (const char* file : {"pmap_all_to_all_tiled.in0.npy", "pmap_all_to_all_tiled.out0.npy"}) {
+    fs::copy_file(source / file, folder / file, fs::copy_options::overwrite_existing);
+  }
+  nlohmann::json c = nlohmann::json::parse(std::ifstream(source / "pmap_all_to_all_tiled.json"));
+  change(c);
+  const std::string path = (folder / "case.json").string();
+  std::ofstream(path) << c.dump();
+  return error_of([&] { conformance::load_case(path); });
+}
+
+// issue 16: what the case reader accepted and ignored, or failed on with an internal error.
+TEST(Hardening, case_fields_the_runner_would_ignore_are_errors) {
+  EXPECT_THAT(error_of_changed_case([](nlohmann::json& c) { c["mesh"]["shape"] = {1000000}; }),
+              HasSubstr("mesh.shape: [1000000], expected [4]: a pmap case's mesh is its mapped "
+                        "axis, of size 4 in the inputs"));
+  EXPECT_THAT(error_of_changed_case([](nlohmann::json& c) { c["map"]["in_axes"] = {0, 0}; }),
+              HasSubstr("map.in_axes: has 2 entries for 1 inputs, expected one each"));
+  EXPECT_THAT(error_of_changed_case([](nlohmann::json& c) { c["map"]["out_axes"] = nlohmann::json::array(); }),
+              HasSubstr("map.out_axes: has 0 entries for 1 outputs, expected one each"));
+  EXPECT_THAT(error_of_changed_case([](nlohmann::json& c) { c["outputs"] = {""}; }),
+              HasSubstr("outputs[0]: \"\" is not a reference, expected inN or sK"));
+  EXPECT_THAT(
+      error_of_changed_case([](nlohmann::json& c) { c["expected"] = {{"error", ""}}; }),
+      HasSubstr("expected.error: \"\", expected one line: why JAX rejects the case"));
+}
+
+TEST(Hardening, a_folder_without_cases_is_an_error) {
+  const std::filesystem::path empty = std::filesystem::temp_directory_path() / "spmd_no_cases";
+  std::filesystem::create_directories(empty);
+  EXPECT_EQ(error_of([&] { conformance::find_case_files({empty.string()}); }),
+            "PATH " + empty.string() + ": a folder with no .json case files, expected cases");
+  const std::string long_path = "/tmp/" + std::string(5000, 'a');
+  EXPECT_THAT(error_of([&] { conformance::find_case_files({long_path}); }),
+              HasSubstr("(5005 characters): File name too long, expected a case file"));
 }
 
 }  // namespace

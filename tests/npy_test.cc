@@ -339,7 +339,7 @@ TEST(npy, MalformedMissingFile) {
     read_npy(path);
     FAIL() << "expected spmd::Error";
   } catch (const Error& error) {
-    EXPECT_EQ(std::string(error.what()), path + ": cannot open file (No such file or directory)");
+    EXPECT_EQ(std::string(error.what()), path + ": cannot read the .npy file (no such file)");
   }
 }
 
@@ -348,8 +348,29 @@ TEST(npy, MalformedDirectoryIsNotAFile) {
     read_npy(std::filesystem::temp_directory_path().string());
     FAIL() << "expected spmd::Error";
   } catch (const Error& error) {
-    EXPECT_CONTAINS(error.what(), "cannot");
+    EXPECT_CONTAINS(error.what(), "cannot read the .npy file (a folder, expected a file)");
   }
+}
+
+TEST(npy, SpecialFilesAndShapesOfTooManyDimensionsAreRefused) {
+  try {
+    read_npy("/dev/zero");
+    FAIL() << "expected spmd::Error";
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "/dev/zero: cannot read the .npy file (a device or special file, expected a "
+              "regular file)");
+  }
+  std::string header = "{'descr': '<i4', 'fortran_order': False, 'shape': (";
+  for (int i = 0; i < 10000; ++i) header += "1, ";
+  header += "), }\n";
+  std::string file = std::string("\x93NUMPY\x02\x00", 8);
+  const auto length = static_cast<std::uint32_t>(header.size());
+  for (int i = 0; i < 4; ++i) file += static_cast<char>((length >> (8 * i)) & 0xff);
+  file += header;
+  const std::string message = error_of(to_bytes(file));
+  EXPECT_CONTAINS(message, "a shape of 10000 dimensions, expected at most 64");
+  EXPECT_LT(message.size(), 300u);
 }
 
 TEST(npy, MalformedEmptyAndShortFiles) {
@@ -363,7 +384,7 @@ TEST(npy, MalformedEmptyAndShortFiles) {
 
 TEST(npy, MalformedHeaderLengthBeyondTheFile) {
   std::vector<std::byte> file = make_npy(f4_dict("()"));
-  file.resize(file.size() - 5);  // the length field still claims the whole dict
+  file.erase(file.end() - 5, file.end());  // the length field still claims the whole dict
   EXPECT_CONTAINS(error_of(file), "header length is 55 bytes, expected at most the 50 bytes");
 }
 

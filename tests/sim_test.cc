@@ -373,6 +373,17 @@ std::string error_on_ring4(const DeviceFunction& program) {
   return error_of([&] { machine.run(mesh, inputs, program, false); });
 }
 
+std::string error_on_machine(sim::Machine& machine) {
+  const Mesh mesh({4}, {"i"});
+  const std::vector<Values> inputs(4, Values{Array(DType::float32, {3})});
+  return error_of([&] {
+    machine.run(
+        mesh, inputs,
+        [](Context& ctx, const Values& xs) { return Values{ctx.psum(xs[0], AxisNames("i"))}; },
+        false);
+  });
+}
+
 TEST(Simulator, DevicesThatDisagreeAreReportedAsADeadlock) {
   const std::string message = error_on_ring4([](Context& ctx, const Values& xs) {
     if (ctx.device() == 2) return Values{ctx.pmax(xs[0], AxisNames("i"))};
@@ -441,6 +452,16 @@ TEST(Simulator, ACollectiveSomeRowsSkipIsTheReferencesDeadlock) {
   };
   EXPECT_EQ(error_of([&] { machine.run(mesh, inputs, second_row_late_and_short, false); }),
             stopped_early);
+}
+
+// Fibers the host cannot make are an error naming the count and the stacks, not a terminate
+// for the fibers already made.
+TEST(Simulator, FibersTheHostCannotMakeAreAnError) {
+  sim::Machine machine(machine_for("ring", 4), {.fiber_stack_bytes = std::size_t{1} << 44});
+  const std::string message = error_on_machine(machine);
+  EXPECT_NE(message.find("the host could not make 4 device fibers with 16 TiB stacks"),
+            std::string::npos)
+      << message;
 }
 
 TEST(Simulator, OutOfMemoryNamesDeviceOperationAndSizes) {

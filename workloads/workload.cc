@@ -106,6 +106,22 @@ WorkloadKind parse_kind(const JsonValue& value) {
   value.fail_value(kKinds);
 }
 
+// A run issues at most kMostCollectivesPerRun collectives in all (docs/workload-format.md,
+// "Limits"): with data or without, each takes the simulator microseconds, so this bounds a run
+// to seconds; the cost log holds a run of any length in bounded memory.
+constexpr std::int64_t kMostCollectivesPerRun = 100'000;
+
+void check_collective_count(const JsonValue& j, const Workload& w) {
+  std::int64_t per_step = 1;
+  if (w.kind == WorkloadKind::mlp_data_parallel) per_step = static_cast<std::int64_t>(w.layers.size());
+  if (w.kind == WorkloadKind::collectives) per_step = static_cast<std::int64_t>(w.calls.size());
+  if (per_step * w.steps <= kMostCollectivesPerRun) return;
+  const std::string_view list = w.kind == WorkloadKind::collectives ? "calls" : "layers";
+  j.fail(fmt::format("steps {} x {} collectives per step (from {}), expected at most {} "
+                     "collectives in all",
+                     w.steps, per_step, list, kMostCollectivesPerRun));
+}
+
 Workload read_workload(const JsonValue& j) {
   if (!j.json().is_object()) j.fail_type("an object with a kind");
   Workload w;
@@ -118,6 +134,7 @@ Workload read_workload(const JsonValue& j) {
   if (const std::optional<JsonValue> steps = j.optional("steps")) w.steps = steps->positive_int32();
   if (const std::optional<JsonValue> overlap = j.optional("overlap")) w.overlap = overlap->boolean();
   read_kind_fields(j, w);
+  check_collective_count(j, w);
   return w;
 }
 

@@ -1,4 +1,4 @@
-#include "support/input_file.h"
+#include "reference/input_file.h"
 
 #include <fmt/format.h>
 
@@ -20,8 +20,8 @@ constexpr std::size_t kMostPathCharsInMessages = 200;
   throw Error(fmt::format("{}: cannot read {} ({})", path_for_message(path), what, why));
 }
 
-// A regular file of at most kMostInputFileBytes, or the error saying what the path is instead.
-void check_readable_file(const std::string& path, std::string_view what) {
+// A regular file of at most `most_bytes`, or the error saying what the path is instead.
+void check_readable_file(const std::string& path, std::string_view what, std::uintmax_t most_bytes) {
   namespace fs = std::filesystem;
   if (path.empty()) fail(path, what, "an empty path, expected a file's path");
   std::error_code error;
@@ -35,9 +35,8 @@ void check_readable_file(const std::string& path, std::string_view what) {
   }
   const std::uintmax_t bytes = fs::file_size(path, error);
   if (error) fail(path, what, error.message());
-  if (bytes > kMostInputFileBytes) {
-    fail(path, what,
-         fmt::format("{} bytes, expected at most {} bytes", bytes, kMostInputFileBytes));
+  if (bytes > most_bytes) {
+    fail(path, what, fmt::format("{} bytes, expected at most {} bytes", bytes, most_bytes));
   }
 }
 
@@ -50,8 +49,9 @@ std::string path_for_message(const std::string& path) {
                      path.substr(path.size() - half), path.size());
 }
 
-std::string read_input_file(const std::string& path, std::string_view what) {
-  check_readable_file(path, what);
+std::string read_input_file(const std::string& path, std::string_view what,
+                            std::uintmax_t most_bytes) {
+  check_readable_file(path, what, most_bytes);
   using FilePtr = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
   FilePtr file(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!file) fail(path, what, std::strerror(errno));
@@ -61,9 +61,7 @@ std::string read_input_file(const std::string& path, std::string_view what) {
   // A file in /proc reports size 0 and may be longer: the limit holds for what is read too.
   while ((got = std::fread(chunk, 1, sizeof chunk, file.get())) > 0) {
     text.append(chunk, got);
-    if (text.size() > kMostInputFileBytes) {
-      fail(path, what, fmt::format("more than {} bytes", kMostInputFileBytes));
-    }
+    if (text.size() > most_bytes) fail(path, what, fmt::format("more than {} bytes", most_bytes));
   }
   if (std::ferror(file.get())) fail(path, what, std::strerror(errno));
   return text;
