@@ -10,8 +10,9 @@
 #include "cli/placement_flag.h"
 #include "cli/progress.h"
 #include "reference/error.h"
-#include "support/output_file.h"
+#include "reference/input_file.h"
 #include "sim/machine.h"
+#include "support/output_file.h"
 #include "traces/run_report.h"
 #include "workloads/workload.h"
 
@@ -83,13 +84,23 @@ std::string gnuplot_script(const std::string& data_path, const std::string& png_
       fmt::arg("png", png_path), fmt::arg("title", quoted_title), fmt::arg("data", data_path));
 }
 
-std::string plot(const ScaleOptions& options, const std::string& table, const std::string& title) {
+// The table as scale.dat in --out (created if missing); returns its path.
+std::string write_table(const ScaleOptions& options, const std::string& table) {
   const std::filesystem::path dir(options.out_folder);
   std::error_code error;
   std::filesystem::create_directories(dir, error);
-  if (error) throw Error(fmt::format("--out {}: cannot create the folder", options.out_folder));
-  const std::string data = (dir / "scale.dat").string(), png = (dir / "scale.png").string();
+  if (error) {
+    throw Error(fmt::format("--out {}: cannot create the folder ({})",
+                            path_for_message(options.out_folder), error.message()));
+  }
+  const std::string data = (dir / "scale.dat").string();
   write_output_file(data, table);
+  return data;
+}
+
+std::string plot(const ScaleOptions& options, const std::string& data, const std::string& title) {
+  const std::filesystem::path dir(options.out_folder);
+  const std::string png = (dir / "scale.png").string();
   write_output_file(dir / "scale.gp", gnuplot_script(data, png, title));
   const std::string command = fmt::format("gnuplot '{}'", (dir / "scale.gp").string());
   if (std::system(command.c_str()) != 0) {
@@ -137,9 +148,11 @@ int run_scale_command(const ScaleOptions& options, std::ostream& out) {
     table += row + '\n';
     progress.done(static_cast<int>(i + 1));
   }
+  const std::string data = write_table(options, table);
+  out << "table: " << data << '\n';
   if (options.plot) {
     const std::string title = fmt::format("spmdsim scale: {}", workload.name);
-    out << "plot: " << plot(options, table, title) << '\n';
+    out << "plot: " << plot(options, data, title) << '\n';
   }
   out.flush();
   notes.print(std::cerr);

@@ -19,6 +19,10 @@
 
 namespace spmd::sim {
 
+namespace {
+constexpr StackBounds kThreadStack{};  // note_running_on: the thread's own stack
+}  // namespace
+
 using collectives::Algorithm;
 
 // One collective a device started, from its start call until its wait returns.
@@ -164,11 +168,13 @@ std::vector<Values> SimRun::run(const std::vector<Values>& inputs, const DeviceF
   if (stack_bytes == 0) stack_bytes = device_count_ > 4096 ? 64 * 1024 : 256 * 1024;
   std::vector<boost::fibers::fiber> fibers;
   fibers.reserve(n);
+  stacks_.assign(n, {});
   ready_ = device_count_;
   try {
     for (int d = 0; d < device_count_; ++d) {
       const auto i = static_cast<std::size_t>(d);
-      fibers.emplace_back(std::allocator_arg, boost::fibers::fixedsize_stack(stack_bytes), [&, d, i] {
+      fibers.emplace_back(std::allocator_arg, RecordedStack(stack_bytes, &stacks_[i]), [&, d, i] {
+        note_running_on(stacks_[i]);
         if (fibers_not_started_) return;  // the host could not make them all: see below
         bool was_released = false;
         run_device(d, inputs[i], function, outputs[i], errors[i], was_released);
@@ -179,6 +185,7 @@ std::vector<Values> SimRun::run(const std::vector<Values>& inputs, const DeviceF
     // The fibers made so far have not run yet; they must end before they are destroyed.
     fibers_not_started_ = true;
     for (auto& fiber : fibers) fiber.join();
+    note_running_on(kThreadStack);
     throw Error(fmt::format(
         "the host could not make {} device fibers with {} stacks ({} in all; it stopped at "
         "device {}: {}); expected fewer devices or a smaller SimOptions::fiber_stack_bytes",
@@ -187,6 +194,7 @@ std::vector<Values> SimRun::run(const std::vector<Values>& inputs, const DeviceF
   }
   engine();
   for (auto& fiber : fibers) fiber.join();
+  note_running_on(kThreadStack);
   if (engine_error_) std::rethrow_exception(engine_error_);
   const bool any_error = std::any_of(errors.begin(), errors.end(), [](auto& e) { return e != nullptr; });
   if (!any_error) {
@@ -230,7 +238,10 @@ void SimRun::run_device(int device, const Values& inputs, const DeviceFunction& 
 
 void SimRun::engine() {
   for (;;) {
-    while (ready_ > 0) boost::this_fiber::yield();
+    while (ready_ > 0) {
+      boost::this_fiber::yield();
+      note_running_on(kThreadStack);
+    }
     if (done_ == device_count_) return;
     if (abort_message_) {
       for (int d = 0; d < device_count_; ++d) {
@@ -664,6 +675,7 @@ void SimRun::block(int device) {
   --ready_;
   std::unique_lock lock(mutex_);
   self.wake.wait(lock, [&] { return self.woken; });
+  note_running_on(stacks_[static_cast<std::size_t>(device)]);
   self.woken = false;
   running_device_ = device;
 }

@@ -24,6 +24,7 @@
 #include "sim/cost_log.h"
 #include "sim/event_queue.h"
 #include "sim/faults.h"
+#include "sim/fiber_stack.h"
 #include "sim/link_state.h"
 #include "sim/machine.h"
 #include "sim/memory_ledger.h"
@@ -148,6 +149,7 @@ class SimRun {
   int done_ = 0;
   int running_device_ = -1;  // the device whose fiber runs now (fibers switch only when blocking)
   bool fibers_not_started_ = false;  // making the device fibers failed: they return at once
+  std::vector<StackBounds> stacks_;  // each device fiber's (sim/fiber_stack.h)
   // The fewest collectives a device that finished its function started (a larger index can
   // never complete).
   int finished_after_ = std::numeric_limits<int>::max();

@@ -273,6 +273,16 @@ TEST(ScaleCommand, PrintsARowPerDeviceCountAndPlotsAPng) {
   const std::string png = read_file(dir / "scale.png");
   ASSERT_GT(png.size(), 8u);
   EXPECT_EQ(png.substr(1, 3), "PNG");
+  // --no-plot still writes the table to --out.
+  const fs::path table_only = scratch_folder("scale_no_plot");
+  options.out_folder = table_only.string();
+  options.plot = false;
+  std::ostringstream table_out;
+  ASSERT_EQ(run_scale_command(options, table_out), 0);
+  EXPECT_NE(table_out.str().find("table: " + (table_only / "scale.dat").string()), std::string::npos);
+  const std::string table = read_file(table_only / "scale.dat");
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 4);  // the header and 3 rows
+  EXPECT_FALSE(fs::exists(table_only / "scale.png"));
 }
 
 // ---- errors
