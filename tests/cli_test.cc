@@ -301,6 +301,7 @@ TEST(CliErrors, BadValuesExitWithCodeTwoAndOneLineNamingTheFlag) {
       {"demo --steps 0", "error: "},
       {"perf --topology ring:5", "error: --topology: 'ring:5', expected ring without ':'"},
       {"perf --topology switch:4", "error: --topology: 'switch:4', expected switch without ':'"},
+      {"perf --topology torus:", "error: --topology: 'torus:', expected torus[:AxB[xC]]"},
       {"perf --algorithm ''", "error: --algorithm: '' is empty, expected a value"},
       {"perf --machine ''", "error: --machine: '' is empty, expected a value"},
       {"perf --machine dgx-h100-x4 -n 64",

@@ -102,6 +102,21 @@ VALID_MUTATIONS = {
     "flags/cases  --ring=0,1,2,3": "a ring", "flags/cases  --seed=0": "a seed",
     "flags/cases  --seed=2147483648": "a seed", "flags/cases  --seed=4294967297": "a seed",
     "flags/cases  --seed=9223372036854775808": "a seed below 2^64",
+    "flags/cases  --ring=0": "a ring of one device",
+    "flags/perf  -b=1KiB ": "sizes may end in spaces", "flags/perf  -e=1KiB ": "sizes may end in spaces",
+    "flags/scale  --devices=8,,16": "CLI11 reads the list without the empty entry",
+    "machine/faults/faults[0].device=-0": "JSON -0 is the integer 0",
+    # An error case passes when the runner rejects the program, whatever the reason
+    # (docs/conformance-format.md, "expected"): a mutation that breaks it differently passes too.
+    "conform/err_*": "an error case passes on any error of the program",
+    # A chunk at least the data's size folds as one pipeline unit, as a missing one does.
+    "conform/nccl_ring_*/order.nccl_chunk_bytes=*": "a chunk beyond the data: one unit",
+    "conform/nccl_ring_*/order=missing:nccl_chunk_bytes": "the default chunk, beyond the data",
+    # Negative axes and device indices count from the end, as in JAX (docs/jax-differences.md).
+    "conform/*/body[0].split_axis=-1": "a negative axis counts from the end",
+    "conform/*/body[0].perm[*]=-1": "a negative index counts from the end",
+    # NumPy's own reader does not require the header's final newline.
+    "npy/*/header-no-newline": "numpy.load reads it",
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -636,7 +651,7 @@ def flag_cases():
     out += opt("demo", "--placement", generic + ["devices:0,0,1,2,3,4,5,6"])
     out += opt("demo", "--out", out_paths)
     for v in ["bogus", "", "x" * 100000]:
-        out.append(Case("flags", "flags/examples NAME=%s" % _short(v), ["{B}", "examples", v], {}, ["example", v[:20]]))
+        out.append(Case("flags", "flags/examples NAME=%s" % _short(v), ["{B}", "examples", v], {}, ["example", "NAME", v[:20]]))
     # unknown flags and stray positionals
     for sub in ["perf", "run", "scale", "conform", "cases", "demo", "examples"]:
         out.append(Case("flags", "flags/%s --bogus" % sub, list(base[sub]) + ["--bogus"], {}, ["bogus"]))

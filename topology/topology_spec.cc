@@ -87,6 +87,10 @@ TopologySpec topology_from_text(std::string_view text, int devices, const Comman
   }
   const std::string_view syntax =
       std::visit([](const auto& kind) { return std::decay_t<decltype(kind)>::kTextSyntax; }, *spec);
+  if (colon != std::string_view::npos && args.empty()) {
+    throw Error(fmt::format("--topology: '{}', expected {} (nothing after ':' is no size)", text,
+                            syntax));
+  }
   if (colon != std::string_view::npos && syntax.find(':') == std::string_view::npos) {
     throw Error(fmt::format("--topology: '{}', expected {} without ':' (the device count comes "
                             "from --devices)",
