@@ -141,7 +141,7 @@ std::int64_t read_exponent(std::string_view text, std::size_t& pos) {
 // Leading zeros dropped, trailing zeros moved into the exponent.
 Decimal normalized(bool negative, std::string digits, std::int64_t exponent) {
   const std::size_t first = digits.find_first_not_of('0');
-  if (first == std::string::npos) return Decimal{negative, "", 0};
+  if (first == std::string::npos) return Decimal{false, "", 0};  // -0 is 0 (the units fuzzer)
   digits.erase(0, first);
   while (digits.back() == '0') {
     digits.pop_back();

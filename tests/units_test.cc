@@ -198,6 +198,16 @@ TEST(ParseFlops, BadInputNamesFieldValueAndExpectation) {
                                   R"(1.7976931348623157e308 FLOP/s)");
 }
 
+// Found by the units fuzzer: "-0" reached the exact scaling as a negative number, which is an
+// internal error there; it is zero.
+TEST(ParseQuantities, MinusZeroIsZero) {
+  EXPECT_EQ(parse_bytes("-0", "size"), 0);
+  EXPECT_EQ(parse_bytes("-0.0KiB", "size"), 0);
+  EXPECT_EQ(parse_duration_ps("-0us", "latency"), 0);
+  EXPECT_THROW(parse_bandwidth_bytes_per_s("-0", "bandwidth"), Error);
+  EXPECT_THROW(parse_flops("-0", "peak_flops"), Error);
+}
+
 TEST(FormatBytes, BinaryUnitsWithAtMostThreeDecimals) {
   EXPECT_EQ(format_bytes(0), "0 B");
   EXPECT_EQ(format_bytes(123), "123 B");

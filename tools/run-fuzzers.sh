@@ -8,11 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-30}"
-# libFuzzer needs clang; Debian 12's clang 14 cannot read GCC 12's <ranges>, clang 16 can.
-if ! command -v clang++-16 >/dev/null; then
-  sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
-  sudo_if_needed apt-get install -y -qq --no-install-recommends clang-16 libclang-rt-16-dev
-fi
+tools/install-deps.sh  # clang 16 and its libFuzzer runtime among them
 harnesses=(npy_fuzzer units_fuzzer machine_file_fuzzer workload_fuzzer conformance_case_fuzzer)
 cmake --preset fuzz
 cmake --build --preset fuzz --target "${harnesses[@]}"

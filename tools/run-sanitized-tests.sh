@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds everything with AddressSanitizer and UndefinedBehaviorSanitizer (the asan preset, in
 # build-asan) and runs the test suite under them (docs/sanitizers.md). Any sanitizer report
-# fails its test. Run after tools/install-deps.sh (not yet in CI: docs/sanitizers.md).
+# fails its test. CI runs it after tools/run-tests.sh (.ci/run).
 # RapidCheck properties run 100 cases each here (RC_PARAMS overrides): the instrumented build is
 # several times slower, and the release run already tries 1000.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tools/install-deps.sh
 cmake --preset asan
 cmake --build --preset asan
 export RC_PARAMS="${RC_PARAMS:-max_success=100}"
