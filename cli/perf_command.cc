@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cli/algorithm_notes.h"
+#include "cli/host_memory.h"
 #include "cli/placement_flag.h"
 #include "cli/progress.h"
 #include "reference/error.h"
@@ -109,8 +110,27 @@ std::string row(const sim::CollectiveRecord& r, std::int64_t count, const std::s
                      r.busbw_bytes_per_s / 1e9, r.algorithm);
 }
 
-// With data, every device holds its seeded input, its output and the algorithm's buffers: a
-// size the host cannot hold is the flags' error, with the way out.
+// With data, every device holds its seeded input, its output and about as much again in the
+// algorithm's buffers: sizes whose data cannot fit in the host's memory are the flags' error,
+// before any row, rather than a long run that ends out of memory.
+void check_data_fits(int devices, std::int64_t largest_bytes, const std::string& flag_text) {
+  constexpr std::int64_t kBuffersPerDevice = 3;
+  const auto what = [&] { return fmt::format("-e {}: the data of {} devices", flag_text, devices); };
+  const std::int64_t needed_bytes =
+      checked_multiply(checked_multiply(largest_bytes, kBuffersPerDevice, what), devices, what);
+  const std::int64_t host_bytes = host_memory_bytes();
+  if (needed_bytes > host_bytes) {
+    throw Error(fmt::format(
+        "-e {}: with data, {} devices hold about {} ({} buffers of {} each), more than the {} "
+        "this host gives the process; expected a smaller -e, fewer devices, or --cost-only "
+        "(times without data)",
+        flag_text, devices, format_bytes(needed_bytes), kBuffersPerDevice,
+        format_bytes(largest_bytes), format_bytes(host_bytes)));
+  }
+}
+
+// A size the host cannot hold after all (the estimate above is an estimate) is the flags'
+// error too.
 sim::CollectiveRecord measure_or_explain(sim::Machine& machine, const CollectiveSpec& spec,
                                          bool cost_only) {
   try {
@@ -157,6 +177,7 @@ int run_perf_command(const PerfOptions& options, std::ostream& out) {
   const DType dtype = dtype_from_name(options.dtype);
   const std::vector<std::int64_t> byte_sizes = sizes(options);
   const sim::MachineSpec spec = machine_from_flags(options.machine);
+  if (!options.cost_only) check_data_fits(spec.devices, byte_sizes.back(), options.max_bytes);
   const sim::SimOptions sim_options = simulation_options(
       options.machine,
       {.cost_only = options.cost_only, .placement = placement_from_flag(options.placement)});

@@ -302,6 +302,7 @@ TEST(CliErrors, BadValuesExitWithCodeTwoAndOneLineNamingTheFlag) {
       {"perf --topology ring:5", "error: --topology: 'ring:5', expected ring without ':'"},
       {"perf --topology switch:4", "error: --topology: 'switch:4', expected switch without ':'"},
       {"perf --topology torus:", "error: --topology: 'torus:', expected torus[:AxB[xC]]"},
+      {"perf -e 1TiB", "error: -e 1TiB: with data, 8 devices hold about 24 TiB (3 buffers of 1 TiB each)"},
       {"perf --algorithm ''", "error: --algorithm: '' is empty, expected a value"},
       {"perf --machine ''", "error: --machine: '' is empty, expected a value"},
       {"perf --machine dgx-h100-x4 -n 64",
