@@ -26,7 +26,7 @@ void OverlapAccount::add_compute(Interval interval) {
 }
 
 void OverlapAccount::settle_before(std::int64_t settled_ps) {
-  if (busy_.size() + compute_.size() < fold_at_intervals_) return;
+  if (!folding_due()) return;
   fold_before(settled_ps);
   // What could not be folded yet (a collective still in flight from long ago) waits for lists
   // twice as long, so folding stays amortized O(1) per interval.

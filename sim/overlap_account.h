@@ -20,6 +20,9 @@ class OverlapAccount {
   // Nothing added from now on starts before `settled_ps`: the lists' parts before it are final.
   // Folds them when the lists have grown (amortized O(1) per interval).
   void settle_before(std::int64_t settled_ps);
+  // Whether the lists have grown enough for settle_before to fold them (callers skip finding
+  // the settle time otherwise: it is on the path of every wait and compute span).
+  bool folding_due() const { return busy_.size() + compute_.size() >= fold_at_intervals_; }
 
   std::int64_t communication_in_flight_ps() const;
   std::int64_t overlapped_communication_ps() const;

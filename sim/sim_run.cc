@@ -430,6 +430,7 @@ Array SimRun::wait_collective(int device, int index) {
 // A collective the device starts later begins no earlier than its start call, so nothing can
 // reach before the device's clock or the start call of any collective it has in flight.
 void SimRun::settle_overlap(Device& self) {
+  if (!self.overlap.folding_due()) return;
   std::int64_t settled_ps = self.clock_ps;
   for (const auto& [index, flight] : self.in_flight) {
     settled_ps = std::min(settled_ps, flight.called_ps);
