@@ -1,13 +1,5 @@
 #include "sim/fiber_stack.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SPMD_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SPMD_ASAN 1
-#endif
-#endif
-
 #ifdef SPMD_ASAN
 #include <sanitizer/common_interface_defs.h>
 #endif
@@ -43,10 +35,6 @@ void note_running_on(const StackBounds& stack) {
   __sanitizer_finish_switch_fiber(fake_stack, &previous_bottom, &previous_bytes);
   if (thread_stack.bytes == 0) thread_stack = {previous_bottom, previous_bytes};
 }
-
-#else
-
-void note_running_on(const StackBounds&) {}
 
 #endif
 
