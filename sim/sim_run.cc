@@ -786,7 +786,7 @@ std::optional<std::string> SimRun::left_behind_report() const {
       if (it != slot->second->arrivals.end()) arrival = &it->second;
     }
     if (device.next_index == finished_after_) {
-      phrases.push_back(fmt::format("finished after {} collective(s)", device.next_index));
+      phrases.push_back(device_phrase(d));  // "finished after N collective(s)"
     } else if (arrival != nullptr) {
       phrases.push_back(fmt::format("waits in {} of {}{} (collective #{})",
                                     arrival->call.to_string(), dtype_name(arrival->dtype),
