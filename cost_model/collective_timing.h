@@ -1,0 +1,54 @@
+#pragma once
+// The time of one collective the way NCCL and RCCL run it: an algorithm (ring, tree, NVLS) and
+// a protocol (LL, LL128, Simple), each with its own launch, per-hop latency and usable
+// bandwidth, over a Fabric's scale-up links and NICs. Every algorithm x protocol the fabric can
+// run is timed and the fastest is chosen, as NCCL's tuner does; a caller may force either, and
+// a forced choice the fabric cannot run falls back with a note. The formulas and where every
+// constant comes from: docs/collective-timing.md.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cost_model/fabric.h"
+
+namespace spmd::cost_model {
+
+enum class TimedOp { all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, permute };
+enum class LibraryAlgorithm { ring, tree, nvls };
+enum class Protocol { ll, ll128, simple };
+
+std::string_view timed_op_name(TimedOp op);
+std::string_view library_algorithm_name(LibraryAlgorithm algorithm);  // "ring", "tree", "nvls"
+std::string_view protocol_name(Protocol protocol);                    // "LL", "LL128", "Simple"
+// The inverses (case-insensitive); spmd::Error listing the names otherwise.
+TimedOp timed_op_from_name(std::string_view name);
+LibraryAlgorithm library_algorithm_from_name(std::string_view name);
+Protocol protocol_from_name(std::string_view name);
+
+struct TimingRequest {
+  TimedOp op = TimedOp::all_reduce;
+  // nccl-tests' size: all_reduce / broadcast / all_to_all / permute the buffer on each rank,
+  // all_gather the gathered output, reduce_scatter the per-rank input.
+  std::int64_t bytes = 0;
+  int ranks = 1;  // the group, on consecutive devices: ranks / devices_per_node nodes
+  std::optional<LibraryAlgorithm> algorithm;  // forced, else the fastest
+  std::optional<Protocol> protocol;           // forced, else the fastest
+};
+
+struct TimedChoice {
+  LibraryAlgorithm algorithm = LibraryAlgorithm::ring;
+  Protocol protocol = Protocol::simple;
+  std::int64_t time_ps = 0;
+  std::string fallback;  // why a forced algorithm or protocol was not used; empty if it was
+  std::string label() const;  // "ring/LL128"
+};
+
+// Every algorithm x protocol the fabric can run for the request, in a fixed order.
+std::vector<TimedChoice> timed_choices(const Fabric& fabric, const TimingRequest& request);
+// The fastest of them, or the forced one (with a fallback note when it cannot run).
+TimedChoice time_collective(const Fabric& fabric, const TimingRequest& request);
+
+}  // namespace spmd::cost_model

@@ -1,0 +1,51 @@
+#pragma once
+// A machine as a collective library sees it: nodes of GPUs joined by a scale-up fabric (NVLink
+// through NVSwitch, or a full mesh of xGMI / NVLink links), and NICs between nodes. This is what
+// the protocol-level timing (cost_model/collective_timing.h) computes with; the machine file's
+// "fabric" section (docs/machine-format.md) and the presets (docs/machine-presets.md) write it.
+
+#include <cstdint>
+#include <string_view>
+
+namespace spmd::cost_model {
+
+// The accelerator generation: it sets the library (NCCL for NVIDIA, RCCL for AMD) and the
+// per-generation caps of the protocols (docs/collective-timing.md).
+enum class GpuGeneration { ampere, hopper, blackwell, cdna3, cdna4 };
+
+// The host CPU that launches kernels: it sets the launch and synchronization overhead every
+// collective pays (x86 over PCIe, or Grace over NVLink-C2C).
+enum class HostKind { x86, grace };
+
+// nvswitch: every GPU has one port group into a switch, so any pair of GPUs in the domain talks
+// at the GPU's full rate. full_mesh: one direct link to each peer (MI300X's xGMI, a GH200 quad),
+// so a single ring uses 1/(peers) of a GPU's links and the library spreads channels over all.
+enum class ScaleUpKind { nvswitch, full_mesh };
+
+// The network between nodes.
+enum class NetworkKind { infiniband, roce, slingshot, ethernet };
+
+struct Fabric {
+  GpuGeneration generation = GpuGeneration::hopper;
+  HostKind host = HostKind::x86;
+  int devices_per_node = 8;  // the scale-up (NVLink) domain: 72 on an NVL72 rack
+  ScaleUpKind scale_up = ScaleUpKind::nvswitch;
+  // Per GPU, per direction, all of its scale-up links together (H100: 18 x 25 GB/s = 450 GB/s).
+  std::int64_t scale_up_bytes_per_s = 450'000'000'000;
+  bool in_switch_reduction = false;  // NVLink SHARP (NVLS) in the switches
+  int nics_per_node = 0;
+  std::int64_t nic_bytes_per_s = 0;  // per NIC, per direction (400 Gb/s NDR: 50 GB/s)
+  NetworkKind network = NetworkKind::infiniband;
+};
+
+std::string_view generation_name(GpuGeneration generation);
+std::string_view host_kind_name(HostKind host);
+std::string_view scale_up_kind_name(ScaleUpKind kind);
+std::string_view network_kind_name(NetworkKind kind);
+// The inverses; spmd::Error listing the names when `name` is none of them.
+GpuGeneration generation_from_name(std::string_view name);
+HostKind host_kind_from_name(std::string_view name);
+ScaleUpKind scale_up_kind_from_name(std::string_view name);
+NetworkKind network_kind_from_name(std::string_view name);
+
+}  // namespace spmd::cost_model
