@@ -8,10 +8,12 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "collectives/algorithm.h"
+#include "cost_model/fabric.h"
 #include "sim/faults.h"
 #include "sim/link_sharing.h"
 #include "topology/topology_spec.h"
@@ -34,6 +36,10 @@ struct MachineSpec {
   // Injected faults (sim/faults.h, "faults"): stragglers, degraded or failed links, failed
   // devices, each from a time on.
   std::vector<Fault> faults;
+  // The collective library's view of the hardware ("fabric"): when present, each collective
+  // is timed as NCCL / RCCL run it (cost_model/collective_timing.h) instead of by executing its
+  // schedule on the links; the data still moves by the schedule.
+  std::optional<cost_model::Fabric> fabric;
 };
 
 // spmd::Error naming the JSON path of the bad value: unknown fields, wrong types, bad units,
