@@ -13,6 +13,7 @@
 #include "reference/device_report.h"
 #include "sim/collective_layout.h"
 #include "sim/fast_path.h"
+#include "sim/library_timing.h"
 #include "sim/schedule_run.h"
 #include "support/checked_math.h"
 #include "support/units.h"
@@ -482,6 +483,16 @@ void SimRun::start_group(int index, int group) {
   const PlacedGroup placed = placement_.group(members);
   const CollectivePlan plan =
       plan_collective(first.call, first.dtype, first.shape, placed, slot.axis_size, choice);
+  const std::int64_t input_bytes =
+      plan.shape.elements * static_cast<std::int64_t>(dtype_size_bytes(first.dtype));
+  const std::int64_t nccl_bytes =
+      first.call.op == CollectiveOp::all_gather ? input_bytes * n : input_bytes;
+  // Faults act on links and devices, which the library's closed form does not see: a run with
+  // faults carries every collective on the links.
+  const std::optional<cost_model::TimedChoice> library =
+      faults_.changes_collectives()
+          ? std::nullopt
+          : library_timing(machine_.spec(), first.call.op, nccl_bytes, n);
 
   if (!slot.record_started) {
     slot.record_started = true;
@@ -492,11 +503,10 @@ void SimRun::start_group(int index, int group) {
     record.axes = first.call.axes.to_string();
     record.dtype = std::string(dtype_name(first.dtype));
     record.shape = shape_string(first.shape);
-    const std::int64_t input_bytes =
-        plan.shape.elements * static_cast<std::int64_t>(dtype_size_bytes(first.dtype));
-    record.bytes = first.call.op == CollectiveOp::all_gather ? input_bytes * n : input_bytes;
-    record.algorithm = std::string(collectives::algorithm_name(plan.algorithm));
-    record.algorithm_note = plan.algorithm_note;
+    record.bytes = nccl_bytes;
+    record.algorithm = library ? library->label()
+                               : std::string(collectives::algorithm_name(plan.algorithm));
+    record.algorithm_note = library ? library->fallback : plan.algorithm_note;
     record.groups = static_cast<int>(slot.groups.size());
     record.group_size = n;
     record.with_data = first.with_data;
@@ -538,7 +548,8 @@ void SimRun::start_group(int index, int group) {
     finish_group(index, group, std::move(*results), error);
   };
   const std::optional<std::int64_t> closed_form_ps =
-      fast_path_time_ps(index, plan, members, placed.devices);
+      library ? std::optional<std::int64_t>(library->time_ps)
+              : fast_path_time_ps(index, plan, members, placed.devices);
   if (closed_form_ps) {
     ++log_.closed_form_groups;
     start_closed_form_run(std::move(setup), events_.now_ps(), *closed_form_ps, events_, memory_,
