@@ -66,6 +66,7 @@ struct SimRun::Arrival {
   Array input;  // unused without data
   bool with_data = true;
   std::optional<Algorithm> algorithm;
+  LibraryChoice library;  // forced for this call (ScopedLibraryChoice), else the run's
   int stream = -1;
   std::int64_t time_ps = 0;
 };
@@ -109,13 +110,15 @@ void SimContext::run_collective_cost(const CollectiveCall& call, DType dtype, co
 }
 Context::Started SimContext::start_collective(const CollectiveCall& call, const Array& x,
                                               const StartOptions& options) {
-  return {std::nullopt, run_.start_collective(device(), call, x, algorithm_override, options.stream)};
+  return {std::nullopt, run_.start_collective(device(), call, x, algorithm_override, library_override,
+                                               options.stream)};
 }
 Context::Started SimContext::start_collective_cost(const CollectiveCall& call, DType dtype,
                                                    const Shape& shape,
                                                    const StartOptions& options) {
   return {std::nullopt, run_.start_collective_cost(device(), call, dtype, shape,
-                                                   algorithm_override, options.stream)};
+                                                   algorithm_override, library_override,
+                                                   options.stream)};
 }
 Array SimContext::wait_collective(std::int64_t id) {
   return run_.wait_collective(device(), static_cast<int>(id));
@@ -274,10 +277,11 @@ void SimRun::run_event() {
 // ---- Collectives
 
 int SimRun::start_collective(int device, const CollectiveCall& call, const Array& x,
-                             std::optional<Algorithm> algorithm, int stream) {
+                             std::optional<Algorithm> algorithm, const LibraryChoice& library,
+                             int stream) {
   const bool with_data = !machine_.options().cost_only;
   const int index = start(device, Arrival{call, x.dtype(), x.shape(), with_data ? x : Array(),
-                                          with_data, algorithm, stream, 0});
+                                          with_data, algorithm, library, stream, 0});
   if (!with_data) {
     // Cost only: the result is zeros of the right type, ready for the wait.
     InFlight& flight = devices_[static_cast<std::size_t>(device)]->in_flight.at(index);
@@ -288,8 +292,8 @@ int SimRun::start_collective(int device, const CollectiveCall& call, const Array
 
 int SimRun::start_collective_cost(int device, const CollectiveCall& call, DType dtype,
                                   const Shape& shape, std::optional<Algorithm> algorithm,
-                                  int stream) {
-  return start(device, Arrival{call, dtype, shape, Array(), false, algorithm, stream, 0});
+                                  const LibraryChoice& library, int stream) {
+  return start(device, Arrival{call, dtype, shape, Array(), false, algorithm, library, stream, 0});
 }
 
 // The device's next collective: matched with the other devices' by issue index, its buffers
@@ -492,8 +496,12 @@ void SimRun::start_group(int index, int group) {
   const std::optional<cost_model::TimedChoice> library =
       faults_.changes_collectives()
           ? std::nullopt
-          : library_timing(machine_.spec(), first.call.op, nccl_bytes, n,
-                           {machine_.options().library_algorithm, machine_.options().protocol});
+          : library_timing(
+                machine_.spec(), first.call.op, nccl_bytes, n,
+                {first.library.algorithm ? first.library.algorithm
+                                         : machine_.options().library.algorithm,
+                 first.library.protocol ? first.library.protocol
+                                        : machine_.options().library.protocol});
 
   if (!slot.record_started) {
     slot.record_started = true;

@@ -51,18 +51,34 @@ TEST(LibraryTiming, ARunMayForceTheAlgorithmAndProtocol) {
   workload.kind = WorkloadKind::collectives;
   workload.calls = {{"all_reduce", std::int64_t{1} << 30, DType::float32}};
   Machine forced(machine(true), {.cost_only = true,
-                                 .library_algorithm = cost_model::LibraryAlgorithm::ring,
-                                 .protocol = cost_model::Protocol::ll128});
+                                 .library = {cost_model::LibraryAlgorithm::ring,
+                                             cost_model::Protocol::ll128}});
   EXPECT_EQ(run_workload(forced, workload).collectives.at(0).algorithm, "ring/LL128");
   // NVLS where the switch cannot reduce: the fastest instead, with the reason as the note.
   MachineSpec without_nvls = machine(true);
   without_nvls.fabric->in_switch_reduction = false;
   Machine fallback(without_nvls,
-                   {.cost_only = true, .library_algorithm = cost_model::LibraryAlgorithm::nvls});
+                   {.cost_only = true, .library = {.algorithm = cost_model::LibraryAlgorithm::nvls}});
   const CollectiveRecord record = run_workload(fallback, workload).collectives.at(0);
   EXPECT_EQ(record.algorithm, "ring/Simple");
   EXPECT_EQ(record.algorithm_note,
             "nvls cannot run all_reduce of 8 ranks on this fabric; ring/Simple is used");
+}
+
+TEST(LibraryTiming, OneCallMayForceItsOwn) {
+  std::vector<Values> inputs(8, Values{Array(DType::float32, {1 << 20})});
+  Machine simulated(machine(true), {.cost_only = true});
+  simulated.run(Mesh({8}, {"i"}), inputs,
+                [](Context& ctx, const Values& xs) {
+                  Array first = ctx.psum(xs[0], "i");
+                  ScopedLibraryChoice tree(ctx, {.algorithm = cost_model::LibraryAlgorithm::tree});
+                  return Values{first, ctx.psum(xs[0], "i")};
+                },
+                false);
+  const std::vector<CollectiveRecord>& records = simulated.cost_log().collectives;
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_NE(records[0].algorithm.substr(0, 4), "tree");
+  EXPECT_EQ(records[1].algorithm.substr(0, 4), "tree");
 }
 
 TEST(LibraryTiming, ResultsKeepTheScheduleBits) {
