@@ -139,13 +139,14 @@ NicDescription parse_nic_text(std::string_view nic) {
 
 Fabric fitted_fabric(Fabric fabric, const GpuPreset& gpu_preset,
                      const MachineDescription& machine) {
-  if (gpu_preset.scale_up_bytes_per_s) fabric.scale_up_bytes_per_s = *gpu_preset.scale_up_bytes_per_s;
+  if (gpu_preset.scale_up_bytes_per_s)
+    fabric.scale_up_bytes_per_s = *gpu_preset.scale_up_bytes_per_s;
   const int preset_per_node = fabric.devices_per_node;
   if (machine.gpus_per_node > preset_per_node) {
-    throw Error(fmt::format("gpus_per_node {}: the {} preset ({}) has {} GPUs per NVLink domain, "
-                            "expected at most {}",
-                            machine.gpus_per_node, gpu_preset.preset, machine.gpu,
-                            preset_per_node, preset_per_node));
+    throw Error(fmt::format(
+        "gpus_per_node {}: the {} preset ({}) has {} GPUs per NVLink domain, "
+        "expected at most {}",
+        machine.gpus_per_node, gpu_preset.preset, machine.gpu, preset_per_node, preset_per_node));
   }
   if (!gpu_preset.nvlink_domain_spans_nodes) {
     // In a full mesh each GPU has one link per peer; with fewer GPUs it uses only the links to

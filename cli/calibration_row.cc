@@ -80,9 +80,9 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
   row.op_name = std::string(trimmed(field("op")));
   row.op = calibration_op(field("op"));
   row.size_bytes = positive_integer<std::int64_t>("size_bytes", field("size_bytes"));
-  row.measured_time_us = measured_time_us(
-      measured_figures(field("time_us"), field("algbw_GBps"), field("busbw_GBps")), row.op,
-      machine.gpus_total, row.size_bytes);
+  row.measured_time_us =
+      measured_time_us(measured_figures(field("time_us"), field("algbw_GBps"), field("busbw_GBps")),
+                       row.op, machine.gpus_total, row.size_bytes);
   row.forced_algorithm = forced_algorithm(field("nccl_algo"));
   row.forced_protocol = forced_protocol(field("nccl_proto"), field("nccl_algo"));
   if (table.column_index("in_or_out_of_place")) {
@@ -101,10 +101,10 @@ std::string ascii_lowercase(std::string_view text) {
 }
 
 std::vector<CalibrationRow> read_calibration_rows(const CsvTable& table) {
-  table.require_columns({"config_id", "gpu", "gpus_total", "nodes", "gpus_per_node", "nic", "op",
-                         "size_bytes", "time_us", "algbw_GBps", "busbw_GBps", "nccl_algo",
-                         "nccl_proto"},
-                        fmt::format("the calibration format's columns {}", kCalibrationColumnsText));
+  table.require_columns(
+      {"config_id", "gpu", "gpus_total", "nodes", "gpus_per_node", "nic", "op", "size_bytes",
+       "time_us", "algbw_GBps", "busbw_GBps", "nccl_algo", "nccl_proto"},
+      fmt::format("the calibration format's columns {}", kCalibrationColumnsText));
   std::vector<CalibrationRow> rows;
   for (const CsvRecord& record : table.records()) {
     try {

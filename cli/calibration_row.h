@@ -31,7 +31,7 @@ struct CalibrationRow {
   MachineDescription machine;
   std::string op_name;  // as written ("all_reduce")
   cost_model::TimedOp op = cost_model::TimedOp::all_reduce;
-  std::int64_t size_bytes = 0;  // nccl-tests' size convention (TimingRequest::bytes)
+  std::int64_t size_bytes = 0;             // nccl-tests' size convention (TimingRequest::bytes)
   std::optional<double> measured_time_us;  // none: the row has no usable figure
   std::optional<cost_model::LibraryAlgorithm> forced_algorithm;
   std::optional<cost_model::Protocol> forced_protocol;

@@ -29,8 +29,8 @@ ErrorSummary summarize_errors(const std::vector<double>& errors) {
   ErrorSummary summary{static_cast<int>(errors.size()), nearest_rank_percentile(absolute, 50),
                        nearest_rank_percentile(absolute, 90), std::nullopt};
   if (!absolute.empty()) {
-    const auto within = std::count_if(absolute.begin(), absolute.end(),
-                                      [](double e) { return e <= 0.10; });
+    const auto within =
+        std::count_if(absolute.begin(), absolute.end(), [](double e) { return e <= 0.10; });
     summary.share_within_10_percent =
         static_cast<double>(within) / static_cast<double>(absolute.size());
   }

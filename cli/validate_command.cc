@@ -35,16 +35,17 @@ struct Prediction {
 // The rows of one config_id: one machine.
 struct MachineRows {
   std::string config_id;
-  std::string preset;
+  int first_line = 0;
   MachineDescription machine;
+  std::string preset;
+  cost_model::Fabric fabric;
   std::vector<Prediction> predictions;  // in file order, skipped rows included
 };
 
-Prediction predict(const CalibrationRow& row, const CalibrationMachine& machine) {
+Prediction predict(const CalibrationRow& row, const cost_model::Fabric& fabric) {
   const cost_model::TimingRequest request{row.op, row.size_bytes, row.machine.gpus_total,
                                           row.forced_algorithm, row.forced_protocol};
-  Prediction prediction{&row, cost_model::time_collective(machine.fabric, request), 0,
-                        std::nullopt};
+  Prediction prediction{&row, cost_model::time_collective(fabric, request), 0, std::nullopt};
   prediction.predicted_us = static_cast<double>(prediction.choice.time_ps) / 1e6;
   if (row.measured_time_us) {
     prediction.error = relative_error(prediction.predicted_us, *row.measured_time_us);
@@ -59,24 +60,23 @@ std::vector<MachineRows> predictions_by_machine(const CsvTable& table,
                                                 const std::vector<CalibrationRow>& rows) {
   std::vector<MachineRows> machines;
   std::map<std::string, std::size_t> index_of_config;
-  std::map<std::string, int> first_line_of_config;
   for (const CalibrationRow& row : rows) {
     const std::string where = fmt::format("{}:{}", table.file_name(), row.line);
     const auto [found, added] = index_of_config.try_emplace(row.config_id, machines.size());
-    if (added) {
-      machines.push_back({row.config_id, "", row.machine, {}});
-      first_line_of_config[row.config_id] = row.line;
-    } else if (machines[found->second].machine != row.machine) {
-      throw Error(fmt::format(
-          "{}: config_id {}: gpu, gpus_total, nodes, gpus_per_node or nic differ from line {}'s; "
-          "expected one machine per config_id",
-          where, row.config_id, first_line_of_config[row.config_id]));
-    }
-    MachineRows& group = machines[found->second];
     try {
-      const CalibrationMachine machine = calibration_machine(row.machine);
-      group.preset = machine.preset;
-      group.predictions.push_back(predict(row, machine));
+      if (added) {
+        const CalibrationMachine machine = calibration_machine(row.machine);
+        machines.push_back(
+            {row.config_id, row.line, row.machine, machine.preset, machine.fabric, {}});
+      }
+      MachineRows& group = machines[found->second];
+      if (group.machine != row.machine) {
+        throw Error(fmt::format(
+            "config_id {}: gpu, gpus_total, nodes, gpus_per_node or nic differ from line {}'s; "
+            "expected one machine per config_id",
+            row.config_id, group.first_line));
+      }
+      group.predictions.push_back(predict(row, group.fabric));
     } catch (const Error& e) {
       throw Error(fmt::format("{}: {}", where, e.what()));
     }
@@ -106,7 +106,8 @@ std::string forced_text(const CalibrationRow& row) {
   std::string text;
   if (row.forced_algorithm) text = cost_model::library_algorithm_name(*row.forced_algorithm);
   if (row.forced_protocol) {
-    text += (text.empty() ? "" : "/") + std::string(cost_model::protocol_name(*row.forced_protocol));
+    text +=
+        (text.empty() ? "" : "/") + std::string(cost_model::protocol_name(*row.forced_protocol));
   }
   return text.empty() ? "-" : text;
 }
@@ -139,10 +140,10 @@ void print_machine(const MachineRows& machine, std::ostream& out) {
     if (!p.error) continue;
     const bool fell_back = !p.choice.fallback.empty();
     if (fell_back) ++fallbacks[p.choice.fallback];
-    out << fmt::format("  {:>6}  {:<16}  {:>12}  {:<12}  {:>14.2f}  {:>14.2f}  {:<14}  {:>+7.1f}%\n",
-                       p.row->line, p.row->op_name, p.row->size_bytes, forced_text(*p.row),
-                       *p.row->measured_time_us, p.predicted_us,
-                       p.choice.label() + (fell_back ? "*" : ""), 100 * *p.error);
+    out << fmt::format(
+        "  {:>6}  {:<16}  {:>12}  {:<12}  {:>14.2f}  {:>14.2f}  {:<14}  {:>+7.1f}%\n", p.row->line,
+        p.row->op_name, p.row->size_bytes, forced_text(*p.row), *p.row->measured_time_us,
+        p.predicted_us, p.choice.label() + (fell_back ? "*" : ""), 100 * *p.error);
   }
   for (const auto& [note, rows] : fallbacks) {
     out << fmt::format("  * {}: {}\n", rows_text(rows), note);
@@ -153,7 +154,8 @@ void print_machine(const MachineRows& machine, std::ostream& out) {
 
 void print_summary_table(const std::vector<MachineRows>& machines, const ErrorSummary& overall,
                          int skipped, std::ostream& out) {
-  out << "| machine | GPU | nodes x GPUs | rows | median \\|error\\| | p90 \\|error\\| | within 10% "
+  out << "| machine | GPU | nodes x GPUs | rows | median \\|error\\| | p90 \\|error\\| | within "
+         "10% "
          "|\n|---|---|---|---:|---:|---:|---:|\n";
   const auto row = [&out](std::string_view name, std::string_view gpu, std::string_view shape,
                           const ErrorSummary& s) {
@@ -185,8 +187,8 @@ std::string series_label(const CalibrationRow& row) {
 std::string file_stem(std::string_view config_id) {
   std::string stem;
   for (char c : config_id) {
-    const bool kept = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ||
-                      c == '_';
+    const bool kept =
+        std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
     stem += kept ? c : '_';
   }
   return stem;
@@ -208,9 +210,10 @@ std::vector<PlotSeries> plot_series(const MachineRows& machine) {
     series[found->second].points.push_back(&p);
   }
   for (PlotSeries& s : series) {
-    std::stable_sort(s.points.begin(), s.points.end(), [](const Prediction* a, const Prediction* b) {
-      return a->row->size_bytes < b->row->size_bytes;
-    });
+    std::stable_sort(s.points.begin(), s.points.end(),
+                     [](const Prediction* a, const Prediction* b) {
+                       return a->row->size_bytes < b->row->size_bytes;
+                     });
   }
   return series;
 }
@@ -222,8 +225,8 @@ std::string plot_data(const std::vector<PlotSeries>& series) {
     data += fmt::format("{}# series {}: {}\n# size_bytes measured_us predicted_us\n",
                         i == 0 ? "" : "\n\n", i, series[i].label);
     for (const Prediction* p : series[i].points) {
-      data += fmt::format("{} {} {}\n", p->row->size_bytes, *p->row->measured_time_us,
-                          p->predicted_us);
+      data +=
+          fmt::format("{} {} {}\n", p->row->size_bytes, *p->row->measured_time_us, p->predicted_us);
     }
   }
   return data;
@@ -247,9 +250,9 @@ std::string plot_script(const MachineRows& machine, const std::vector<PlotSeries
     plots.push_back(fmt::format("{} index {} using 1:2 with points pt {} lc {} title {}", data, i,
                                 kPointTypes[round % kPointTypes.size()], i % 8 + 1,
                                 gnuplot_quoted(series[i].label + " measured")));
-    plots.push_back(fmt::format("{} index {} using 1:3 with linespoints pt 2 lw 2 dt {} lc {} title {}", data,
-                                i, round + 1, i % 8 + 1,
-                                gnuplot_quoted(series[i].label + " predicted")));
+    plots.push_back(
+        fmt::format("{} index {} using 1:3 with linespoints pt 2 lw 2 dt {} lc {} title {}", data,
+                    i, round + 1, i % 8 + 1, gnuplot_quoted(series[i].label + " predicted")));
   }
   std::string joined;
   for (const std::string& plot : plots) joined += (joined.empty() ? "" : ", \\\n     ") + plot;
@@ -257,8 +260,8 @@ std::string plot_script(const MachineRows& machine, const std::vector<PlotSeries
 }
 
 // Per machine DIR/STEM.dat and DIR/STEM.gp, and DIR/STEM.png when gnuplot is on PATH.
-void write_plots(const std::vector<MachineRows>& machines, const std::string& plot_dir,
-                 bool quiet, std::ostream& out, std::ostream& err) {
+void write_plots(const std::vector<MachineRows>& machines, const std::string& plot_dir, bool quiet,
+                 std::ostream& out, std::ostream& err) {
   namespace fs = std::filesystem;
   std::error_code error;
   fs::create_directories(plot_dir, error);
@@ -273,9 +276,10 @@ void write_plots(const std::vector<MachineRows>& machines, const std::string& pl
     if (series.empty()) continue;  // no row with a measurement
     const std::string stem = file_stem(machine.config_id);
     if (!stems.insert(stem).second) {
-      throw Error(fmt::format("config_id {}: its plot file name {} is another config_id's too; "
-                              "expected config_ids that differ in letters, digits, '.', '-' or '_'",
-                              machine.config_id, stem));
+      throw Error(
+          fmt::format("config_id {}: its plot file name {} is another config_id's too; "
+                      "expected config_ids that differ in letters, digits, '.', '-' or '_'",
+                      machine.config_id, stem));
     }
     const fs::path data = fs::path(plot_dir) / (stem + ".dat");
     const fs::path script = fs::path(plot_dir) / (stem + ".gp");
@@ -299,8 +303,8 @@ std::string limits_exceeded(const ValidateOptions& options, const ErrorSummary& 
                          std::optional<double> value, std::string_view flag) {
     if (!limit) return;
     if (!value) {
-      failures.push_back(fmt::format("no row has a measured time to compare with {} {}", flag,
-                                     *limit));
+      failures.push_back(
+          fmt::format("no row has a measured time to compare with {} {}", flag, *limit));
     } else if (*value > *limit) {
       failures.push_back(fmt::format("{} |error| {} is above {} {} ({})", name, percent(value),
                                      flag, *limit, percent(limit)));
@@ -316,8 +320,7 @@ std::string limits_exceeded(const ValidateOptions& options, const ErrorSummary& 
 }  // namespace
 
 void add_validate_flags(CLI::App& command, ValidateOptions& options) {
-  command.add_option("file", options.file,
-                     "A calibration CSV (columns as in docs/validation.md)")
+  command.add_option("file", options.file, "A calibration CSV (columns as in docs/validation.md)")
       ->required();
   command.add_flag("--summary", options.summary,
                    "Print only the per-machine table of median and p90 |error| (markdown)");

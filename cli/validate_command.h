@@ -14,8 +14,8 @@ namespace spmd {
 
 struct ValidateOptions {
   std::string file;
-  bool summary = false;     // only the per-machine table (markdown)
-  std::string plot_dir;     // empty: no plots
+  bool summary = false;                        // only the per-machine table (markdown)
+  std::string plot_dir;                        // empty: no plots
   std::optional<double> max_median_abs_error;  // a fraction: 0.2 is 20%
   std::optional<double> max_p90_abs_error;
 };

@@ -120,9 +120,10 @@ CsvTable CsvTable::parse(std::string_view text, std::string file_name) {
       for (std::size_t i = 0; i < record.fields.size(); ++i) {
         const std::string& name = record.fields[i];
         if (name.empty() || !seen.insert(name).second) {
-          throw Error(fmt::format("{}:{}: column {} is named '{}', expected a name of its own "
-                                  "(not empty, not a name twice)",
-                                  table.file_name_, record.line, i + 1, name));
+          throw Error(
+              fmt::format("{}:{}: column {} is named '{}', expected a name of its own "
+                          "(not empty, not a name twice)",
+                          table.file_name_, record.line, i + 1, name));
         }
       }
       table.columns_ = std::move(record.fields);
@@ -137,8 +138,8 @@ CsvTable CsvTable::parse(std::string_view text, std::string file_name) {
     table.records_.push_back(std::move(record));
   }
   if (!has_header) {
-    throw Error(fmt::format("{}: no header, expected a first line naming the columns",
-                            table.file_name_));
+    throw Error(
+        fmt::format("{}: no header, expected a first line naming the columns", table.file_name_));
   }
   return table;
 }

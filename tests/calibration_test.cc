@@ -50,23 +50,23 @@ TEST(MeasuredTime, BusFactorsAreNcclTests) {
 TEST(MeasuredTime, TimeUsWinsThenAlgbwThenBusbw) {
   const std::int64_t gigabyte = 1'000'000'000;
   // 1e9 bytes at 100 GB/s algbw: 10 ms.
-  EXPECT_EQ(measured_time_us(measured_figures("12.5", "100", "175"), TimedOp::all_reduce, 8,
-                             gigabyte),
-            12.5);
-  EXPECT_DOUBLE_EQ(*measured_time_us(measured_figures("", "100", "999"), TimedOp::all_reduce, 8,
-                                     gigabyte),
-                   10'000.0);
+  EXPECT_EQ(
+      measured_time_us(measured_figures("12.5", "100", "175"), TimedOp::all_reduce, 8, gigabyte),
+      12.5);
+  EXPECT_DOUBLE_EQ(
+      *measured_time_us(measured_figures("", "100", "999"), TimedOp::all_reduce, 8, gigabyte),
+      10'000.0);
   // busbw 175 GB/s of an all-reduce on 8 ranks is algbw 100 GB/s.
-  EXPECT_DOUBLE_EQ(*measured_time_us(measured_figures("", "", "175"), TimedOp::all_reduce, 8,
-                                     gigabyte),
-                   10'000.0);
+  EXPECT_DOUBLE_EQ(
+      *measured_time_us(measured_figures("", "", "175"), TimedOp::all_reduce, 8, gigabyte),
+      10'000.0);
   // all_gather on 8: factor 7/8, so busbw 87.5 is algbw 100.
-  EXPECT_DOUBLE_EQ(*measured_time_us(measured_figures(" ", "", "87.5"), TimedOp::all_gather, 8,
-                                     gigabyte),
-                   10'000.0);
-  EXPECT_DOUBLE_EQ(*measured_time_us(measured_figures("", "", "100"), TimedOp::broadcast, 8,
-                                     gigabyte),
-                   10'000.0);
+  EXPECT_DOUBLE_EQ(
+      *measured_time_us(measured_figures(" ", "", "87.5"), TimedOp::all_gather, 8, gigabyte),
+      10'000.0);
+  EXPECT_DOUBLE_EQ(
+      *measured_time_us(measured_figures("", "", "100"), TimedOp::broadcast, 8, gigabyte),
+      10'000.0);
 }
 
 TEST(MeasuredTime, RowsWithoutAUsableFigureHaveNone) {
@@ -161,18 +161,22 @@ TEST(CalibrationMachine, AnUnknownGpuIsAnErrorListingTheKnownNames) {
 TEST(CalibrationMachine, NicTextGivesCountRateAndNetwork) {
   EXPECT_EQ(parse_nic_text("8x 400 Gb/s InfiniBand"),
             (NicDescription{8, 400 * kGbps, NetworkKind::infiniband}));
-  EXPECT_EQ(parse_nic_text("8 x 400G NDR"), (NicDescription{8, 400 * kGbps, NetworkKind::infiniband}));
+  EXPECT_EQ(parse_nic_text("8 x 400G NDR"),
+            (NicDescription{8, 400 * kGbps, NetworkKind::infiniband}));
   EXPECT_EQ(parse_nic_text("ConnectX-7 NDR 400G"),
             (NicDescription{std::nullopt, 400 * kGbps, NetworkKind::infiniband}));
   EXPECT_EQ(parse_nic_text("4 x 200 Gb/s Slingshot"),
             (NicDescription{4, 200 * kGbps, NetworkKind::slingshot}));
-  EXPECT_EQ(parse_nic_text("16 x 100Gbps RoCEv2"), (NicDescription{16, 100 * kGbps, NetworkKind::roce}));
+  EXPECT_EQ(parse_nic_text("16 x 100Gbps RoCEv2"),
+            (NicDescription{16, 100 * kGbps, NetworkKind::roce}));
   EXPECT_EQ(parse_nic_text("8 x ConnectX-6 HDR"),
             (NicDescription{8, 200 * kGbps, NetworkKind::infiniband}));
-  EXPECT_EQ(parse_nic_text("XDR"), (NicDescription{std::nullopt, 800 * kGbps, NetworkKind::infiniband}));
+  EXPECT_EQ(parse_nic_text("XDR"),
+            (NicDescription{std::nullopt, 800 * kGbps, NetworkKind::infiniband}));
   EXPECT_EQ(parse_nic_text("8x 200 Gb/s GPUDirect-TCPXO"),
             (NicDescription{8, 200 * kGbps, NetworkKind::ethernet}));
-  EXPECT_EQ(parse_nic_text("32 x 100 Gb/s EFA"), (NicDescription{32, 100 * kGbps, NetworkKind::ethernet}));
+  EXPECT_EQ(parse_nic_text("32 x 100 Gb/s EFA"),
+            (NicDescription{32, 100 * kGbps, NetworkKind::ethernet}));
   EXPECT_EQ(parse_nic_text("8 IB NICs, 2x 400 Gb/s ConnectX-7 RoCE"),
             (NicDescription{2, 400 * kGbps, NetworkKind::roce}));
 }
@@ -223,8 +227,8 @@ TEST(CalibrationMachine, AFullMeshOfFewerGpusUsesOnlyTheLinksToThoseThere) {
 TEST(CalibrationMachine, AnNvl72RackKeepsItsNvlinkDomainAcrossTrays) {
   Fabric rack = eight_gpu_switch();
   rack.devices_per_node = 72;
-  const Fabric fabric = fitted_fabric(rack, preset_for_gpu("GB300"),
-                                      {"NVIDIA GB300", 32, 8, 4, "n/a (NVLink only)"});
+  const Fabric fabric =
+      fitted_fabric(rack, preset_for_gpu("GB300"), {"NVIDIA GB300", 32, 8, 4, "n/a (NVLink only)"});
   EXPECT_EQ(fabric.devices_per_node, 72);
 }
 

@@ -45,7 +45,10 @@ TEST(CsvTable, RecordsKnowTheLineTheyStartOnPastLineBreaksInQuotes) {
 }
 
 TEST(CsvTable, CrlfLineEndsAByteOrderMarkAndNoFinalLineBreakAreRead) {
-  const CsvTable table = CsvTable::parse("\xEF\xBB\xBF" "a,b\r\n1,\"2\"\r\n3,4", "t.csv");
+  const CsvTable table = CsvTable::parse(
+      "\xEF\xBB\xBF"
+      "a,b\r\n1,\"2\"\r\n3,4",
+      "t.csv");
   EXPECT_EQ(table.columns(), (std::vector<std::string>{"a", "b"}));
   ASSERT_EQ(table.records().size(), 2u);
   EXPECT_EQ(fields_of(table, 0), (std::vector<std::string>{"1", "2"}));
@@ -96,7 +99,9 @@ TEST(CsvTable, TheHeaderMustNameEveryColumnOnce) {
 TEST(CsvTable, MissingColumnsAreNamedTogether) {
   const CsvTable table = CsvTable::parse("a,b\n", "t.csv");
   EXPECT_NO_THROW(table.require_columns({"a", "b"}, "a and b"));
-  EXPECT_EQ(error_of([&] { table.require_columns({"a", "x", "y"}, "a, x and y"); }),
+  EXPECT_EQ(error_of([&] {
+              table.require_columns({"a", "x", "y"}, "a, x and y");
+            }),
             "t.csv: missing columns x, y; expected a, x and y");
   EXPECT_EQ(error_of([&] { table.require_columns({"z"}, "z"); }),
             "t.csv: missing column z; expected z");

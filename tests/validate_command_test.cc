@@ -2,13 +2,14 @@
 // summary table, the plot files, the limits that fail a CI run (exit 1), and bad input (exit 2
 // with one line naming the file, the line and the field).
 
+#include "cli/validate_command.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "cli/validate_command.h"
 #include "support/output_file.h"
 #include "tests/spmdsim_binary.h"
 
@@ -64,7 +65,8 @@ TEST(ValidateCommand, PrintsEveryMeasuredRowPerMachineWithItsErrorAndTheSummarie
   // The forced ring runs as a ring: its line (line 4 of the file) names ring as forced and chosen.
   const std::size_t forced_line = text.find("\n       4  all_reduce");
   ASSERT_NE(forced_line, std::string::npos) << text;
-  const std::string line = text.substr(forced_line + 1, text.find('\n', forced_line + 1) - forced_line);
+  const std::string line =
+      text.substr(forced_line + 1, text.find('\n', forced_line + 1) - forced_line);
   EXPECT_NE(line.find("  ring  "), std::string::npos) << line;
   EXPECT_NE(line.find("  ring/"), std::string::npos) << line;
   EXPECT_NE(text.find("3 rows compared"), std::string::npos) << text;
@@ -79,10 +81,8 @@ TEST(ValidateCommand, SummaryIsOneMarkdownTableRowPerMachineAndAll) {
   const fs::path csv = write_csv(scratch_folder("summary"), std::string(kHeader) + kRows);
   const CommandResult result = run_binary("validate --summary '" + csv.string() + "'");
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_EQ(result.output.rfind("| machine | GPU | nodes x GPUs | rows |", 0), 0u)
-      << result.output;
-  EXPECT_NE(result.output.find("\n| box | NVIDIA H100 80GB HBM3 | 1 x 8 | 3 | "),
-            std::string::npos)
+  EXPECT_EQ(result.output.rfind("| machine | GPU | nodes x GPUs | rows |", 0), 0u) << result.output;
+  EXPECT_NE(result.output.find("\n| box | NVIDIA H100 80GB HBM3 | 1 x 8 | 3 | "), std::string::npos)
       << result.output;
   EXPECT_NE(result.output.find("\n| two_boxes | NVIDIA H100 80GB HBM3 | 2 x 8 | 1 | "),
             std::string::npos);
@@ -94,7 +94,8 @@ TEST(ValidateCommand, SummaryIsOneMarkdownTableRowPerMachineAndAll) {
 
 TEST(ValidateCommand, LimitsExitOneWithOneLineSayingWhichFigureIsAbove) {
   const fs::path csv = write_csv(scratch_folder("limits"), std::string(kHeader) + kRows);
-  const CommandResult strict = run_binary("validate --summary --max-median 0 '" + csv.string() + "'");
+  const CommandResult strict =
+      run_binary("validate --summary --max-median 0 '" + csv.string() + "'");
   EXPECT_EQ(strict.exit_code, 1) << strict.output;
   EXPECT_NE(strict.output.find("\nvalidate: median |error| "), std::string::npos) << strict.output;
   EXPECT_NE(strict.output.find(" is above --max-median 0 (0.0%)"), std::string::npos)
@@ -109,9 +110,8 @@ TEST(ValidateCommand, LimitsExitOneWithOneLineSayingWhichFigureIsAbove) {
 TEST(ValidateCommand, PlotDirGetsADataFileAndAScriptPerMachine) {
   const fs::path dir = scratch_folder("plots");
   const fs::path csv = write_csv(dir, std::string(kHeader) + kRows);
-  const CommandResult result =
-      run_binary("validate --summary --plot-dir '" + (dir / "plots").string() + "' '" +
-                 csv.string() + "'");
+  const CommandResult result = run_binary("validate --summary --plot-dir '" +
+                                          (dir / "plots").string() + "' '" + csv.string() + "'");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   for (const char* name : {"box.dat", "box.gp", "two_boxes.dat", "two_boxes.gp"}) {
     EXPECT_TRUE(fs::exists(dir / "plots" / name)) << name;
@@ -135,9 +135,9 @@ TEST(ValidateCommand, BadInputExitsTwoWithOneLineNamingFileLineAndField) {
   EXPECT_NE(missing.output.find("none.csv: cannot read the CSV file"), std::string::npos)
       << missing.output;
 
-  const fs::path bad_size = write_csv(
-      dir, std::string(kHeader) + kRows +
-               "box,NVIDIA H100,8,1,8,,,all_reduce,float,sum,abc,10,,,,,,,,,\n");
+  const fs::path bad_size =
+      write_csv(dir, std::string(kHeader) + kRows +
+                         "box,NVIDIA H100,8,1,8,,,all_reduce,float,sum,abc,10,,,,,,,,,\n");
   const CommandResult bad = run_binary("validate '" + bad_size.string() + "'");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.output.find("m.csv:7: size_bytes 'abc': expected a positive integer\n"),
@@ -153,9 +153,9 @@ TEST(ValidateCommand, BadInputExitsTwoWithOneLineNamingFileLineAndField) {
             std::string::npos)
       << gpu.output;
 
-  const fs::path two_machines = write_csv(
-      dir, std::string(kHeader) + kRows +
-               "box,NVIDIA H100 80GB HBM3,16,2,8,,,all_reduce,float,sum,8,10,,,,,,,,,\n");
+  const fs::path two_machines =
+      write_csv(dir, std::string(kHeader) + kRows +
+                         "box,NVIDIA H100 80GB HBM3,16,2,8,,,all_reduce,float,sum,8,10,,,,,,,,,\n");
   const CommandResult mixed = run_binary("validate '" + two_machines.string() + "'");
   EXPECT_EQ(mixed.exit_code, 2);
   EXPECT_NE(mixed.output.find("m.csv:7: config_id box: gpu, gpus_total, nodes, gpus_per_node or "
