@@ -28,15 +28,15 @@ bool is_amd(GpuGeneration generation) {
 // Launching the kernel and learning it finished: what an 8-byte collective costs beyond its
 // hops. Fitted to the published small-message floors (docs/collective-timing.md).
 double launch_us(const Fabric& fabric) {
-  if (is_amd(fabric.generation)) return 7.2;
-  return fabric.host == HostKind::grace ? 6.7 : 20.5;
+  if (is_amd(fabric.generation)) return 7.1;
+  return fabric.host == HostKind::grace ? 6.5 : 20.8;
 }
 
 // Per protocol: a fixed start, the latency of one hop inside the scale-up domain and of one
 // hop over the network, and the share of a link's rate that carries data.
-constexpr std::array<double, 3> kProtocolBaseUs = {0.0, 2.0, 1.0};
-constexpr std::array<double, 3> kScaleUpHopUs = {0.46, 2.8, 3.7};
-constexpr std::array<double, 3> kNetworkHopUs = {7.5, 4.9, 10.9};
+constexpr std::array<double, 3> kProtocolBaseUs = {0.0, 2.0, 1.1};
+constexpr std::array<double, 3> kScaleUpHopUs = {0.47, 2.7, 3.8};
+constexpr std::array<double, 3> kNetworkHopUs = {6.2, 5.5, 12.8};
 // LL sends 4 bytes of flag with every 4 of data; LL128 keeps 120 of every 128 bytes.
 constexpr std::array<double, 3> kProtocolPayloadShare = {0.5, 120.0 / 128.0, 1.0};
 
@@ -52,7 +52,7 @@ double ll_cap_gbps(GpuGeneration generation) {
   }
   return 90.0;
 }
-constexpr double kLlNetworkGBps = 5.0;
+constexpr double kLlNetworkGBps = 5.3;
 
 // The share of the scale-up links' rate a ring's data reaches with every channel busy.
 double scale_up_efficiency(GpuGeneration generation) { return is_amd(generation) ? 0.705 : 0.76; }
@@ -62,10 +62,15 @@ constexpr double kNetworkEfficiency = 0.93;
 // half again (its channels leave each node through half the NICs a ring uses).
 constexpr double kTreeShareInNode = 0.5;
 constexpr double kTreeShareAcrossNodes = 0.25;
+// Across nodes the tree pipelines chunks of kTreeChunkBytes level by level, so the first chunk
+// (or the whole message, when smaller) crosses the 2 * depth - 1 network levels one after
+// another at one channel's rate: LL's rate per channel is much lower than the others'.
+constexpr double kTreeChunkBytes = 131072;
+constexpr std::array<double, 3> kTreeLevelGBps = {0.56, 3.2, 3.2};
 
 // NVLS: the switch reduces, so each byte crosses a GPU's links once each way; its rate is a
 // share of the scale-up rate per generation, after a fixed setup of the multicast objects.
-constexpr double kNvlsStartUs = 10.2;
+constexpr double kNvlsStartUs = 10.0;
 double nvls_share(GpuGeneration generation) {
   return generation == GpuGeneration::blackwell ? 0.51 : 0.59;
 }
@@ -105,8 +110,16 @@ bool protocol_runs(const Fabric& fabric, const Layout& layout, Protocol protocol
          fabric.network == NetworkKind::infiniband;
 }
 
-double hops_us(Protocol protocol, double scale_up_hops, double network_hops) {
-  return scale_up_hops * kScaleUpHopUs[index(protocol)] +
+// A step's synchronization over NVLink 3 and the second-generation NVSwitch (A100) takes about
+// twice Hopper's.
+double scale_up_hop_us(GpuGeneration generation, Protocol protocol) {
+  const double factor = generation == GpuGeneration::ampere ? 2.0 : 1.0;
+  return factor * kScaleUpHopUs[index(protocol)];
+}
+
+double hops_us(const Fabric& fabric, Protocol protocol, double scale_up_hops,
+               double network_hops) {
+  return scale_up_hops * scale_up_hop_us(fabric.generation, protocol) +
          network_hops * kNetworkHopUs[index(protocol)];
 }
 
@@ -116,16 +129,19 @@ double ring_us(const Fabric& fabric, const Layout& layout, Protocol protocol, do
                double passes, double bus_bytes) {
   const double network_hops = passes * (layout.nodes - 1);
   return launch_us(fabric) + kProtocolBaseUs[index(protocol)] +
-         hops_us(protocol, steps - network_hops, network_hops) +
+         hops_us(fabric, protocol, steps - network_hops, network_hops) +
          bus_bytes / (bus_gbps(fabric, layout, protocol) * 1e3);
 }
 
 double tree_us(const Fabric& fabric, const Layout& layout, Protocol protocol, double bytes) {
   const double depth = std::ceil(std::log2(static_cast<double>(layout.nodes)));
   const double share = layout.nodes > 1 ? kTreeShareAcrossNodes : kTreeShareInNode;
+  const double fill_us = layout.nodes > 1 ? (2 * depth - 1) * std::min(bytes, kTreeChunkBytes) /
+                                               (kTreeLevelGBps[index(protocol)] * 1e3)
+                                         : 0.0;
   return launch_us(fabric) + kProtocolBaseUs[index(protocol)] +
-         2.0 * hops_us(protocol, layout.per_node - 1, depth) +
-         bytes / (bus_gbps(fabric, layout, protocol) * share * 1e3);
+         2.0 * hops_us(fabric, protocol, layout.per_node - 1, depth) +
+         bytes / (bus_gbps(fabric, layout, protocol) * share * 1e3) + fill_us;
 }
 
 double nvls_us(const Fabric& fabric, double bytes) {
@@ -148,7 +164,7 @@ double direct_us(const Fabric& fabric, const Layout& layout, Protocol protocol,
   }
   const double network_hops = layout.nodes > 1 ? 1.0 : 0.0;
   return launch_us(fabric) + kProtocolBaseUs[index(protocol)] +
-         hops_us(protocol, 1.0 - network_hops, network_hops) + time_us;
+         hops_us(fabric, protocol, 1.0 - network_hops, network_hops) + time_us;
 }
 
 std::int64_t to_ps(double time_us) {

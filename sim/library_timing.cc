@@ -23,11 +23,15 @@ std::optional<cost_model::TimedOp> timed_op(CollectiveOp op) {
 }  // namespace
 
 std::optional<cost_model::TimedChoice> library_timing(const MachineSpec& machine, CollectiveOp op,
-                                                      std::int64_t bytes, int group_size) {
+                                                      std::int64_t bytes, int group_size,
+                                                      const LibraryChoice& forced) {
   const std::optional<cost_model::TimedOp> timed = timed_op(op);
   if (!machine.fabric || !timed) return std::nullopt;
-  return cost_model::time_collective(*machine.fabric,
-                                     {.op = *timed, .bytes = bytes, .ranks = group_size});
+  return cost_model::time_collective(*machine.fabric, {.op = *timed,
+                                                       .bytes = bytes,
+                                                       .ranks = group_size,
+                                                       .algorithm = forced.algorithm,
+                                                       .protocol = forced.protocol});
 }
 
 }  // namespace spmd::sim

@@ -12,9 +12,16 @@
 
 namespace spmd::sim {
 
+// The library's choices a run forces (SimOptions::library_algorithm / protocol).
+struct LibraryChoice {
+  std::optional<cost_model::LibraryAlgorithm> algorithm;
+  std::optional<cost_model::Protocol> protocol;
+};
+
 // None when the machine has no fabric or `op` moves nothing (axis_index). `bytes` is the
 // nccl-tests size: all_gather's gathered output, every other op's per-device input.
 std::optional<cost_model::TimedChoice> library_timing(const MachineSpec& machine, CollectiveOp op,
-                                                      std::int64_t bytes, int group_size);
+                                                      std::int64_t bytes, int group_size,
+                                                      const LibraryChoice& forced = {});
 
 }  // namespace spmd::sim

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "collectives/algorithm.h"
+#include "cost_model/collective_timing.h"
 #include "reference/backend.h"
 #include "reference/float_numerics.h"
 #include "sim/cost_log.h"
@@ -28,6 +29,10 @@ struct SimOptions {
   // Every collective uses this algorithm where it can (otherwise the automatic choice, noted in
   // the cost log); the machine file's per-op choices apply when unset.
   std::optional<collectives::Algorithm> algorithm;
+  // On a machine with a fabric: the library's algorithm and protocol for every collective, as
+  // NCCL_ALGO / NCCL_PROTO force them (cost_model/collective_timing.h); unset: the fastest.
+  std::optional<cost_model::LibraryAlgorithm> library_algorithm;
+  std::optional<cost_model::Protocol> protocol;
   // Rings and trees follow each group's rank order instead of the topology's ring (so that the
   // reference, folding with the default ring, gives the same bits; `spmdsim conform` uses it).
   bool ring_by_rank = false;

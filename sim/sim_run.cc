@@ -492,7 +492,8 @@ void SimRun::start_group(int index, int group) {
   const std::optional<cost_model::TimedChoice> library =
       faults_.changes_collectives()
           ? std::nullopt
-          : library_timing(machine_.spec(), first.call.op, nccl_bytes, n);
+          : library_timing(machine_.spec(), first.call.op, nccl_bytes, n,
+                           {machine_.options().library_algorithm, machine_.options().protocol});
 
   if (!slot.record_started) {
     slot.record_started = true;

@@ -46,6 +46,25 @@ TEST(LibraryTiming, CostOnlyCollectivesTakeTheLibrarysTime) {
   EXPECT_EQ(log.collectives[1].end_ps - log.collectives[1].start_ps, all_gather.time_ps);
 }
 
+TEST(LibraryTiming, ARunMayForceTheAlgorithmAndProtocol) {
+  Workload workload;
+  workload.kind = WorkloadKind::collectives;
+  workload.calls = {{"all_reduce", std::int64_t{1} << 30, DType::float32}};
+  Machine forced(machine(true), {.cost_only = true,
+                                 .library_algorithm = cost_model::LibraryAlgorithm::ring,
+                                 .protocol = cost_model::Protocol::ll128});
+  EXPECT_EQ(run_workload(forced, workload).collectives.at(0).algorithm, "ring/LL128");
+  // NVLS where the switch cannot reduce: the fastest instead, with the reason as the note.
+  MachineSpec without_nvls = machine(true);
+  without_nvls.fabric->in_switch_reduction = false;
+  Machine fallback(without_nvls,
+                   {.cost_only = true, .library_algorithm = cost_model::LibraryAlgorithm::nvls});
+  const CollectiveRecord record = run_workload(fallback, workload).collectives.at(0);
+  EXPECT_EQ(record.algorithm, "ring/Simple");
+  EXPECT_EQ(record.algorithm_note,
+            "nvls cannot run all_reduce of 8 ranks on this fabric; ring/Simple is used");
+}
+
 TEST(LibraryTiming, ResultsKeepTheScheduleBits) {
   std::vector<Values> inputs;
   for (Array& x : random_per_device(DType::float32, {1000}, 8, 7, {})) {
