@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
 #include "cli/algorithm_notes.h"
+#include "cli/gnuplot.h"
 #include "cli/placement_flag.h"
 #include "cli/progress.h"
 #include "reference/error.h"
@@ -102,13 +102,7 @@ std::string plot(const ScaleOptions& options, const std::string& data, const std
   const std::filesystem::path dir(options.out_folder);
   const std::string png = (dir / "scale.png").string();
   write_output_file(dir / "scale.gp", gnuplot_script(data, png, title));
-  const std::string command = fmt::format("gnuplot '{}'", (dir / "scale.gp").string());
-  if (std::system(command.c_str()) != 0) {
-    throw Error(
-        fmt::format("plot: `{}` failed, expected gnuplot (Debian gnuplot-nox) on PATH; "
-                    "--no-plot skips the plot",
-                    command));
-  }
+  run_gnuplot(dir / "scale.gp", "--no-plot skips the plot");
   return png;
 }
 

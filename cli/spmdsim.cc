@@ -20,6 +20,7 @@
 #include "cli/placement_flag.h"
 #include "cli/run_command.h"
 #include "cli/scale_command.h"
+#include "cli/validate_command.h"
 #include "reference/check.h"
 #include "reference/error.h"
 
@@ -128,6 +129,13 @@ int main(int argc, char** argv) {
       "communication share, all-reduce busbw and memory per device");
   spmd::add_scale_flags(*scale, scale_options);
 
+  spmd::ValidateOptions validate_options;
+  CLI::App* validate = app.add_subcommand(
+      "validate",
+      "Predict every row of a calibration CSV (collectives timed on real machines) and print "
+      "predicted vs measured per machine with the median and p90 of |error|");
+  spmd::add_validate_flags(*validate, validate_options);
+
   CLI::App* examples = app.add_subcommand(
       "examples",
       "Run the JAX tutorial examples (pmap, in_axes, psum, data-parallel training) "
@@ -155,6 +163,9 @@ int main(int argc, char** argv) {
     if (run->parsed()) return spmd::run_run_command(run_options, std::cout);
     if (scale->parsed()) return spmd::run_scale_command(scale_options, std::cout);
     if (perf->parsed()) return spmd::run_perf_command(perf_options, std::cout);
+    if (validate->parsed()) {
+      return spmd::run_validate_command(validate_options, std::cout, std::cerr);
+    }
     if (examples->parsed()) return spmd::run_examples_command(std::cout, examples_options);
     return spmd::run_demo_command(demo_options, std::cout);
   } catch (const spmd::Error& e) {

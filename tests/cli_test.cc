@@ -503,7 +503,7 @@ TEST(CliPlacement, AnAlgorithmThatCannotRunACallSaysWhyOnceOnStderr) {
 }
 
 TEST(CliHelp, EveryCommandHasHelp) {
-  for (const std::string command : {"demo", "run", "perf", "scale", "conform", "examples"}) {
+  for (const std::string command : {"demo", "run", "perf", "scale", "validate", "conform", "examples"}) {
     const CommandResult result = run_binary(command + " --help");
     EXPECT_EQ(result.exit_code, 0) << command;
     EXPECT_NE(result.output.find("Usage"), std::string::npos) << command << result.output;

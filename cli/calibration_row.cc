@@ -1,0 +1,190 @@
+#include "cli/calibration_row.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+
+#include "reference/check.h"
+#include "reference/error.h"
+#include "support/json_reader.h"
+
+namespace spmd {
+namespace {
+
+using cost_model::LibraryAlgorithm;
+using cost_model::Protocol;
+using cost_model::TimedOp;
+
+std::string_view trimmed(std::string_view text) {
+  const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  while (!text.empty() && space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+// The text up to the first space, parenthesis, semicolon or slash ("NVLS (env)" gives "NVLS").
+std::string_view first_word(std::string_view text) {
+  return text.substr(0, text.find_first_of(" \t(;,/"));
+}
+
+[[noreturn]] void bad_field(std::string_view column, std::string_view text,
+                            std::string_view expected) {
+  throw Error(fmt::format("{} '{}': expected {}", column, shortened_text(text), expected));
+}
+
+template <typename Integer>
+Integer positive_integer(std::string_view column, std::string_view text) {
+  const std::string_view digits = trimmed(text);
+  Integer value = 0;
+  const auto [stop, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (digits.empty() || error != std::errc() || stop != digits.data() + digits.size() ||
+      value < 1) {
+    bad_field(column, text, "a positive integer");
+  }
+  return value;
+}
+
+// A figure of a measurement: absent when empty or zero.
+std::optional<double> figure(std::string_view column, std::string_view text) {
+  const std::string_view number = trimmed(text);
+  if (number.empty()) return std::nullopt;
+  double value = 0;
+  const auto [stop, error] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (error != std::errc() || stop != number.data() + number.size() || !std::isfinite(value) ||
+      value < 0) {
+    bad_field(column, text, "a number of at least 0, or nothing");
+  }
+  if (value == 0) return std::nullopt;
+  return value;
+}
+
+CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
+  const auto field = [&](std::string_view column) -> const std::string& {
+    return table.field(record, column);
+  };
+  CalibrationRow row;
+  row.line = record.line;
+  row.config_id = field("config_id");
+  if (trimmed(row.config_id).empty()) bad_field("config_id", row.config_id, "a name");
+  row.machine = {field("gpu"), positive_integer<int>("gpus_total", field("gpus_total")),
+                 positive_integer<int>("nodes", field("nodes")),
+                 positive_integer<int>("gpus_per_node", field("gpus_per_node")), field("nic")};
+  const MachineDescription& machine = row.machine;
+  if (static_cast<std::int64_t>(machine.nodes) * machine.gpus_per_node != machine.gpus_total) {
+    throw Error(fmt::format("gpus_total {}: expected nodes x gpus_per_node = {} x {}",
+                            machine.gpus_total, machine.nodes, machine.gpus_per_node));
+  }
+  row.op_name = std::string(trimmed(field("op")));
+  row.op = calibration_op(field("op"));
+  row.size_bytes = positive_integer<std::int64_t>("size_bytes", field("size_bytes"));
+  row.measured_time_us =
+      measured_time_us(measured_figures(field("time_us"), field("algbw_GBps"), field("busbw_GBps")),
+                       row.op, machine.gpus_total, row.size_bytes);
+  row.forced_algorithm = forced_algorithm(field("nccl_algo"));
+  row.forced_protocol = forced_protocol(field("nccl_proto"), field("nccl_algo"));
+  if (table.column_index("in_or_out_of_place")) {
+    row.in_place = ascii_lowercase(trimmed(field("in_or_out_of_place"))).starts_with("in-place");
+  }
+  return row;
+}
+
+}  // namespace
+
+std::string ascii_lowercase(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower;
+}
+
+std::vector<CalibrationRow> read_calibration_rows(const CsvTable& table) {
+  table.require_columns(
+      {"config_id", "gpu", "gpus_total", "nodes", "gpus_per_node", "nic", "op", "size_bytes",
+       "time_us", "algbw_GBps", "busbw_GBps", "nccl_algo", "nccl_proto"},
+      fmt::format("the calibration format's columns {}", kCalibrationColumnsText));
+  std::vector<CalibrationRow> rows;
+  for (const CsvRecord& record : table.records()) {
+    try {
+      rows.push_back(row_of(table, record));
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: {}", table.where(record), e.what()));
+    }
+  }
+  return rows;
+}
+
+TimedOp calibration_op(std::string_view text) {
+  std::string name = ascii_lowercase(trimmed(text));
+  std::erase(name, '_');
+  if (name == "allreduce") return TimedOp::all_reduce;
+  if (name == "allgather") return TimedOp::all_gather;
+  if (name == "reducescatter") return TimedOp::reduce_scatter;
+  if (name == "broadcast") return TimedOp::broadcast;
+  if (name == "alltoall") return TimedOp::all_to_all;
+  bad_field("op", text, "all_reduce, all_gather, reduce_scatter, broadcast or all_to_all");
+}
+
+double bus_factor(TimedOp op, int ranks) {
+  SPMD_CHECK(ranks >= 1, fmt::format("{} ranks", ranks));
+  const double n = ranks;
+  switch (op) {
+    case TimedOp::all_reduce: return 2 * (n - 1) / n;
+    case TimedOp::all_gather:
+    case TimedOp::reduce_scatter:
+    case TimedOp::all_to_all: return (n - 1) / n;
+    case TimedOp::broadcast:
+    case TimedOp::permute: return 1;
+  }
+  SPMD_UNREACHABLE("a TimedOp without a bus factor");
+}
+
+MeasuredFigures measured_figures(std::string_view time_us, std::string_view algbw_gbps,
+                                 std::string_view busbw_gbps) {
+  return {figure("time_us", time_us), figure("algbw_GBps", algbw_gbps),
+          figure("busbw_GBps", busbw_gbps)};
+}
+
+std::optional<double> measured_time_us(const MeasuredFigures& figures, TimedOp op, int ranks,
+                                       std::int64_t size_bytes) {
+  // GB/s are 1e9 bytes/s, so bytes / (GB/s) is in ns; / 1e3 gives us.
+  const auto time_at_algbw_us = [&](double algbw_gbps) {
+    return static_cast<double>(size_bytes) / algbw_gbps / 1e3;
+  };
+  if (figures.time_us) return figures.time_us;
+  if (figures.algbw_gbps) return time_at_algbw_us(*figures.algbw_gbps);
+  const double factor = bus_factor(op, ranks);
+  if (figures.busbw_gbps && factor > 0) return time_at_algbw_us(*figures.busbw_gbps / factor);
+  return std::nullopt;
+}
+
+std::optional<LibraryAlgorithm> forced_algorithm(std::string_view nccl_algo) {
+  const std::string text = ascii_lowercase(trimmed(nccl_algo));
+  if (text.empty() || text.starts_with("default")) return std::nullopt;
+  // "NVLS requested (env); actual algo unknown": the source cannot say what ran (NVLS asked for
+  // on hardware without it runs something else), so nothing is forced.
+  if (text.find("requested") != std::string::npos) return std::nullopt;
+  try {
+    return cost_model::library_algorithm_from_name(first_word(text));
+  } catch (const Error&) {  // the column's own message, with every text it takes
+    bad_field("nccl_algo", nccl_algo,
+              "Ring, Tree or NVLS (optionally followed by a note such as '(env)'), "
+              "'default ...', '... requested ...' or nothing");
+  }
+}
+
+std::optional<Protocol> forced_protocol(std::string_view nccl_proto, std::string_view nccl_algo) {
+  const std::string text = ascii_lowercase(trimmed(nccl_proto));
+  if (text.empty() || text.starts_with("default")) return std::nullopt;
+  if (ascii_lowercase(nccl_algo).find("log shows") != std::string::npos) return std::nullopt;
+  try {
+    return cost_model::protocol_from_name(first_word(text));
+  } catch (const Error&) {  // the column's own message, with every text it takes
+    bad_field("nccl_proto", nccl_proto,
+              "LL, LL128 or Simple (optionally followed by a note), 'default ...' or nothing");
+  }
+}
+
+}  // namespace spmd

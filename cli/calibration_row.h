@@ -1,0 +1,87 @@
+#pragma once
+// One row of a calibration file (docs/validation.md): a collective that nccl-tests or
+// rccl-tests timed on a real machine, the machine described in words. Reading a row checks every
+// field it uses and derives the measured time from whichever figure the source printed; the
+// machine's words become a Fabric in cli/calibration_machine.h.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cost_model/collective_timing.h"
+#include "support/csv_table.h"
+
+namespace spmd {
+
+// The machine as a row describes it (the columns gpu, gpus_total, nodes, gpus_per_node, nic).
+struct MachineDescription {
+  std::string gpu;
+  int gpus_total = 0;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  std::string nic;
+  bool operator==(const MachineDescription&) const = default;
+};
+
+struct CalibrationRow {
+  int line = 0;  // in the file, for messages
+  std::string config_id;
+  MachineDescription machine;
+  std::string op_name;  // as written ("all_reduce")
+  cost_model::TimedOp op = cost_model::TimedOp::all_reduce;
+  std::int64_t size_bytes = 0;             // nccl-tests' size convention (TimingRequest::bytes)
+  std::optional<double> measured_time_us;  // none: the row has no usable figure
+  std::optional<cost_model::LibraryAlgorithm> forced_algorithm;
+  std::optional<cost_model::Protocol> forced_protocol;
+  bool in_place = false;  // the in_or_out_of_place column starts with "in-place"
+};
+
+// The columns `spmdsim validate` reads; a file may have more (the calibration format has 21).
+inline constexpr std::string_view kCalibrationColumnsText =
+    "config_id, gpu, gpus_total, nodes, gpus_per_node, nic, op, size_bytes, time_us, algbw_GBps, "
+    "busbw_GBps, nccl_algo, nccl_proto";
+
+// Every record of the table as a row, in file order; spmd::Error "FILE:LINE: COLUMN 'TEXT': ..."
+// for the first bad field, or naming the missing columns.
+std::vector<CalibrationRow> read_calibration_rows(const CsvTable& table);
+
+// The text with A-Z as a-z (the calibration columns' names are matched in any case).
+std::string ascii_lowercase(std::string_view text);
+
+// ---- The pieces of a row, each spmd::Error "COLUMN 'TEXT': expected ..." on bad text.
+
+// all_reduce, all_gather, reduce_scatter, broadcast, all_to_all; also without the underscores
+// (nccl-tests' binary names: allreduce, alltoall) and in any case.
+cost_model::TimedOp calibration_op(std::string_view text);
+
+// nccl-tests' bus bandwidth factor, busbw = algbw x factor: all_reduce 2(n-1)/n; all_gather,
+// reduce_scatter and all_to_all (n-1)/n; broadcast 1 (nccl-tests src/*.cu, getBw).
+double bus_factor(cost_model::TimedOp op, int ranks);
+
+// The figures a row may give (time_us, algbw_GBps, busbw_GBps): empty or zero (nccl-tests prints
+// 0.00 GB/s for tiny sizes) means absent; negative or not a number is an error.
+struct MeasuredFigures {
+  std::optional<double> time_us;
+  std::optional<double> algbw_gbps;  // 1e9 bytes/s
+  std::optional<double> busbw_gbps;
+};
+MeasuredFigures measured_figures(std::string_view time_us, std::string_view algbw_gbps,
+                                 std::string_view busbw_gbps);
+// time_us when given; else size / algbw; else size / (busbw / bus_factor). None when the row has
+// none of them (or only busbw with a bus factor of 0, an all-reduce of one rank).
+std::optional<double> measured_time_us(const MeasuredFigures& figures, cost_model::TimedOp op,
+                                       int ranks, std::int64_t size_bytes);
+
+// The algorithm the nccl_algo column forces: "Ring", "Ring (env)", "Tree (env)",
+// "NVLS (forced); log shows NVLS/SIMPLE" force one; empty, "default ..." and "... requested ...;
+// actual algo unknown" force none. Any other text is an error.
+std::optional<cost_model::LibraryAlgorithm> forced_algorithm(std::string_view nccl_algo);
+// The protocol the nccl_proto column forces ("LL", "LL128", "Simple", "SIMPLE"); empty and
+// "default ..." force none, and so does any text when nccl_algo says "log shows": the column
+// then records the protocol NCCL's log showed, not one the run forced.
+std::optional<cost_model::Protocol> forced_protocol(std::string_view nccl_proto,
+                                                    std::string_view nccl_algo);
+
+}  // namespace spmd

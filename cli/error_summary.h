@@ -1,0 +1,28 @@
+#pragma once
+// How far predictions are from measurements, summed up over a set of rows: the median and the
+// 90th percentile of |error| and the share of rows within 10%, where
+//   error = (predicted - measured) / measured.
+// Percentiles are nearest-rank: the p-th percentile of n values is the value at rank ceil(p n)
+// (from 1) of the sorted values, so the median of 4 values is the 2nd smallest and the p90 of 10
+// values the 9th. docs/validation.md defines the same.
+
+#include <optional>
+#include <vector>
+
+namespace spmd {
+
+struct ErrorSummary {
+  int rows = 0;
+  std::optional<double> median_abs_error;  // none without rows
+  std::optional<double> p90_abs_error;
+  std::optional<double> share_within_10_percent;
+};
+
+// (predicted - measured) / measured; measured must be positive.
+double relative_error(double predicted, double measured);
+// The nearest-rank `percent`-th percentile (0 < percent <= 100) of `values`; none when empty.
+std::optional<double> nearest_rank_percentile(std::vector<double> values, int percent);
+// `errors` are signed relative errors.
+ErrorSummary summarize_errors(const std::vector<double>& errors);
+
+}  // namespace spmd

@@ -1,0 +1,372 @@
+#include "cli/validate_command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "cli/calibration_machine.h"
+#include "cli/calibration_row.h"
+#include "cli/error_summary.h"
+#include "cli/gnuplot.h"
+#include "cost_model/collective_timing.h"
+#include "reference/error.h"
+#include "reference/input_file.h"
+#include "support/csv_table.h"
+#include "support/output_file.h"
+
+namespace spmd {
+namespace {
+
+using cost_model::TimedChoice;
+
+struct Prediction {
+  const CalibrationRow* row = nullptr;
+  TimedChoice choice;
+  double predicted_us = 0;
+  std::optional<double> error;  // (predicted - measured) / measured; none without a measurement
+};
+
+// The rows of one config_id: one machine.
+struct MachineRows {
+  std::string config_id;
+  int first_line = 0;
+  MachineDescription machine;
+  std::string preset;
+  cost_model::Fabric fabric;
+  std::vector<Prediction> predictions;  // in file order, skipped rows included
+};
+
+Prediction predict(const CalibrationRow& row, const cost_model::Fabric& fabric) {
+  const cost_model::TimingRequest request{row.op, row.size_bytes, row.machine.gpus_total,
+                                          row.forced_algorithm, row.forced_protocol};
+  Prediction prediction{&row, cost_model::time_collective(fabric, request), 0, std::nullopt};
+  prediction.predicted_us = static_cast<double>(prediction.choice.time_ps) / 1e6;
+  if (row.measured_time_us) {
+    prediction.error = relative_error(prediction.predicted_us, *row.measured_time_us);
+  }
+  return prediction;
+}
+
+// Every row predicted, grouped by config_id in the order each first appears. spmd::Error
+// "FILE:LINE: ..." for a machine that cannot be inferred, or a config_id whose rows describe
+// different machines.
+std::vector<MachineRows> predictions_by_machine(const CsvTable& table,
+                                                const std::vector<CalibrationRow>& rows) {
+  std::vector<MachineRows> machines;
+  std::map<std::string, std::size_t> index_of_config;
+  for (const CalibrationRow& row : rows) {
+    const std::string where = fmt::format("{}:{}", table.file_name(), row.line);
+    const auto [found, added] = index_of_config.try_emplace(row.config_id, machines.size());
+    try {
+      if (added) {
+        const CalibrationMachine machine = calibration_machine(row.machine);
+        machines.push_back(
+            {row.config_id, row.line, row.machine, machine.preset, machine.fabric, {}});
+      }
+      MachineRows& group = machines[found->second];
+      if (group.machine != row.machine) {
+        throw Error(fmt::format(
+            "config_id {}: gpu, gpus_total, nodes, gpus_per_node or nic differ from line {}'s; "
+            "expected one machine per config_id",
+            row.config_id, group.first_line));
+      }
+      group.predictions.push_back(predict(row, group.fabric));
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: {}", where, e.what()));
+    }
+  }
+  return machines;
+}
+
+std::vector<double> errors_of(const MachineRows& machine) {
+  std::vector<double> errors;
+  for (const Prediction& p : machine.predictions) {
+    if (p.error) errors.push_back(*p.error);
+  }
+  return errors;
+}
+
+int skipped_rows(const MachineRows& machine) {
+  return static_cast<int>(std::count_if(machine.predictions.begin(), machine.predictions.end(),
+                                        [](const Prediction& p) { return !p.error; }));
+}
+
+std::string percent(std::optional<double> fraction) {
+  return fraction ? fmt::format("{:.1f}%", 100 * *fraction) : std::string("-");
+}
+
+// "-", "ring", "LL" or "nvls/Simple".
+std::string forced_text(const CalibrationRow& row) {
+  std::string text;
+  if (row.forced_algorithm) text = cost_model::library_algorithm_name(*row.forced_algorithm);
+  if (row.forced_protocol) {
+    text +=
+        (text.empty() ? "" : "/") + std::string(cost_model::protocol_name(*row.forced_protocol));
+  }
+  return text.empty() ? "-" : text;
+}
+
+std::string machine_text(const MachineRows& machine) {
+  return fmt::format("{}: {}, {} node{} x {} GPUs (preset {})", machine.config_id,
+                     machine.machine.gpu, machine.machine.nodes,
+                     machine.machine.nodes == 1 ? "" : "s", machine.machine.gpus_per_node,
+                     machine.preset);
+}
+
+// "1 row", "2 rows".
+std::string rows_text(int rows) { return fmt::format("{} row{}", rows, rows == 1 ? "" : "s"); }
+
+std::string summary_text(const ErrorSummary& summary, int skipped) {
+  return fmt::format(
+      "{} compared: median |error| {}, p90 |error| {}, within 10%: {}; {} skipped (no time_us, "
+      "algbw_GBps or busbw_GBps)",
+      rows_text(summary.rows), percent(summary.median_abs_error), percent(summary.p90_abs_error),
+      percent(summary.share_within_10_percent), skipped);
+}
+
+void print_machine(const MachineRows& machine, std::ostream& out) {
+  out << machine_text(machine) << "\n"
+      << fmt::format("  {:>6}  {:<16}  {:>12}  {:<12}  {:>14}  {:>14}  {:<14}  {:>8}\n", "line",
+                     "op", "size (B)", "forced", "measured (us)", "predicted (us)", "chosen",
+                     "error");
+  std::map<std::string, int> fallbacks;  // note -> rows; sorted, so printed in a fixed order
+  for (const Prediction& p : machine.predictions) {
+    if (!p.error) continue;
+    const bool fell_back = !p.choice.fallback.empty();
+    if (fell_back) ++fallbacks[p.choice.fallback];
+    out << fmt::format(
+        "  {:>6}  {:<16}  {:>12}  {:<12}  {:>14.2f}  {:>14.2f}  {:<14}  {:>+7.1f}%\n", p.row->line,
+        p.row->op_name, p.row->size_bytes, forced_text(*p.row), *p.row->measured_time_us,
+        p.predicted_us, p.choice.label() + (fell_back ? "*" : ""), 100 * *p.error);
+  }
+  for (const auto& [note, rows] : fallbacks) {
+    out << fmt::format("  * {}: {}\n", rows_text(rows), note);
+  }
+  out << "  " << summary_text(summarize_errors(errors_of(machine)), skipped_rows(machine))
+      << "\n\n";
+}
+
+void print_summary_table(const std::vector<MachineRows>& machines, const ErrorSummary& overall,
+                         int skipped, std::ostream& out) {
+  out << "| machine | GPU | nodes x GPUs | rows | median \\|error\\| | p90 \\|error\\| | within "
+         "10% "
+         "|\n|---|---|---|---:|---:|---:|---:|\n";
+  const auto row = [&out](std::string_view name, std::string_view gpu, std::string_view shape,
+                          const ErrorSummary& s) {
+    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", name, gpu, shape, s.rows,
+                       percent(s.median_abs_error), percent(s.p90_abs_error),
+                       percent(s.share_within_10_percent));
+  };
+  for (const MachineRows& machine : machines) {
+    row(machine.config_id, machine.machine.gpu,
+        fmt::format("{} x {}", machine.machine.nodes, machine.machine.gpus_per_node),
+        summarize_errors(errors_of(machine)));
+  }
+  row("all", "", "", overall);
+  out << fmt::format("\n{} without time_us, algbw_GBps or busbw_GBps skipped.\n",
+                     rows_text(skipped));
+}
+
+// ---- Plots
+
+// A series of a machine's plot: one op with one forced choice, in place or not.
+std::string series_label(const CalibrationRow& row) {
+  std::string label = row.op_name;
+  if (row.forced_algorithm || row.forced_protocol) label += " " + forced_text(row) + " forced";
+  if (row.in_place) label += " in-place";
+  return label;
+}
+
+// A file name from a config_id: letters, digits, '.', '-' and '_' kept, others '_'.
+std::string file_stem(std::string_view config_id) {
+  std::string stem;
+  for (char c : config_id) {
+    const bool kept =
+        std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+    stem += kept ? c : '_';
+  }
+  return stem;
+}
+
+struct PlotSeries {
+  std::string label;
+  std::vector<const Prediction*> points;
+};
+
+std::vector<PlotSeries> plot_series(const MachineRows& machine) {
+  std::vector<PlotSeries> series;
+  std::map<std::string, std::size_t> index_of_label;
+  for (const Prediction& p : machine.predictions) {
+    if (!p.error) continue;
+    const std::string label = series_label(*p.row);
+    const auto [found, added] = index_of_label.try_emplace(label, series.size());
+    if (added) series.push_back({label, {}});
+    series[found->second].points.push_back(&p);
+  }
+  for (PlotSeries& s : series) {
+    std::stable_sort(s.points.begin(), s.points.end(),
+                     [](const Prediction* a, const Prediction* b) {
+                       return a->row->size_bytes < b->row->size_bytes;
+                     });
+  }
+  return series;
+}
+
+// gnuplot's data blocks, one per series (selected with `index`), two blank lines apart.
+std::string plot_data(const std::vector<PlotSeries>& series) {
+  std::string data;
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    data += fmt::format("{}# series {}: {}\n# size_bytes measured_us predicted_us\n",
+                        i == 0 ? "" : "\n\n", i, series[i].label);
+    for (const Prediction* p : series[i].points) {
+      data +=
+          fmt::format("{} {} {}\n", p->row->size_bytes, *p->row->measured_time_us, p->predicted_us);
+    }
+  }
+  return data;
+}
+
+std::string plot_script(const MachineRows& machine, const std::vector<PlotSeries>& series,
+                        const std::string& data_path, const std::string& png_path) {
+  std::string script = fmt::format(
+      "set terminal pngcairo noenhanced size 1100,750 font 'sans,10'\n"
+      "set output {}\nset title {}\n"
+      "set logscale x 2\nset xtics 1024\nset format x '%.0b%BB'\nset logscale y 10\n"
+      "set xlabel 'size (bytes)'\nset ylabel 'time (us)'\nset grid\n"
+      "set key outside right top title 'dots: measured, crosses and lines: predicted'\n",
+      gnuplot_quoted(png_path), gnuplot_quoted(machine_text(machine)));
+  // gnuplot cycles through 8 colours; each further 8 series take the next point and dash type.
+  constexpr std::array<int, 4> kPointTypes = {7, 5, 9, 11};
+  std::vector<std::string> plots;
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const std::string data = gnuplot_quoted(data_path);
+    const std::size_t round = i / 8;
+    plots.push_back(fmt::format("{} index {} using 1:2 with points pt {} lc {} title {}", data, i,
+                                kPointTypes[round % kPointTypes.size()], i % 8 + 1,
+                                gnuplot_quoted(series[i].label + " measured")));
+    plots.push_back(
+        fmt::format("{} index {} using 1:3 with linespoints pt 2 lw 2 dt {} lc {} title {}", data,
+                    i, round + 1, i % 8 + 1, gnuplot_quoted(series[i].label + " predicted")));
+  }
+  std::string joined;
+  for (const std::string& plot : plots) joined += (joined.empty() ? "" : ", \\\n     ") + plot;
+  return script + "plot " + joined + "\n";
+}
+
+// Per machine DIR/STEM.dat and DIR/STEM.gp, and DIR/STEM.png when gnuplot is on PATH.
+void write_plots(const std::vector<MachineRows>& machines, const std::string& plot_dir, bool quiet,
+                 std::ostream& out, std::ostream& err) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  fs::create_directories(plot_dir, error);
+  if (error) {
+    throw Error(fmt::format("--plot-dir {}: cannot create the folder ({})",
+                            path_for_message(plot_dir), error.message()));
+  }
+  const bool draw = gnuplot_on_path();
+  std::set<std::string> stems;
+  for (const MachineRows& machine : machines) {
+    const std::vector<PlotSeries> series = plot_series(machine);
+    if (series.empty()) continue;  // no row with a measurement
+    const std::string stem = file_stem(machine.config_id);
+    if (!stems.insert(stem).second) {
+      throw Error(
+          fmt::format("config_id {}: its plot file name {} is another config_id's too; "
+                      "expected config_ids that differ in letters, digits, '.', '-' or '_'",
+                      machine.config_id, stem));
+    }
+    const fs::path data = fs::path(plot_dir) / (stem + ".dat");
+    const fs::path script = fs::path(plot_dir) / (stem + ".gp");
+    const fs::path png = fs::path(plot_dir) / (stem + ".png");
+    write_output_file(data, plot_data(series));
+    write_output_file(script, plot_script(machine, series, data.string(), png.string()));
+    if (draw) run_gnuplot(script, "leave out --plot-dir for no plots");
+    if (!quiet) out << "plot: " << (draw ? png : script).string() << "\n";
+  }
+  if (!draw) {
+    err << "validate: gnuplot is not on PATH (Debian gnuplot-nox): wrote the data and gnuplot "
+           "scripts to "
+        << plot_dir << " but no PNGs\n";
+  }
+}
+
+// The one-line message when a limit is exceeded; empty when none is.
+std::string limits_exceeded(const ValidateOptions& options, const ErrorSummary& overall) {
+  std::vector<std::string> failures;
+  const auto check = [&](std::string_view name, std::optional<double> limit,
+                         std::optional<double> value, std::string_view flag) {
+    if (!limit) return;
+    if (!value) {
+      failures.push_back(
+          fmt::format("no row has a measured time to compare with {} {}", flag, *limit));
+    } else if (*value > *limit) {
+      failures.push_back(fmt::format("{} |error| {} is above {} {} ({})", name, percent(value),
+                                     flag, *limit, percent(limit)));
+    }
+  };
+  check("median", options.max_median_abs_error, overall.median_abs_error, "--max-median");
+  check("p90", options.max_p90_abs_error, overall.p90_abs_error, "--max-p90");
+  std::string message;
+  for (const std::string& failure : failures) message += (message.empty() ? "" : "; ") + failure;
+  return message;
+}
+
+}  // namespace
+
+void add_validate_flags(CLI::App& command, ValidateOptions& options) {
+  command.add_option("file", options.file, "A calibration CSV (columns as in docs/validation.md)")
+      ->required();
+  command.add_flag("--summary", options.summary,
+                   "Print only the per-machine table of median and p90 |error| (markdown)");
+  command.add_option("--plot-dir", options.plot_dir,
+                     "Write per machine a data file, a gnuplot script and a PNG of measured and "
+                     "predicted time against size here");
+  command
+      .add_option_function<double>(
+          "--max-median", [&options](const double& v) { options.max_median_abs_error = v; },
+          "Exit 1 if the median |error| over all rows is above this fraction (0.2 is 20%)")
+      ->check(CLI::NonNegativeNumber);
+  command
+      .add_option_function<double>(
+          "--max-p90", [&options](const double& v) { options.max_p90_abs_error = v; },
+          "Exit 1 if the p90 |error| over all rows is above this fraction")
+      ->check(CLI::NonNegativeNumber);
+}
+
+int run_validate_command(const ValidateOptions& options, std::ostream& out, std::ostream& err) {
+  const CsvTable table = CsvTable::read_file(options.file);
+  const std::vector<CalibrationRow> rows = read_calibration_rows(table);
+  // Every row is read and predicted before anything is printed: bad input is one error.
+  const std::vector<MachineRows> machines = predictions_by_machine(table, rows);
+  std::vector<double> all_errors;
+  int skipped = 0;
+  for (const MachineRows& machine : machines) {
+    const std::vector<double> errors = errors_of(machine);
+    all_errors.insert(all_errors.end(), errors.begin(), errors.end());
+    skipped += skipped_rows(machine);
+  }
+  const ErrorSummary overall = summarize_errors(all_errors);
+  if (options.summary) {
+    print_summary_table(machines, overall, skipped, out);
+  } else {
+    out << fmt::format("spmdsim validate: {}: {}, {} machine{}\n\n", table.file_name(),
+                       rows_text(static_cast<int>(rows.size())), machines.size(),
+                       machines.size() == 1 ? "" : "s");
+    for (const MachineRows& machine : machines) print_machine(machine, out);
+    out << "all machines: " << summary_text(overall, skipped) << "\n";
+  }
+  if (!options.plot_dir.empty()) write_plots(machines, options.plot_dir, options.summary, out, err);
+  out.flush();
+  const std::string exceeded = limits_exceeded(options, overall);
+  if (exceeded.empty()) return 0;
+  err << "validate: " << exceeded << "\n";
+  return 1;
+}
+
+}  // namespace spmd

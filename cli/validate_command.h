@@ -1,0 +1,27 @@
+#pragma once
+// `spmdsim validate FILE.csv`: every row of a calibration file (collectives timed on real
+// machines, the machine described in words) predicted by the protocol-level timing
+// (cost_model/collective_timing.h) on the machine its words describe, printed beside the
+// measurement per machine with the median and p90 of |error|; optionally plotted, and checked
+// against limits for CI. docs/validation.md says how each part is derived.
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace spmd {
+
+struct ValidateOptions {
+  std::string file;
+  bool summary = false;                        // only the per-machine table (markdown)
+  std::string plot_dir;                        // empty: no plots
+  std::optional<double> max_median_abs_error;  // a fraction: 0.2 is 20%
+  std::optional<double> max_p90_abs_error;
+};
+
+void add_validate_flags(CLI::App& command, ValidateOptions& options);
+// 0, or 1 when the overall median or p90 of |error| is above its limit (one line on `err`).
+int run_validate_command(const ValidateOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace spmd

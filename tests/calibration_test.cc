@@ -1,0 +1,351 @@
+// Reading calibration rows for `spmdsim validate` (cli/calibration_row.h,
+// cli/calibration_machine.h, cli/error_summary.h): the measured time from whichever figure a row
+// gives, forced algorithms and protocols from the nccl_algo / nccl_proto texts, the machine from
+// its description, and the error statistics, as docs/validation.md defines them.
+
+#include <gtest/gtest.h>
+
+#include "cli/calibration_machine.h"
+#include "cli/calibration_row.h"
+#include "cli/error_summary.h"
+#include "error_of.h"
+
+namespace spmd {
+namespace {
+
+using cost_model::Fabric;
+using cost_model::LibraryAlgorithm;
+using cost_model::NetworkKind;
+using cost_model::Protocol;
+using cost_model::TimedOp;
+using test_errors::error_of;
+
+constexpr std::int64_t kGbps = 125'000'000;  // 1 Gb/s in bytes/s
+
+// ---- Ops and measured times
+
+TEST(CalibrationOp, TakesNcclTestsNamesWithOrWithoutUnderscores) {
+  EXPECT_EQ(calibration_op("all_reduce"), TimedOp::all_reduce);
+  EXPECT_EQ(calibration_op("AllReduce"), TimedOp::all_reduce);
+  EXPECT_EQ(calibration_op("all_gather"), TimedOp::all_gather);
+  EXPECT_EQ(calibration_op("reduce_scatter"), TimedOp::reduce_scatter);
+  EXPECT_EQ(calibration_op("broadcast"), TimedOp::broadcast);
+  EXPECT_EQ(calibration_op("alltoall"), TimedOp::all_to_all);
+  EXPECT_EQ(calibration_op("all_to_all"), TimedOp::all_to_all);
+  EXPECT_EQ(error_of([] { calibration_op("sendrecv"); }),
+            "op 'sendrecv': expected all_reduce, all_gather, reduce_scatter, broadcast or "
+            "all_to_all");
+}
+
+TEST(MeasuredTime, BusFactorsAreNcclTests) {
+  // nccl-tests src/all_reduce.cu etc., getBw: 2(n-1)/n, (n-1)/n, 1.
+  EXPECT_DOUBLE_EQ(bus_factor(TimedOp::all_reduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(bus_factor(TimedOp::all_gather, 8), 0.875);
+  EXPECT_DOUBLE_EQ(bus_factor(TimedOp::reduce_scatter, 4), 0.75);
+  EXPECT_DOUBLE_EQ(bus_factor(TimedOp::all_to_all, 2), 0.5);
+  EXPECT_DOUBLE_EQ(bus_factor(TimedOp::broadcast, 16), 1.0);
+  EXPECT_DOUBLE_EQ(bus_factor(TimedOp::all_reduce, 1), 0.0);
+}
+
+TEST(MeasuredTime, TimeUsWinsThenAlgbwThenBusbw) {
+  const std::int64_t gigabyte = 1'000'000'000;
+  // 1e9 bytes at 100 GB/s algbw: 10 ms.
+  EXPECT_EQ(
+      measured_time_us(measured_figures("12.5", "100", "175"), TimedOp::all_reduce, 8, gigabyte),
+      12.5);
+  EXPECT_DOUBLE_EQ(
+      *measured_time_us(measured_figures("", "100", "999"), TimedOp::all_reduce, 8, gigabyte),
+      10'000.0);
+  // busbw 175 GB/s of an all-reduce on 8 ranks is algbw 100 GB/s.
+  EXPECT_DOUBLE_EQ(
+      *measured_time_us(measured_figures("", "", "175"), TimedOp::all_reduce, 8, gigabyte),
+      10'000.0);
+  // all_gather on 8: factor 7/8, so busbw 87.5 is algbw 100.
+  EXPECT_DOUBLE_EQ(
+      *measured_time_us(measured_figures(" ", "", "87.5"), TimedOp::all_gather, 8, gigabyte),
+      10'000.0);
+  EXPECT_DOUBLE_EQ(
+      *measured_time_us(measured_figures("", "", "100"), TimedOp::broadcast, 8, gigabyte),
+      10'000.0);
+}
+
+TEST(MeasuredTime, RowsWithoutAUsableFigureHaveNone) {
+  EXPECT_EQ(measured_time_us(measured_figures("", "", ""), TimedOp::all_reduce, 8, 1024),
+            std::nullopt);
+  // nccl-tests prints 0.00 GB/s for tiny sizes: no figure, not an infinite time.
+  EXPECT_EQ(measured_time_us(measured_figures("", "0.00", "0.00"), TimedOp::all_reduce, 8, 8),
+            std::nullopt);
+  // busbw of an all-reduce on one rank is 0 whatever the time.
+  EXPECT_EQ(measured_time_us(measured_figures("", "", "5"), TimedOp::all_reduce, 1, 8),
+            std::nullopt);
+}
+
+TEST(MeasuredTime, FiguresThatAreNotNumbersOrNegativeAreErrors) {
+  EXPECT_EQ(error_of([] { measured_figures("abc", "", ""); }),
+            "time_us 'abc': expected a number of at least 0, or nothing");
+  EXPECT_EQ(error_of([] { measured_figures("", "-3", ""); }),
+            "algbw_GBps '-3': expected a number of at least 0, or nothing");
+  EXPECT_EQ(error_of([] { measured_figures("", "", "1e999"); }),
+            "busbw_GBps '1e999': expected a number of at least 0, or nothing");
+}
+
+// ---- Forced choices
+
+TEST(ForcedChoice, AlgorithmNamesWithNotesForceThatAlgorithm) {
+  EXPECT_EQ(forced_algorithm("Ring"), LibraryAlgorithm::ring);
+  EXPECT_EQ(forced_algorithm("Ring (env)"), LibraryAlgorithm::ring);
+  EXPECT_EQ(forced_algorithm("Tree (env)"), LibraryAlgorithm::tree);
+  EXPECT_EQ(forced_algorithm("NVLS (env)"), LibraryAlgorithm::nvls);
+  EXPECT_EQ(forced_algorithm("NVLS (forced); log shows NVLS/SIMPLE"), LibraryAlgorithm::nvls);
+  EXPECT_EQ(forced_algorithm("Ring (forced); log shows RING/SIMPLE"), LibraryAlgorithm::ring);
+}
+
+TEST(ForcedChoice, DefaultsRequestsAndEmptyForceNothing) {
+  EXPECT_EQ(forced_algorithm(""), std::nullopt);
+  EXPECT_EQ(forced_algorithm("default (not forced)"), std::nullopt);
+  EXPECT_EQ(forced_algorithm("default (tuner; 'baseline' arm)"), std::nullopt);
+  EXPECT_EQ(forced_algorithm("default tuner; log shows RING/SIMPLE"), std::nullopt);
+  // Asked for on an A100, which has no NVLS: the source cannot say what ran.
+  EXPECT_EQ(forced_algorithm("NVLS requested (env); actual algo unknown"), std::nullopt);
+}
+
+TEST(ForcedChoice, AnAlgorithmTheModelDoesNotKnowIsAnError) {
+  EXPECT_EQ(error_of([] { forced_algorithm("CollNetDirect (env)"); }),
+            "nccl_algo 'CollNetDirect (env)': expected Ring, Tree or NVLS (optionally followed "
+            "by a note such as '(env)'), 'default ...', '... requested ...' or nothing");
+}
+
+TEST(ForcedChoice, ProtocolNamesInAnyCaseForceThatProtocol) {
+  EXPECT_EQ(forced_protocol("LL", "default (not forced)"), Protocol::ll);
+  EXPECT_EQ(forced_protocol("LL128", "default (not forced)"), Protocol::ll128);
+  EXPECT_EQ(forced_protocol("Simple", ""), Protocol::simple);
+  EXPECT_EQ(forced_protocol("SIMPLE", "Ring (env)"), Protocol::simple);
+  EXPECT_EQ(forced_protocol("", "Ring (env)"), std::nullopt);
+  EXPECT_EQ(error_of([] { forced_protocol("LL64", ""); }),
+            "nccl_proto 'LL64': expected LL, LL128 or Simple (optionally followed by a note), "
+            "'default ...' or nothing");
+}
+
+TEST(ForcedChoice, AProtocolThatNcclsLogShowedIsNotForced) {
+  EXPECT_EQ(forced_protocol("SIMPLE", "default tuner; log shows RING/SIMPLE"), std::nullopt);
+  EXPECT_EQ(forced_protocol("SIMPLE", "NVLS (forced); log shows NVLS/SIMPLE"), std::nullopt);
+}
+
+// ---- The machine from its description
+
+TEST(CalibrationMachine, GpuNamesPickPresetsLongestNameFirst) {
+  EXPECT_EQ(preset_for_gpu("NVIDIA H100 80GB HBM3 (SXM5)").preset, "hgx-h100");
+  EXPECT_EQ(preset_for_gpu("nvidia h100").preset, "hgx-h100");
+  EXPECT_EQ(preset_for_gpu("NVIDIA GH200 120GB (Grace Hopper superchip)").preset, "gh200-quad");
+  EXPECT_EQ(preset_for_gpu("NVIDIA H200 141GB (SXM)").preset, "hgx-h200");
+  EXPECT_EQ(preset_for_gpu("NVIDIA GB200").preset, "gb200-nvl72");
+  EXPECT_EQ(preset_for_gpu("NVIDIA B200").preset, "hgx-b200");
+  EXPECT_EQ(preset_for_gpu("NVIDIA GB300 (Blackwell Ultra)").preset, "gb300-nvl72");
+  EXPECT_TRUE(preset_for_gpu("NVIDIA GB300 (Blackwell Ultra)").nvlink_domain_spans_nodes);
+  EXPECT_FALSE(preset_for_gpu("NVIDIA B200").nvlink_domain_spans_nodes);
+  EXPECT_EQ(preset_for_gpu("NVIDIA A100-SXM4-40GB").preset, "hgx-a100");
+  EXPECT_EQ(preset_for_gpu("AMD Instinct MI300X").preset, "mi300x");
+  EXPECT_EQ(preset_for_gpu("AMD Instinct MI325X").preset, "mi325x");
+  EXPECT_EQ(preset_for_gpu("AMD Instinct MI355X").preset, "mi355x");
+  // H800: H100 with NVLink at 400 GB/s both ways.
+  EXPECT_EQ(preset_for_gpu("NVIDIA H800 80GB").preset, "hgx-h100");
+  EXPECT_EQ(preset_for_gpu("NVIDIA H800 80GB").scale_up_bytes_per_s, 200'000'000'000);
+}
+
+TEST(CalibrationMachine, AnUnknownGpuIsAnErrorListingTheKnownNames) {
+  EXPECT_EQ(error_of([] { preset_for_gpu("NVIDIA V100-SXM2"); }),
+            "gpu 'NVIDIA V100-SXM2': expected a name holding one of GB300, GB200, GH200, MI355X, "
+            "MI325X, MI300X, B200, H200, H800, H100 or A100 (the GPUs with presets)");
+}
+
+TEST(CalibrationMachine, NicTextGivesCountRateAndNetwork) {
+  EXPECT_EQ(parse_nic_text("8x 400 Gb/s InfiniBand"),
+            (NicDescription{8, 400 * kGbps, NetworkKind::infiniband}));
+  EXPECT_EQ(parse_nic_text("8 x 400G NDR"),
+            (NicDescription{8, 400 * kGbps, NetworkKind::infiniband}));
+  EXPECT_EQ(parse_nic_text("ConnectX-7 NDR 400G"),
+            (NicDescription{std::nullopt, 400 * kGbps, NetworkKind::infiniband}));
+  EXPECT_EQ(parse_nic_text("4 x 200 Gb/s Slingshot"),
+            (NicDescription{4, 200 * kGbps, NetworkKind::slingshot}));
+  EXPECT_EQ(parse_nic_text("16 x 100Gbps RoCEv2"),
+            (NicDescription{16, 100 * kGbps, NetworkKind::roce}));
+  EXPECT_EQ(parse_nic_text("8 x ConnectX-6 HDR"),
+            (NicDescription{8, 200 * kGbps, NetworkKind::infiniband}));
+  EXPECT_EQ(parse_nic_text("XDR"),
+            (NicDescription{std::nullopt, 800 * kGbps, NetworkKind::infiniband}));
+  EXPECT_EQ(parse_nic_text("8x 200 Gb/s GPUDirect-TCPXO"),
+            (NicDescription{8, 200 * kGbps, NetworkKind::ethernet}));
+  EXPECT_EQ(parse_nic_text("32 x 100 Gb/s EFA"),
+            (NicDescription{32, 100 * kGbps, NetworkKind::ethernet}));
+  EXPECT_EQ(parse_nic_text("8 IB NICs, 2x 400 Gb/s ConnectX-7 RoCE"),
+            (NicDescription{2, 400 * kGbps, NetworkKind::roce}));
+}
+
+TEST(CalibrationMachine, NicTextWithoutCountOrRateKeepsThePresets) {
+  // A version number is no rate, and FI_CXI names the Slingshot provider.
+  EXPECT_EQ(parse_nic_text("HPE Slingshot/Cassini via aws-ofi-nccl 1.13.0 (FI_CXI_* env); "
+                           "per-node NIC count/speed not stated in the repo"),
+            (NicDescription{std::nullopt, std::nullopt, NetworkKind::slingshot}));
+  EXPECT_EQ(parse_nic_text("n/a (single node run; nodes have ConnectX-7 NDR 400G IB)"),
+            NicDescription{});
+  EXPECT_EQ(parse_nic_text(""), NicDescription{});
+  EXPECT_EQ(parse_nic_text("80GB of something"), NicDescription{});  // GB: bytes, not a rate
+}
+
+Fabric eight_gpu_switch() {
+  return {.generation = cost_model::GpuGeneration::hopper,
+          .host = cost_model::HostKind::x86,
+          .devices_per_node = 8,
+          .scale_up = cost_model::ScaleUpKind::nvswitch,
+          .scale_up_bytes_per_s = 450'000'000'000,
+          .in_switch_reduction = true,
+          .nics_per_node = 8,
+          .nic_bytes_per_s = 50'000'000'000,
+          .network = NetworkKind::infiniband};
+}
+
+TEST(CalibrationMachine, GpusPerNodeSetTheNodeOfASwitchAndKeepItsRate) {
+  const Fabric fabric = fitted_fabric(eight_gpu_switch(), preset_for_gpu("H100"),
+                                      {"H100", 8, 2, 4, "4x 200 Gb/s RoCE"});
+  EXPECT_EQ(fabric.devices_per_node, 4);
+  EXPECT_EQ(fabric.scale_up_bytes_per_s, 450'000'000'000);
+  EXPECT_EQ(fabric.nics_per_node, 4);
+  EXPECT_EQ(fabric.nic_bytes_per_s, 200 * kGbps);
+  EXPECT_EQ(fabric.network, NetworkKind::roce);
+}
+
+TEST(CalibrationMachine, AFullMeshOfFewerGpusUsesOnlyTheLinksToThoseThere) {
+  Fabric mesh = eight_gpu_switch();
+  mesh.scale_up = cost_model::ScaleUpKind::full_mesh;
+  mesh.scale_up_bytes_per_s = 448'000'000'000;  // 7 links of 64 GB/s
+  const Fabric four =
+      fitted_fabric(mesh, preset_for_gpu("MI300X"), {"MI300X", 4, 1, 4, "n/a (single node)"});
+  EXPECT_EQ(four.devices_per_node, 4);
+  EXPECT_EQ(four.scale_up_bytes_per_s, 3 * 64'000'000'000);
+}
+
+TEST(CalibrationMachine, AnNvl72RackKeepsItsNvlinkDomainAcrossTrays) {
+  Fabric rack = eight_gpu_switch();
+  rack.devices_per_node = 72;
+  const Fabric fabric =
+      fitted_fabric(rack, preset_for_gpu("GB300"), {"NVIDIA GB300", 32, 8, 4, "n/a (NVLink only)"});
+  EXPECT_EQ(fabric.devices_per_node, 72);
+}
+
+TEST(CalibrationMachine, H800HasItsOwnNvlinkRate) {
+  const Fabric fabric =
+      fitted_fabric(eight_gpu_switch(), preset_for_gpu("H800"), {"H800", 8, 1, 8, ""});
+  EXPECT_EQ(fabric.scale_up_bytes_per_s, 200'000'000'000);
+}
+
+TEST(CalibrationMachine, ImpossibleDescriptionsAreErrors) {
+  EXPECT_EQ(error_of([] {
+              fitted_fabric(eight_gpu_switch(), preset_for_gpu("H100"), {"H100", 16, 1, 16, ""});
+            }),
+            "gpus_per_node 16: the hgx-h100 preset (H100) has 8 GPUs per NVLink domain, expected "
+            "at most 8");
+  Fabric no_nics = eight_gpu_switch();
+  no_nics.nics_per_node = 0;
+  EXPECT_EQ(error_of([&] {
+              fitted_fabric(no_nics, preset_for_gpu("H100"), {"H100", 16, 2, 8, "unknown"});
+            }),
+            "nic 'unknown': 16 GPUs span more than one NVLink domain of 8, but neither this text "
+            "nor the hgx-h100 preset gives NICs; expected a count and rate such as '8x 400 Gb/s'");
+}
+
+// The real preset, fitted: needs sim/machine_presets' GPU presets with their fabric.
+TEST(CalibrationMachine, ThePresetsFabricIsFittedToTheRow) {
+  const CalibrationMachine machine =
+      calibration_machine({"NVIDIA H100 80GB HBM3", 16, 2, 8, "8 x 200 Gb/s RoCE"});
+  EXPECT_EQ(machine.preset, "hgx-h100");
+  EXPECT_EQ(machine.fabric.devices_per_node, 8);
+  EXPECT_EQ(machine.fabric.nics_per_node, 8);
+  EXPECT_EQ(machine.fabric.nic_bytes_per_s, 200 * kGbps);
+  EXPECT_EQ(machine.fabric.network, NetworkKind::roce);
+}
+
+// ---- Rows
+
+constexpr const char* kHeader =
+    "config_id,gpu,gpus_total,nodes,gpus_per_node,interconnect,nic,op,dtype,redop,size_bytes,"
+    "time_us,algbw_GBps,busbw_GBps,in_or_out_of_place,nccl_algo,nccl_proto,nvls,nccl_version,"
+    "source,notes\n";
+
+TEST(CalibrationRows, ARowReadsEveryFieldValidateUses) {
+  const CsvTable table = CsvTable::parse(
+      std::string(kHeader) +
+          "h100_box,NVIDIA H100,8,1,8,\"NVLink4, NVSwitch\",n/a,all_gather,float,none,1048576,,"
+          "100,,in-place,Ring (env),LL128,off,2.18,\"src, with comma\",\"a \"\"note\"\"\"\n",
+      "m.csv");
+  const std::vector<CalibrationRow> rows = read_calibration_rows(table);
+  ASSERT_EQ(rows.size(), 1u);
+  const CalibrationRow& row = rows[0];
+  EXPECT_EQ(row.line, 2);
+  EXPECT_EQ(row.config_id, "h100_box");
+  EXPECT_EQ(row.machine, (MachineDescription{"NVIDIA H100", 8, 1, 8, "n/a"}));
+  EXPECT_EQ(row.op, TimedOp::all_gather);
+  EXPECT_EQ(row.op_name, "all_gather");
+  EXPECT_EQ(row.size_bytes, 1048576);
+  EXPECT_DOUBLE_EQ(*row.measured_time_us, 1048576 / 100.0 / 1e3);
+  EXPECT_EQ(row.forced_algorithm, LibraryAlgorithm::ring);
+  EXPECT_EQ(row.forced_protocol, Protocol::ll128);
+  EXPECT_TRUE(row.in_place);
+}
+
+TEST(CalibrationRows, BadFieldsNameTheFileLineColumnAndText) {
+  const std::string good = "a,H100,8,1,8,,,all_reduce,float,sum,8,10,,,out-of-place,,,,,,\n";
+  const auto error_in = [&](const std::string& bad_row) {
+    return error_of([&] {
+      read_calibration_rows(CsvTable::parse(std::string(kHeader) + good + bad_row, "m.csv"));
+    });
+  };
+  EXPECT_EQ(error_in("a,H100,8,1,8,,,all_reduce,float,sum,abc,10,,,,,,,,,\n"),
+            "m.csv:3: size_bytes 'abc': expected a positive integer");
+  EXPECT_EQ(error_in("a,H100,8,1,8,,,all_reduce,float,sum,-8,10,,,,,,,,,\n"),
+            "m.csv:3: size_bytes '-8': expected a positive integer");
+  EXPECT_EQ(error_in("a,H100,8,2,8,,,all_reduce,float,sum,8,10,,,,,,,,,\n"),
+            "m.csv:3: gpus_total 8: expected nodes x gpus_per_node = 2 x 8");
+  EXPECT_EQ(error_in("a,H100,8,1,8,,,all_reduce,float,sum,8,fast,,,,,,,,,\n"),
+            "m.csv:3: time_us 'fast': expected a number of at least 0, or nothing");
+  EXPECT_EQ(error_in(",H100,8,1,8,,,all_reduce,float,sum,8,10,,,,,,,,,\n"),
+            "m.csv:3: config_id '': expected a name");
+}
+
+TEST(CalibrationRows, MissingColumnsAreNamed) {
+  const CsvTable table = CsvTable::parse("config_id,gpu,op\n", "m.csv");
+  EXPECT_EQ(error_of([&] { read_calibration_rows(table); }),
+            "m.csv: missing columns gpus_total, nodes, gpus_per_node, nic, size_bytes, time_us, "
+            "algbw_GBps, busbw_GBps, nccl_algo, nccl_proto; expected the calibration format's "
+            "columns config_id, gpu, gpus_total, nodes, gpus_per_node, nic, op, size_bytes, "
+            "time_us, algbw_GBps, busbw_GBps, nccl_algo, nccl_proto");
+}
+
+// ---- Error statistics
+
+TEST(ErrorSummary, PercentilesAreNearestRank) {
+  // rank ceil(p n): the median of 4 is the 2nd, of 5 the 3rd; p90 of 10 is the 9th, of 11 the
+  // 10th.
+  EXPECT_EQ(nearest_rank_percentile({4, 1, 3, 2}, 50), 2);
+  EXPECT_EQ(nearest_rank_percentile({5, 4, 1, 3, 2}, 50), 3);
+  EXPECT_EQ(nearest_rank_percentile({10, 9, 8, 7, 6, 5, 4, 3, 2, 1}, 90), 9);
+  EXPECT_EQ(nearest_rank_percentile({11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1}, 90), 10);
+  EXPECT_EQ(nearest_rank_percentile({7}, 90), 7);
+  EXPECT_EQ(nearest_rank_percentile({}, 50), std::nullopt);
+}
+
+TEST(ErrorSummary, SummarizesAbsoluteErrors) {
+  EXPECT_DOUBLE_EQ(relative_error(110, 100), 0.1);
+  EXPECT_DOUBLE_EQ(relative_error(50, 100), -0.5);
+  const ErrorSummary summary = summarize_errors({-0.5, 0.1, -0.05, 0.2});
+  EXPECT_EQ(summary.rows, 4);
+  EXPECT_DOUBLE_EQ(*summary.median_abs_error, 0.1);  // |e| sorted: 0.05 0.1 0.2 0.5
+  EXPECT_DOUBLE_EQ(*summary.p90_abs_error, 0.5);
+  EXPECT_DOUBLE_EQ(*summary.share_within_10_percent, 0.5);  // 0.1 counts as within
+  const ErrorSummary none = summarize_errors({});
+  EXPECT_EQ(none.rows, 0);
+  EXPECT_EQ(none.median_abs_error, std::nullopt);
+  EXPECT_EQ(none.share_within_10_percent, std::nullopt);
+}
+
+}  // namespace
+}  // namespace spmd

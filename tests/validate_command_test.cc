@@ -1,0 +1,174 @@
+// `spmdsim validate` as a user runs it: a small calibration file predicted per machine, the
+// summary table, the plot files, the limits that fail a CI run (exit 1), and bad input (exit 2
+// with one line naming the file, the line and the field).
+
+#include "cli/validate_command.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "support/output_file.h"
+#include "tests/spmdsim_binary.h"
+
+namespace spmd {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kHeader =
+    "config_id,gpu,gpus_total,nodes,gpus_per_node,interconnect,nic,op,dtype,redop,size_bytes,"
+    "time_us,algbw_GBps,busbw_GBps,in_or_out_of_place,nccl_algo,nccl_proto,nvls,nccl_version,"
+    "source,notes\n";
+
+// Two machines: one H100 box (a time, an algbw-only row, a forced ring, a row with no figure)
+// and two nodes of them over RoCE.
+constexpr const char* kRows =
+    "box,NVIDIA H100 80GB HBM3,8,1,8,NVSwitch,n/a (single node),all_reduce,float,sum,1048576,"
+    "30.5,,,out-of-place,default (not forced),,,,\"src, a\",\n"
+    "box,NVIDIA H100 80GB HBM3,8,1,8,NVSwitch,n/a (single node),all_reduce,float,sum,1073741824,"
+    ",230.1,,out-of-place,default (not forced),,,,src,\n"
+    "box,NVIDIA H100 80GB HBM3,8,1,8,NVSwitch,n/a (single node),all_reduce,float,sum,1073741824,"
+    "4700,,,out-of-place,Ring (env),,,,src,\n"
+    "box,NVIDIA H100 80GB HBM3,8,1,8,NVSwitch,n/a (single node),all_gather,float,none,1024,,,,"
+    "out-of-place,,,,,src,no figure\n"
+    "two_boxes,NVIDIA H100 80GB HBM3,16,2,8,NVSwitch,8x 400 Gb/s RoCE,all_reduce,float,sum,"
+    "268435456,,,90.0,out-of-place,,,,,src,\n";
+
+fs::path scratch_folder(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("spmdsim_validate_test_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+fs::path write_csv(const fs::path& dir, const std::string& text) {
+  const fs::path path = dir / "m.csv";
+  write_output_file(path, text);
+  return path;
+}
+
+TEST(ValidateCommand, PrintsEveryMeasuredRowPerMachineWithItsErrorAndTheSummaries) {
+  const fs::path csv = write_csv(scratch_folder("rows"), std::string(kHeader) + kRows);
+  std::ostringstream out, err;
+  ASSERT_EQ(run_validate_command({.file = csv.string()}, out, err), 0) << err.str();
+  const std::string text = out.str();
+  EXPECT_NE(text.find("5 rows, 2 machines"), std::string::npos) << text;
+  EXPECT_NE(text.find("box: NVIDIA H100 80GB HBM3, 1 node x 8 GPUs (preset hgx-h100)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("two_boxes: NVIDIA H100 80GB HBM3, 2 nodes x 8 GPUs (preset hgx-h100)"),
+            std::string::npos)
+      << text;
+  // The forced ring runs as a ring: its line (line 4 of the file) names ring as forced and chosen.
+  const std::size_t forced_line = text.find("\n       4  all_reduce");
+  ASSERT_NE(forced_line, std::string::npos) << text;
+  const std::string line =
+      text.substr(forced_line + 1, text.find('\n', forced_line + 1) - forced_line);
+  EXPECT_NE(line.find("  ring  "), std::string::npos) << line;
+  EXPECT_NE(line.find("  ring/"), std::string::npos) << line;
+  EXPECT_NE(text.find("3 rows compared"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 row compared"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 skipped (no time_us, algbw_GBps or busbw_GBps)"), std::string::npos);
+  EXPECT_NE(text.find("all machines: 4 rows compared"), std::string::npos) << text;
+  // The measured time from algbw: 1073741824 B / 230.1 GB/s.
+  EXPECT_NE(text.find("4666.41"), std::string::npos) << text;
+}
+
+TEST(ValidateCommand, SummaryIsOneMarkdownTableRowPerMachineAndAll) {
+  const fs::path csv = write_csv(scratch_folder("summary"), std::string(kHeader) + kRows);
+  const CommandResult result = run_binary("validate --summary '" + csv.string() + "'");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_EQ(result.output.rfind("| machine | GPU | nodes x GPUs | rows |", 0), 0u) << result.output;
+  EXPECT_NE(result.output.find("\n| box | NVIDIA H100 80GB HBM3 | 1 x 8 | 3 | "), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("\n| two_boxes | NVIDIA H100 80GB HBM3 | 2 x 8 | 1 | "),
+            std::string::npos);
+  EXPECT_NE(result.output.find("\n| all |  |  | 4 | "), std::string::npos);
+  EXPECT_NE(result.output.find("1 row without time_us, algbw_GBps or busbw_GBps skipped."),
+            std::string::npos);
+  EXPECT_EQ(result.output.find(" compared: "), std::string::npos);  // no per-row listing
+}
+
+TEST(ValidateCommand, LimitsExitOneWithOneLineSayingWhichFigureIsAbove) {
+  const fs::path csv = write_csv(scratch_folder("limits"), std::string(kHeader) + kRows);
+  const CommandResult strict =
+      run_binary("validate --summary --max-median 0 '" + csv.string() + "'");
+  EXPECT_EQ(strict.exit_code, 1) << strict.output;
+  EXPECT_NE(strict.output.find("\nvalidate: median |error| "), std::string::npos) << strict.output;
+  EXPECT_NE(strict.output.find(" is above --max-median 0 (0.0%)"), std::string::npos)
+      << strict.output;
+  const CommandResult loose =
+      run_binary("validate --summary --max-median 100 --max-p90 100 '" + csv.string() + "'");
+  EXPECT_EQ(loose.exit_code, 0) << loose.output;
+  const CommandResult negative = run_binary("validate --max-p90 -1 '" + csv.string() + "'");
+  EXPECT_EQ(negative.exit_code, 2) << negative.output;
+}
+
+TEST(ValidateCommand, PlotDirGetsADataFileAndAScriptPerMachine) {
+  const fs::path dir = scratch_folder("plots");
+  const fs::path csv = write_csv(dir, std::string(kHeader) + kRows);
+  const CommandResult result = run_binary("validate --summary --plot-dir '" +
+                                          (dir / "plots").string() + "' '" + csv.string() + "'");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  for (const char* name : {"box.dat", "box.gp", "two_boxes.dat", "two_boxes.gp"}) {
+    EXPECT_TRUE(fs::exists(dir / "plots" / name)) << name;
+  }
+  std::ifstream data(dir / "plots" / "box.dat");
+  std::stringstream text;
+  text << data.rdbuf();
+  // Two series (all_reduce, all_reduce ring forced), sizes ascending within each.
+  EXPECT_NE(text.str().find("# series 0: all_reduce\n"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("\n\n\n# series 1: all_reduce ring forced\n"), std::string::npos)
+      << text.str();
+  if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) {
+    EXPECT_GT(fs::file_size(dir / "plots" / "box.png"), 1000u);
+  }
+}
+
+TEST(ValidateCommand, BadInputExitsTwoWithOneLineNamingFileLineAndField) {
+  const fs::path dir = scratch_folder("errors");
+  const CommandResult missing = run_binary("validate '" + (dir / "none.csv").string() + "'");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("none.csv: cannot read the CSV file"), std::string::npos)
+      << missing.output;
+
+  const fs::path bad_size =
+      write_csv(dir, std::string(kHeader) + kRows +
+                         "box,NVIDIA H100,8,1,8,,,all_reduce,float,sum,abc,10,,,,,,,,,\n");
+  const CommandResult bad = run_binary("validate '" + bad_size.string() + "'");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("m.csv:7: size_bytes 'abc': expected a positive integer\n"),
+            std::string::npos)
+      << bad.output;
+  EXPECT_EQ(bad.output.find(" compared: "), std::string::npos);  // nothing printed before
+
+  const fs::path unknown_gpu = write_csv(
+      dir, std::string(kHeader) + "v,NVIDIA V100,8,1,8,,,all_reduce,float,sum,8,10,,,,,,,,,\n");
+  const CommandResult gpu = run_binary("validate '" + unknown_gpu.string() + "'");
+  EXPECT_EQ(gpu.exit_code, 2);
+  EXPECT_NE(gpu.output.find("m.csv:2: gpu 'NVIDIA V100': expected a name holding one of"),
+            std::string::npos)
+      << gpu.output;
+
+  const fs::path two_machines =
+      write_csv(dir, std::string(kHeader) + kRows +
+                         "box,NVIDIA H100 80GB HBM3,16,2,8,,,all_reduce,float,sum,8,10,,,,,,,,,\n");
+  const CommandResult mixed = run_binary("validate '" + two_machines.string() + "'");
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_NE(mixed.output.find("m.csv:7: config_id box: gpu, gpus_total, nodes, gpus_per_node or "
+                              "nic differ from line 2's; expected one machine per config_id"),
+            std::string::npos)
+      << mixed.output;
+
+  const fs::path no_columns = write_csv(dir, "config_id,gpu\nbox,H100\n");
+  const CommandResult columns = run_binary("validate '" + no_columns.string() + "'");
+  EXPECT_EQ(columns.exit_code, 2);
+  EXPECT_NE(columns.output.find("m.csv: missing columns gpus_total, nodes"), std::string::npos)
+      << columns.output;
+}
+
+}  // namespace
+}  // namespace spmd
