@@ -22,9 +22,14 @@ Range block_of(Range range, int parts, int b) {
 
 int mod(std::int64_t value, int size) { return static_cast<int>((value % size + size) % size); }
 
-// The dimension a pass works along at `level` and that dimension's size.
+// The dimension a pass works along at `level`.
 std::size_t dimension_at(const TorusPass& pass, std::size_t level) {
   return static_cast<std::size_t>(pass.dimension_order[level]);
+}
+
+// The number of dimensions every pass goes along (one pass at least).
+std::size_t levels(const std::vector<TorusPass>& passes) {
+  return passes.front().dimension_order.size();
 }
 
 // Steps of the phases at `level`: the longest ring among the passes' dimensions there.
@@ -41,7 +46,7 @@ class TorusSteps final : public StepSource {
       : StepSource(shape.ranks, shape.elements),
         grid_(shape.torus_dims),
         passes_(std::move(passes)) {
-    const std::size_t count = grid_.count();
+    const std::size_t count = levels(passes_);
     for (std::size_t level = 0; level < count; ++level) phases_.push_back({level, true});
     for (std::size_t level = count; level-- > 0;) phases_.push_back({level, false});
     // One pass: each step someone receives the level's largest block. Several: a rank receives
@@ -106,7 +111,7 @@ class TorusSteps final : public StepSource {
   std::int64_t one_pass_max_received() const {
     const TorusPass& pass = passes_.front();
     std::int64_t largest = pass.end - pass.begin, most = 0;
-    for (std::size_t level = 0; level < grid_.count(); ++level) {
+    for (std::size_t level = 0; level < levels(passes_); ++level) {
       const int size = grid_.size(dimension_at(pass, level));
       largest = (largest + size - 1) / size;
       if (size > 1) most = std::max(most, largest);
@@ -152,7 +157,7 @@ std::int64_t torus_passes_time_ps(const CollectiveShape& shape,
   std::vector<std::int64_t> largest;
   for (const TorusPass& pass : passes) largest.push_back(pass.end - pass.begin);
   std::int64_t reduce_scatter_ps = 0;
-  for (std::size_t level = 0; level < grid.count(); ++level) {
+  for (std::size_t level = 0; level < levels(passes); ++level) {
     std::vector<std::int64_t> step_ps(static_cast<std::size_t>(phase_steps(grid, passes, level)),
                                       0);
     for (std::size_t p = 0; p < passes.size(); ++p) {

@@ -1,7 +1,8 @@
 #pragma once
 // Inside collectives/: torus passes (reference/torus_passes.h) run side by side, the schedule
-// shared by the torus and the bidirectional torus. The passes move in lockstep phases: the i-th
-// reduce-scatter phase takes every pass's i-th dimension, for i = 0 .. D-1, then the all-gather
+// shared by the torus and the bidirectional torus. The passes (all with dimension orders of one
+// length L) move in lockstep phases: the i-th reduce-scatter phase takes every pass's i-th
+// dimension, for i = 0 .. L-1, then the all-gather
 // phases take them back in the reverse order. A phase lasts as many steps as its longest ring
 // (dims[j] - 1 steps along dimension j); a pass on a shorter one idles for the rest. In a step
 // each pass sends every rank's block to its neighbour along the pass's dimension and direction

@@ -20,13 +20,20 @@ std::vector<TorusPass> torus_passes(std::span<const int> dims, std::int64_t coun
 }
 
 std::vector<TorusPass> bidirectional_torus_passes(std::span<const int> dims, std::int64_t count) {
-  const int d = static_cast<int>(dims.size());
+  std::vector<int> rings;  // a dimension of size 1 has nothing to reduce along
+  for (std::size_t j = 0; j < dims.size(); ++j) {
+    if (dims[j] > 1) rings.push_back(static_cast<int>(j));
+  }
+  const int d = static_cast<int>(rings.size());
+  if (d == 0) return {TorusPass{.begin = 0, .end = count}};
   std::vector<TorusPass> passes;
   for (int p = 0; p < 2 * d; ++p) {
     TorusPass pass{.begin = even_split_begin(count, 2 * d, p),
                    .end = even_split_begin(count, 2 * d, p + 1),
                    .direction = p < d ? 1 : -1};
-    for (int i = 0; i < d; ++i) pass.dimension_order.push_back((p + i) % d);
+    for (int i = 0; i < d; ++i) {
+      pass.dimension_order.push_back(rings[static_cast<std::size_t>((p + i) % d)]);
+    }
     passes.push_back(std::move(pass));
   }
   return passes;

@@ -30,11 +30,12 @@ bool torus_dims_cover(std::span<const int> dims, int group_size);
 // torus: one pass over all `count` elements, the last dimension first, direction +1.
 std::vector<TorusPass> torus_passes(std::span<const int> dims, std::int64_t count);
 
-// bidirectional_torus over D dimensions: 2D passes over the even parts of the elements
-// (even_split_begin(count, 2D, p)). Pass p starts at dimension p % D and goes up (p % D,
-// p % D + 1, ..., mod D); the first D run direction +1, the others -1. In the i-th
-// reduce-scatter (and all-gather) phase the passes of one direction are on D different
-// dimensions, so every dimension's links carry one pass each way.
+// bidirectional_torus over the D dimensions of size above 1 (r_0 < r_1 < ...; those of size 1
+// have no ring): 2D passes over the even parts of the elements (even_split_begin(count, 2D, p)).
+// Pass p goes along r_(p % D), r_(p % D + 1), ... (indices mod D); the first D run direction +1,
+// the others -1. In the i-th reduce-scatter (and all-gather) phase the passes of one direction
+// are on D different dimensions, so every dimension's links carry one pass each way. With no
+// dimension above 1 (one rank): one pass with no dimensions.
 std::vector<TorusPass> bidirectional_torus_passes(std::span<const int> dims, std::int64_t count);
 
 // The grid's coordinates: rank <-> coordinate per dimension.
