@@ -27,6 +27,7 @@ constexpr Named kAlgorithms[] = {
     {Algorithm::binary_tree, "binary_tree", binary_tree_parts},
     {Algorithm::double_binary_tree, "double_binary_tree", double_binary_tree_parts},
     {Algorithm::torus, "torus", torus_parts},
+    {Algorithm::bidirectional_torus, "bidirectional_torus", bidirectional_torus_parts},
 };
 
 const Named& entry(Algorithm algorithm) {
@@ -128,7 +129,7 @@ std::int64_t phased_closed_form_time_ps(Algorithm algorithm, const CollectiveSha
                                         std::span<const cost_model::RouteCost> per_phase) {
   const AlgorithmParts& parts = entry(algorithm).parts();
   // Not link_phases(...).size(): building the phases again is O(ranks) on every fast-path group;
-  // the torus checks its own count (one per dimension).
+  // the torus checks its own count (one per dimension); the others have one phase.
   SPMD_CHECK(!per_phase.empty() && (parts.phased_time_ps != nullptr || per_phase.size() == 1),
              fmt::format("{} link costs for {} over {} ranks, expected one per phase",
                          per_phase.size(), algorithm_name(algorithm), shape.ranks));
@@ -151,8 +152,13 @@ Algorithm choose_algorithm(const CollectiveShape& shape, const topology::Topolog
         return is_power_of_two(shape.ranks) ? Algorithm::halving_doubling
                                             : Algorithm::double_binary_tree;
       }
-      if (topology.grid && shape.torus_dims.size() >= 2)
+      if (topology.grid && shape.torus_dims.size() >= 2) {
+        // With wrap-around every hop of both directions is one link of its own.
+        if (topology.wrap_around) {
+          return first_supported({Algorithm::bidirectional_torus, Algorithm::ring});
+        }
         return first_supported({Algorithm::torus, Algorithm::ring});
+      }
       return Algorithm::ring;
     }
     case CollectiveKind::reduce_scatter:

@@ -27,6 +27,8 @@ enum class Algorithm {
   binary_tree,         // reduce up a heap-ordered binary tree, broadcast down
   double_binary_tree,  // two binary trees, half the data each (NCCL's double binary tree)
   torus,               // per dimension: reduce-scatter along each, then all-gather back
+  bidirectional_torus,  // 2D parts of the data as torus, each its own dimension order and
+                        // direction, all at once: both ways of every dimension's links busy
 };
 
 std::string_view algorithm_name(Algorithm algorithm);
@@ -77,8 +79,9 @@ std::int64_t closed_form_time_ps(Algorithm algorithm, const CollectiveShape& sha
 // The (source, destination) rank pairs an algorithm's messages go between, phase by phase, for the
 // algorithms whose schedules have that fixed structure: the ring (one phase: each ring position to
 // the next; not all_to_all, which sends straight to every rank), the bidirectional ring (one phase,
-// both ways round) and the torus (one phase per dimension, dimension 0 first: each rank to the next
-// along that dimension). Every message between two different ranks goes between a pair of its
+// both ways round), the torus (one phase per dimension, dimension 0 first: each rank to the next
+// along that dimension) and the bidirectional torus (one phase: each rank to both its neighbours
+// along every dimension). Every message between two different ranks goes between a pair of its
 // phase, and each phase's steps run one after another. Empty for the other algorithms and shapes.
 using RankPair = std::pair<int, int>;
 std::vector<std::vector<RankPair>> link_phases(Algorithm algorithm, const CollectiveShape& shape);
@@ -90,17 +93,20 @@ std::int64_t phased_closed_form_time_ps(Algorithm algorithm, const CollectiveSha
                                         std::span<const cost_model::RouteCost> per_phase);
 
 // The reference order an algorithm's reductions fold as when its rings follow group rank order
-// (ReductionOrder{.algorithm = *reduction_algorithm_of(a)}); none for torus, whose order needs
+// (ReductionOrder{.algorithm = *reduction_algorithm_of(a)}); none for the tori, whose orders need
 // each group's grid.
 std::optional<ReductionAlgorithm> reduction_algorithm_of(Algorithm algorithm);
 // The inverse: the algorithm whose reductions fold as `order`; none for the orders only a real
-// library has (Gloo, Open MPI, NCCL's tree chain) and for torus.
+// library has (Gloo, Open MPI, NCCL's tree chain) and for the tori.
 std::optional<Algorithm> algorithm_folding_as(ReductionAlgorithm order);
 // Every algorithm, in the order algorithm_from_name lists them.
 std::vector<Algorithm> all_algorithms();
 
-// Which algorithms can run `shape` (e.g. halving_doubling needs a power of two ranks, torus
-// needs torus_dims), and the automatic choice by message size and topology kind.
+// Which algorithms can run `shape` (e.g. halving_doubling needs a power of two ranks, the tori
+// need torus_dims), and the automatic choice by message size and topology kind: a large
+// all-reduce over a grid of two or more dimensions runs as the bidirectional torus where the
+// grid's lines close into rings of links (topology::TopologyTraits::wrap_around), else as the
+// torus.
 bool supports(Algorithm algorithm, const CollectiveShape& shape);
 Algorithm choose_algorithm(const CollectiveShape& shape, const topology::TopologyTraits& topology);
 

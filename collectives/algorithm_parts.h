@@ -1,6 +1,7 @@
 #pragma once
 // Inside collectives/: each algorithm's three faces, defined in its own file (direct.cc, ring.cc,
-// bidirectional_ring.cc, halving_doubling.cc, binary_tree.cc, double_binary_tree.cc, torus.cc)
+// bidirectional_ring.cc, halving_doubling.cc, binary_tree.cc, double_binary_tree.cc, torus.cc,
+// bidirectional_torus.cc)
 // and dispatched by algorithm.cc.
 
 #include <cstdint>
@@ -30,7 +31,7 @@ struct AlgorithmParts {
   std::int64_t (*time_ps)(const CollectiveShape& shape, std::int64_t latency_ps,
                           std::int64_t bandwidth_bytes_per_s);
   // The algorithm of every order() it gives, when that order needs nothing from the shape but
-  // the ring; none for torus, whose order needs each group's grid.
+  // the ring; none for the tori, whose orders need each group's grid.
   std::optional<ReductionAlgorithm> reduction_algorithm;
   // The rank pairs of each phase (collectives::link_phases); null: no such structure.
   std::vector<std::vector<RankPair>> (*link_phases)(const CollectiveShape& shape) = nullptr;
@@ -46,5 +47,6 @@ const AlgorithmParts& halving_doubling_parts();
 const AlgorithmParts& binary_tree_parts();
 const AlgorithmParts& double_binary_tree_parts();
 const AlgorithmParts& torus_parts();
+const AlgorithmParts& bidirectional_torus_parts();
 
 }  // namespace spmd::collectives

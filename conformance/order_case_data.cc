@@ -172,7 +172,8 @@ ReductionOrder public_order(ReductionAlgorithm algorithm, int group_size) {
     case nccl_tree_chain:
     case binary_tree:
     case double_binary_tree: order.ring = interleaved_ring(group_size); break;
-    case torus: order.torus_dims = torus_dims_for(group_size); break;
+    case torus:
+    case bidirectional_torus: order.torus_dims = torus_dims_for(group_size); break;
     case gloo_ring: order.gloo_max_segment_bytes = kPublicChunkBytes; break;
     default: break;
   }
@@ -204,6 +205,7 @@ std::int64_t pipeline_unit_elements(const ReductionOrder& order, int group_size,
     case bidirectional_ring: return 2 * nccl_loop;  // each half runs its own loops
     case halving_doubling: return is_power_of_two(group_size) ? kSingleFoldUnit : nccl_loop;
     case torus:
+    case bidirectional_torus:
       return chunk_alignment_elements(order, group_size, dtype) == 1 ? kSingleFoldUnit : nccl_loop;
     case gloo_ring:  // 2n segments of the largest size
       return 2 * group_size *

@@ -30,7 +30,7 @@ std::int64_t byte_count(const JsonValue& value) {
 
 }  // namespace
 
-// What each algorithm reads (reference/reduction_order.h). halving_doubling and torus read the
+// What each algorithm reads (reference/reduction_order.h). halving_doubling and the tori read the
 // NCCL ring's where they run it instead of their own (docs/reduction-orders.md).
 std::vector<std::string_view> order_parameters_used(ReductionAlgorithm algorithm) {
   using enum ReductionAlgorithm;
@@ -41,7 +41,8 @@ std::vector<std::string_view> order_parameters_used(ReductionAlgorithm algorithm
     case nccl_tree_chain:
     case binary_tree:
     case double_binary_tree: return {kRing};
-    case torus: return {kRing, kNcclChunk, kTorusDims};
+    case torus:
+    case bidirectional_torus: return {kRing, kNcclChunk, kTorusDims};
     case gloo_ring: return {kGlooSegment};
     default: return {};
   }

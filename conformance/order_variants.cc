@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "reference/ring_order.h"
+#include "reference/torus_passes.h"
 
 namespace spmd::conformance {
 namespace {
@@ -100,12 +101,6 @@ std::vector<FormRange> form_ranges(std::span<const ChunkFold> plan) {
   return ranges;
 }
 
-bool torus_dims_cover(const ReductionOrder& order, int group_size) {
-  std::int64_t product = 1;
-  for (int d : order.torus_dims) product *= d;
-  return !order.torus_dims.empty() && product == group_size;
-}
-
 void add_unless_same(WrongOrders& out, const std::vector<ChunkFold>& correct, std::string name,
                      std::vector<ChunkFold> plan, std::string_view same_reason) {
   if (same_folds(correct, plan)) {
@@ -122,7 +117,8 @@ std::int64_t chunk_alignment_elements(const ReductionOrder& order, int group_siz
   const bool power_of_two = (group_size & (group_size - 1)) == 0;
   const bool nccl_chunks = order.algorithm == nccl_ring || order.algorithm == bidirectional_ring ||
                            (order.algorithm == halving_doubling && !power_of_two) ||
-                           (order.algorithm == torus && !torus_dims_cover(order, group_size));
+                           ((order.algorithm == torus || order.algorithm == bidirectional_torus) &&
+                            !torus_dims_cover(order.torus_dims, group_size));
   const auto element_bytes = static_cast<std::int64_t>(dtype_size_bytes(dtype));
   return nccl_chunks ? std::max<std::int64_t>(1, 16 / element_bytes) : 1;
 }

@@ -38,7 +38,7 @@ WrongOrders wrong_orders(const ReductionOrder& order, int group_size, std::int64
                          DType dtype);
 
 // The elements chunk boundaries are aligned to: 16 bytes where the chunks are NCCL's (nccl_ring,
-// bidirectional_ring, and halving_doubling / torus where they run NCCL's ring; all_reduce.h
+// bidirectional_ring, and halving_doubling / the tori where they run NCCL's ring; all_reduce.h
 // alignUp(..., 16/sizeof(T))), one element elsewhere (Gloo segments are whole elements, Open MPI
 // blocks and the simulator's even splits are cut at any element).
 std::int64_t chunk_alignment_elements(const ReductionOrder& order, int group_size, DType dtype);

@@ -47,6 +47,8 @@ constexpr OrderEntry kOrders[] = {
     {ReductionAlgorithm::double_binary_tree, "double_binary_tree",
      reduction_orders::double_binary_tree_parts},
     {ReductionAlgorithm::torus, "torus", reduction_orders::torus_parts},
+    {ReductionAlgorithm::bidirectional_torus, "bidirectional_torus",
+     reduction_orders::bidirectional_torus_parts},
 };
 
 const OrderEntry* find_entry(ReductionAlgorithm algorithm) {

@@ -53,6 +53,8 @@ enum class ReductionAlgorithm {
                        // (position p holds ring[n - 1 - p])
   torus,               // per dimension of torus_dims (last first): a ring reduce-scatter along
                        // each, then all-gathers back; see reduction_orders/simulator.cc
+  bidirectional_torus,  // 2D even parts of the elements, each as torus with its own dimension
+                        // order and ring direction (reference/torus_passes.h)
 };
 
 inline constexpr ReductionAlgorithm kAllReductionAlgorithms[] = {
@@ -71,6 +73,7 @@ inline constexpr ReductionAlgorithm kAllReductionAlgorithms[] = {
     ReductionAlgorithm::bidirectional_ring,
     ReductionAlgorithm::double_binary_tree,
     ReductionAlgorithm::torus,
+    ReductionAlgorithm::bidirectional_torus,
 };
 
 std::string_view reduction_algorithm_name(ReductionAlgorithm algorithm);  // "nccl_ring", ...
@@ -98,7 +101,8 @@ struct ReductionOrder {
   std::int64_t nccl_chunk_bytes = 2 * 1024 * 1024;
   // Gloo ring maxSegmentSize in bytes (1 MiB by default).
   std::int64_t gloo_max_segment_bytes = 1024 * 1024;
-  // torus: the group as a row-major grid (last dimension fastest); product == group size.
+  // torus, bidirectional_torus: the group as a row-major grid (last dimension fastest); product
+  // == group size.
   std::vector<int> torus_dims;
 
   // Whether bfloat16 sums are carried in float32 and rounded once at the end (XLA:CPU's
@@ -121,7 +125,7 @@ struct ReductionOrder {
 
   // Reduce-scatter: the fold that produces the block owned by group rank `destination`. Rings
   // (nccl_ring, gloo_ring, gloo_ring_chunked, mpi_ring) use the fold of their chunk that ends at
-  // `destination`; the simulator's trees, two-way ring and torus use nccl_ring's; the other
+  // `destination`; the simulator's trees, two-way ring and tori use nccl_ring's; the other
   // algorithms use their all-reduce fold for every block (a model choice for most of them, see
   // docs/reduction-orders.md).
   FoldTree reduce_scatter_fold(int group_size, int destination) const;

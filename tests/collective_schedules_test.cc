@@ -28,7 +28,7 @@ rc::Gen<CollectiveShape> shape_for(Algorithm algorithm, CollectiveKind kind) {
   return rc::gen::exec([=] {
     CollectiveShape shape;
     shape.kind = kind;
-    if (algorithm == Algorithm::torus) {
+    if (algorithm == Algorithm::torus || algorithm == Algorithm::bidirectional_torus) {
       const int count = *rc::gen::inRange(1, 4);
       shape.ranks = 1;
       for (int k = 0; k < count; ++k) {
@@ -186,19 +186,19 @@ TEST(CollectiveSchedules, NamesRoundTripAndUnknownNamesAreListed) {
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
               "algorithm 'rign' is unknown, expected one of: direct, ring, bidirectional_ring, "
-              "halving_doubling, binary_tree, double_binary_tree, torus");
+              "halving_doubling, binary_tree, double_binary_tree, torus, bidirectional_torus");
   }
 }
 
 // The order each algorithm's parts name is the one its order() gives, and the inverse lookup
-// finds the algorithm back; torus has none (its order needs the grid).
+// finds the algorithm back; the tori have none (their orders need the grid).
 TEST(CollectiveSchedules, ReductionAlgorithmsMatchTheOrdersAndInvert) {
   CollectiveShape shape;
   shape.ranks = 4;
   for (Algorithm algorithm : collectives::all_algorithms()) {
     SCOPED_TRACE(std::string(collectives::algorithm_name(algorithm)));
     const std::optional<ReductionAlgorithm> order = collectives::reduction_algorithm_of(algorithm);
-    if (algorithm == Algorithm::torus) {
+    if (algorithm == Algorithm::torus || algorithm == Algorithm::bidirectional_torus) {
       EXPECT_FALSE(order.has_value());
       continue;
     }
@@ -207,6 +207,8 @@ TEST(CollectiveSchedules, ReductionAlgorithmsMatchTheOrdersAndInvert) {
     EXPECT_EQ(collectives::algorithm_folding_as(*order), algorithm);
   }
   EXPECT_EQ(collectives::algorithm_folding_as(ReductionAlgorithm::torus), std::nullopt);
+  EXPECT_EQ(collectives::algorithm_folding_as(ReductionAlgorithm::bidirectional_torus),
+            std::nullopt);
   EXPECT_EQ(collectives::algorithm_folding_as(ReductionAlgorithm::gloo_ring), std::nullopt);
 }
 
@@ -222,6 +224,9 @@ TEST(CollectiveSchedules, AutomaticChoiceFollowsSizeAndTopology) {
   shape.torus_dims = {2, 3};
   EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{.grid = true}),
             Algorithm::torus);
+  EXPECT_EQ(collectives::choose_algorithm(
+                shape, topology::TopologyTraits{.grid = true, .wrap_around = true}),
+            Algorithm::bidirectional_torus);
   shape.kind = CollectiveKind::permute;
   EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{.grid = true}),
             Algorithm::direct);
@@ -231,12 +236,18 @@ TEST(CollectiveSchedules, UnsupportedShapesAreRefused) {
   const CollectiveShape six{.kind = CollectiveKind::all_reduce, .ranks = 6, .elements = 6};
   EXPECT_FALSE(collectives::supports(Algorithm::halving_doubling, six));
   EXPECT_FALSE(collectives::supports(Algorithm::torus, six));
+  EXPECT_FALSE(collectives::supports(Algorithm::bidirectional_torus, six));
   EXPECT_THROW(collectives::build_schedule(Algorithm::halving_doubling, six), Error);
   CollectiveShape grid = six;
   grid.torus_dims = {2, 3};
   EXPECT_TRUE(collectives::supports(Algorithm::torus, grid));
+  EXPECT_TRUE(collectives::supports(Algorithm::bidirectional_torus, grid));
   grid.torus_dims = {2, 2};
   EXPECT_FALSE(collectives::supports(Algorithm::torus, grid));
+  EXPECT_FALSE(collectives::supports(Algorithm::bidirectional_torus, grid));
+  grid.torus_dims = {2, 3};
+  grid.kind = CollectiveKind::all_gather;  // as torus: all-reduce only
+  EXPECT_FALSE(collectives::supports(Algorithm::bidirectional_torus, grid));
 }
 
 }  // namespace

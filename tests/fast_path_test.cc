@@ -30,7 +30,7 @@ rc::Gen<CollectiveShape> phased_shape(Algorithm algorithm) {
                      ? *rc::gen::element(CollectiveKind::all_reduce, CollectiveKind::reduce_scatter,
                                          CollectiveKind::all_gather, CollectiveKind::broadcast)
                      : CollectiveKind::all_reduce;
-    if (algorithm == Algorithm::torus) {
+    if (algorithm == Algorithm::torus || algorithm == Algorithm::bidirectional_torus) {
       shape.torus_dims = *rc::gen::container<std::vector<int>>(
           *rc::gen::inRange<std::size_t>(1, 4), rc::gen::inRange(1, 5));
       shape.ranks = 1;
@@ -49,7 +49,8 @@ rc::Gen<CollectiveShape> phased_shape(Algorithm algorithm) {
 
 RC_GTEST_PROP(FastPath, every_message_goes_between_a_pair_of_the_algorithms_phases, ()) {
   const Algorithm algorithm =
-      *rc::gen::element(Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus);
+      *rc::gen::element(Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus,
+                        Algorithm::bidirectional_torus);
   const CollectiveShape shape = *phased_shape(algorithm);
   RC_PRE(collectives::supports(algorithm, shape));
   std::set<collectives::RankPair> pairs;
@@ -65,7 +66,8 @@ RC_GTEST_PROP(FastPath, every_message_goes_between_a_pair_of_the_algorithms_phas
 
 RC_GTEST_PROP(FastPath, phases_of_one_cost_give_the_uniform_closed_form, ()) {
   const Algorithm algorithm =
-      *rc::gen::element(Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus);
+      *rc::gen::element(Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus,
+                        Algorithm::bidirectional_torus);
   const CollectiveShape shape = *phased_shape(algorithm);
   RC_PRE(collectives::supports(algorithm, shape));
   const cost_model::RouteCost cost{*rc::gen::inRange<std::int64_t>(0, 3'000'000),
@@ -216,7 +218,8 @@ RC_GTEST_PROP(FastPath, gives_the_bits_and_cost_log_of_carrying_every_message, (
   const Program p = *program();
   const std::string topology = *topology_text(p.mesh.device_count());
   const std::optional<Algorithm> algorithm = *rc::gen::element<std::optional<Algorithm>>(
-      std::nullopt, Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus);
+      std::nullopt, Algorithm::ring, Algorithm::bidirectional_ring, Algorithm::torus,
+      Algorithm::bidirectional_torus);
   const bool cost_only = *rc::gen::arbitrary<bool>();
   const std::uint64_t seed = *testkit::seed();
   const sim::LinkSharing sharing = *rc::gen::element(sim::LinkSharing::fair, sim::LinkSharing::fifo);

@@ -328,7 +328,8 @@ TEST_F(MachineErrors, TorusLinksAreOnePerDimension) {
 TEST_F(MachineErrors, AlgorithmsAreNamedByTheirNames) {
   EXPECT_EQ(error_of(with(ring_, "/algorithms/all_reduce", "rng")),
             R"(algorithms.all_reduce: "rng", expected one of auto, direct, ring, )"
-            R"(bidirectional_ring, halving_doubling, binary_tree, double_binary_tree, torus)");
+            R"(bidirectional_ring, halving_doubling, binary_tree, double_binary_tree, torus, )"
+            R"(bidirectional_torus)");
 }
 
 // A temporary file unique to this process and test; removed by the destructor.

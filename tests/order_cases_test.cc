@@ -181,7 +181,7 @@ TEST_F(WrongBackends, RotatedRingFailsEveryCaseOfARingOrder) {
     EXPECT_FALSE(result.passed) << c.name << " passes with its ring rotated";
   }
   // nccl_ring, nccl_tree_chain, binary_tree and the two-way orders but on 2 devices; torus and
-  // halving_doubling where they run a ring: 26 of the 90 cases.
+  // halving_doubling where they run a ring: 26 of the 96 cases.
   EXPECT_GE(affected, 26);
 }
 
@@ -198,7 +198,7 @@ TEST_F(WrongBackends, MisalignedChunksFailEveryCaseWithNcclChunks) {
     const CaseResult result = run_case(c, RunOptions{.backend = "misaligned_chunks"});
     EXPECT_FALSE(result.passed) << c.name << " passes with misaligned chunks";
   }
-  // nccl_ring and bidirectional_ring but on 2 devices, halving_doubling on 6: 11 of the 90 cases.
+  // nccl_ring and bidirectional_ring but on 2 devices, halving_doubling on 6: 11 of the 96 cases.
   EXPECT_GE(affected, 11);
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "backends/sim_backend.h"
@@ -133,7 +134,8 @@ std::string home_topology(Algorithm algorithm, int n) {
   switch (algorithm) {
     case Algorithm::ring: return "ring-uni";
     case Algorithm::bidirectional_ring: return "ring";
-    case Algorithm::torus: return "torus";
+    case Algorithm::torus:
+    case Algorithm::bidirectional_torus: return "torus";
     default: return "fully_connected";
   }
   (void)n;
@@ -154,6 +156,7 @@ struct SimulatedAndClosedForm {
   std::string algorithm_used;
   std::int64_t simulated_ps = 0;
   std::int64_t closed_form_ps = 0;
+  std::vector<int> torus_dims;  // the home topology's
 };
 
 // A float32 all-reduce of the case's size alone on the algorithm's home topology.
@@ -177,6 +180,7 @@ SimulatedAndClosedForm simulate_and_close(const ClosedFormCase& c) {
   shape.pipeline_chunk_bytes = c.chunk_bytes;
   SimulatedAndClosedForm result;
   result.supported = collectives::supports(c.algorithm, shape);
+  result.torus_dims = shape.torus_dims;
   if (!result.supported) return result;
   result.simulated_ps = all_reduce_time_ps(machine, c.elements);
   result.algorithm_used = machine.cost_log().collectives.at(0).algorithm;
@@ -189,7 +193,8 @@ RC_GTEST_PROP(Simulator, uncontended_time_equals_the_closed_form, ()) {
   ClosedFormCase c;
   c.algorithm = *rc::gen::element(Algorithm::direct, Algorithm::ring, Algorithm::bidirectional_ring,
                                   Algorithm::halving_doubling, Algorithm::binary_tree,
-                                  Algorithm::double_binary_tree, Algorithm::torus);
+                                  Algorithm::double_binary_tree, Algorithm::torus,
+                                  Algorithm::bidirectional_torus);
   c.devices = *rc::gen::inRange(1, 65);
   if (c.algorithm == Algorithm::halving_doubling) c.devices = 1 << *rc::gen::inRange(0, 7);
   c.elements = *rc::gen::inRange<std::int64_t>(0, 1 << 20);
@@ -203,6 +208,9 @@ RC_GTEST_PROP(Simulator, uncontended_time_equals_the_closed_form, ()) {
   RC_PRE(!(c.algorithm == Algorithm::bidirectional_ring && c.devices == 2));
   const SimulatedAndClosedForm result = simulate_and_close(c);
   RC_PRE(result.supported);
+  // Likewise a torus dimension of two: the bidirectional torus's two directions share its link.
+  RC_PRE(!(c.algorithm == Algorithm::bidirectional_torus &&
+           std::ranges::count(result.torus_dims, 2) > 0));
   RC_ASSERT(result.algorithm_used == std::string(collectives::algorithm_name(c.algorithm)));
   RC_ASSERT(result.simulated_ps == result.closed_form_ps);
 }

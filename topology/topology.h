@@ -30,6 +30,9 @@ struct TopologyTraits {
   // Devices lie on a grid (dims()) whose dimensions collectives can run along one after
   // another: tori, meshes, and nodes x devices per node.
   bool grid = false;
+  // The grid's lines close into rings of links (a torus, not a mesh): a hop to either neighbour
+  // along any dimension, the last to the first included, is one link, one each way.
+  bool wrap_around = false;
   // Every link carries only messages from one device or to one device: a device's own links to
   // a switch, or a direct link between two devices. Groups of different devices then never
   // share a link.

@@ -35,7 +35,7 @@ class Torus : public Topology {
   }
   std::string_view kind() const override { return wrap_ ? "torus" : "mesh"; }
   std::vector<int> dims() const override { return dims_; }
-  TopologyTraits traits() const override { return {.grid = true}; }
+  TopologyTraits traits() const override { return {.grid = true, .wrap_around = wrap_}; }
 
   std::vector<int> route(int from, int to) const override {
     check_device(*this, from, "from");

@@ -34,13 +34,14 @@ constexpr Algorithm kAlgorithms[] = {Algorithm::direct,
                                      Algorithm::halving_doubling,
                                      Algorithm::binary_tree,
                                      Algorithm::double_binary_tree,
-                                     Algorithm::torus};
+                                     Algorithm::torus,
+                                     Algorithm::bidirectional_torus};
 constexpr CollectiveKind kKinds[] = {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter,
                                      CollectiveKind::all_gather, CollectiveKind::all_to_all,
                                      CollectiveKind::permute,    CollectiveKind::broadcast};
 constexpr DType kDTypes[] = {DType::float32, DType::float16, DType::bfloat16, DType::int32};
 
-// The grid the torus algorithm runs on: the most square a x b = ranks.
+// The grid the torus algorithms run on: the most square a x b = ranks.
 std::vector<int> torus_dims_for(int ranks) {
   int a = 1;
   for (int f = 1; f * f <= ranks; ++f) {
@@ -59,7 +60,9 @@ CollectiveShape shape_of(Algorithm algorithm, CollectiveKind kind, int ranks, st
   const bool blocked = kind == CollectiveKind::reduce_scatter || kind == CollectiveKind::all_to_all;
   shape.elements = blocked ? count * ranks : count;
   shape.element_bytes = static_cast<std::int64_t>(dtype_size_bytes(dtype));
-  if (algorithm == Algorithm::torus) shape.torus_dims = torus_dims_for(ranks);
+  if (algorithm == Algorithm::torus || algorithm == Algorithm::bidirectional_torus) {
+    shape.torus_dims = torus_dims_for(ranks);
+  }
   for (int r = 0; r < ranks; ++r) shape.permutation.emplace_back(r, (r + 1) % ranks);
   shape.root = ranks - 1;
   return shape;
@@ -71,8 +74,8 @@ bool reduces(CollectiveKind kind) {
 
 // The reference order a schedule of `algorithm` folds in (rings in rank order).
 ReductionOrder order_of(Algorithm algorithm, const CollectiveShape& shape) {
-  if (algorithm == Algorithm::torus) {
-    return {.algorithm = ReductionAlgorithm::torus, .torus_dims = shape.torus_dims};
+  if (algorithm == Algorithm::torus || algorithm == Algorithm::bidirectional_torus) {
+    return collectives::reduction_order(algorithm, shape);  // the grid's order
   }
   return order_for_algorithm(algorithm);
 }

@@ -38,6 +38,7 @@ const OrderParts& halving_doubling_parts();
 const OrderParts& bidirectional_ring_parts();
 const OrderParts& double_binary_tree_parts();
 const OrderParts& torus_parts();
+const OrderParts& bidirectional_torus_parts();
 
 // The group ranks in ring form, for the orders whose ranks are the group ranks (XLA:CPU, Gloo,
 // Open MPI).

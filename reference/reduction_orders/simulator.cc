@@ -7,11 +7,13 @@
 
 #include <bit>
 #include <cstddef>
+#include <span>
 #include <utility>
 
 #include "reference/error.h"
 #include "reference/reduction_orders/chunk_plans.h"
 #include "reference/reduction_orders/order_parts.h"
+#include "reference/torus_passes.h"
 
 namespace spmd::reduction_orders {
 namespace {
@@ -107,81 +109,88 @@ std::vector<ChunkFold> double_binary_tree_plan(const ReductionOrder&, const Ring
   return plan;
 }
 
-// ---- Torus: the group is a row-major grid over `dims`. Dimensions are reduce-scattered last
-// first: along dimension j the current range is split evenly into dims[j] blocks
-// (even_split_begin) and block b is reduced as on an NCCL ring along the line, starting at
-// coordinate b + 1 and ending at b. An element in blocks (b_0, ..., b_{k-1}) therefore folds as
-//   T(prefix) = new_plus_acc over c_j in (b_j + 1, b_j + 2, ..., b_j) of T(prefix + c_j),
-// outermost dimension 0, with a leaf at a full coordinate.
+// ---- Torus passes (reference/torus_passes.h). Along a pass's i-th dimension j the range held so
+// far is split evenly into dims[j] blocks and block b is reduced as on an NCCL ring along the
+// line, starting one hop after coordinate b (b + direction) and ending at b. An element whose
+// blocks are b (one per dimension) therefore folds as
+//   T(i) = new_plus_acc over c_j in (b_j + s, b_j + 2s, ..., b_j) of T(i - 1) at c_j,
+// s the direction, j = dimension_order[i], outermost the last dimension reduce-scattered, with a
+// leaf at a full coordinate.
 class TorusFold {
  public:
-  explicit TorusFold(std::vector<int> dims) : dims_(std::move(dims)) {}
+  TorusFold(std::span<const int> dims, const TorusPass& pass)
+      : grid_(dims), order_(pass.dimension_order), direction_(pass.direction) {}
 
   FoldTree fold(const std::vector<int>& blocks) {
     FoldTree tree;
-    std::vector<int> coordinates;
-    add(tree, blocks, coordinates);
+    std::vector<int> coordinates = blocks;
+    add(tree, blocks, coordinates, static_cast<int>(order_.size()) - 1);
     return tree;
   }
 
  private:
-  int add(FoldTree& tree, const std::vector<int>& blocks, std::vector<int>& coordinates) {
-    const std::size_t j = coordinates.size();
-    if (j == dims_.size()) {
-      int rank = 0;
-      for (std::size_t i = 0; i < dims_.size(); ++i) rank = rank * dims_[i] + coordinates[i];
-      return tree.add_leaf(rank);
-    }
-    const int size = dims_[j];
+  int add(FoldTree& tree, const std::vector<int>& blocks, std::vector<int>& coordinates,
+          int level) {
+    if (level < 0) return tree.add_leaf(grid_.rank_at(coordinates));
+    const auto j = static_cast<std::size_t>(order_[static_cast<std::size_t>(level)]);
+    const int size = grid_.size(j);
     int acc = -1;
     for (int k = 1; k <= size; ++k) {
-      coordinates.push_back((blocks[j] + k) % size);
-      const int partial = add(tree, blocks, coordinates);
-      coordinates.pop_back();
+      coordinates[j] = ((blocks[j] + direction_ * k) % size + size) % size;
+      const int partial = add(tree, blocks, coordinates, level - 1);
       acc = acc < 0 ? partial : tree.add_op(partial, acc);
     }
     return acc;
   }
 
-  std::vector<int> dims_;
+  TorusGrid grid_;
+  std::vector<int> order_;
+  int direction_;
 };
 
-// The torus order applies when its dims cover the group exactly; otherwise the simulator runs
-// the all-reduce as a ring, and so does this order.
-bool torus_dims_fit(const std::vector<int>& dims, int n) {
-  std::int64_t product = 1;
-  for (int d : dims) {
-    if (d < 1) return false;
-    product *= d;
-  }
-  return !dims.empty() && product == n;
-}
-
-// Splits [begin, end) level by level (last dimension first) and adds each final block's fold.
-void add_torus_chunks(std::vector<ChunkFold>& plan, TorusFold& folds, const std::vector<int>& dims,
-                      std::vector<int>& blocks, int level, std::int64_t begin, std::int64_t end) {
-  if (level < 0) {
+// Splits [begin, end) level by level in the pass's order and adds each final block's fold.
+void add_torus_chunks(std::vector<ChunkFold>& plan, TorusFold& folds, std::span<const int> dims,
+                      const TorusPass& pass, std::vector<int>& blocks, std::size_t level,
+                      std::int64_t begin, std::int64_t end) {
+  if (level == pass.dimension_order.size()) {
     if (begin < end) plan.push_back(ChunkFold{begin, end, folds.fold(blocks)});
     return;
   }
-  const int parts = dims[static_cast<std::size_t>(level)];
+  const auto j = static_cast<std::size_t>(pass.dimension_order[level]);
+  const int parts = dims[j];
   for (int b = 0; b < parts; ++b) {
-    blocks[static_cast<std::size_t>(level)] = b;
-    add_torus_chunks(plan, folds, dims, blocks, level - 1,
+    blocks[j] = b;
+    add_torus_chunks(plan, folds, dims, pass, blocks, level + 1,
                      begin + even_split_begin(end - begin, parts, b),
                      begin + even_split_begin(end - begin, parts, b + 1));
   }
 }
 
+// The passes' chunks, in element order. A torus order applies when its dims cover the group
+// exactly; otherwise the simulator runs the all-reduce as a ring, and so does this order.
+std::vector<ChunkFold> torus_passes_plan(
+    const ReductionOrder& order, const RingOrder& ring, std::int64_t count,
+    std::int64_t element_bytes,
+    std::vector<TorusPass> (*passes_of)(std::span<const int> dims, std::int64_t count)) {
+  const std::vector<int>& dims = order.torus_dims;
+  if (!torus_dims_cover(dims, ring.size())) return ring_plan(order, ring, count, element_bytes);
+  std::vector<ChunkFold> plan;
+  for (const TorusPass& pass : passes_of(dims, count)) {
+    TorusFold folds(dims, pass);
+    std::vector<int> blocks(dims.size(), 0);
+    add_torus_chunks(plan, folds, dims, pass, blocks, 0, pass.begin, pass.end);
+  }
+  return plan;
+}
+
 std::vector<ChunkFold> torus_plan(const ReductionOrder& order, const RingOrder& ring,
                                   std::int64_t count, std::int64_t element_bytes) {
-  const std::vector<int>& dims = order.torus_dims;
-  if (!torus_dims_fit(dims, ring.size())) return ring_plan(order, ring, count, element_bytes);
-  TorusFold folds(dims);
-  std::vector<int> blocks(dims.size(), 0);
-  std::vector<ChunkFold> plan;
-  add_torus_chunks(plan, folds, dims, blocks, static_cast<int>(dims.size()) - 1, 0, count);
-  return plan;
+  return torus_passes_plan(order, ring, count, element_bytes, torus_passes);
+}
+
+std::vector<ChunkFold> bidirectional_torus_plan(const ReductionOrder& order, const RingOrder& ring,
+                                                std::int64_t count, std::int64_t element_bytes) {
+  return torus_passes_plan(order, ring, count, element_bytes, bidirectional_torus_passes);
 }
 
 }  // namespace
@@ -208,6 +217,11 @@ const OrderParts& double_binary_tree_parts() {
 
 const OrderParts& torus_parts() {
   static const OrderParts parts{torus_plan, ring_reduce_scatter_fold};
+  return parts;
+}
+
+const OrderParts& bidirectional_torus_parts() {
+  static const OrderParts parts{bidirectional_torus_plan, ring_reduce_scatter_fold};
   return parts;
 }
 

@@ -1,0 +1,191 @@
+#include "collectives/torus_schedule.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "collectives/schedule_builder.h"
+#include "cost_model/step_time.h"
+#include "reference/check.h"
+#include "reference/reduction_order.h"
+
+namespace spmd::collectives {
+namespace {
+
+using Range = std::pair<std::int64_t, std::int64_t>;  // [begin, end)
+
+Range block_of(Range range, int parts, int b) {
+  const std::int64_t length = range.second - range.first;
+  return {range.first + even_split_begin(length, parts, b),
+          range.first + even_split_begin(length, parts, b + 1)};
+}
+
+int mod(std::int64_t value, int size) { return static_cast<int>((value % size + size) % size); }
+
+// The dimension a pass works along at `level`.
+std::size_t dimension_at(const TorusPass& pass, std::size_t level) {
+  return static_cast<std::size_t>(pass.dimension_order[level]);
+}
+
+// The number of dimensions every pass goes along (one pass at least).
+std::size_t levels(const std::vector<TorusPass>& passes) {
+  return passes.front().dimension_order.size();
+}
+
+// Steps of the phases at `level`: the longest ring among the passes' dimensions there.
+int phase_steps(const TorusGrid& grid, const std::vector<TorusPass>& passes, std::size_t level) {
+  int steps = 0;
+  for (const TorusPass& pass : passes)
+    steps = std::max(steps, grid.size(dimension_at(pass, level)) - 1);
+  return steps;
+}
+
+class TorusSteps final : public StepSource {
+ public:
+  TorusSteps(const CollectiveShape& shape, std::vector<TorusPass> passes)
+      : StepSource(shape.ranks, shape.elements),
+        grid_(shape.torus_dims),
+        passes_(std::move(passes)) {
+    const std::size_t count = levels(passes_);
+    for (std::size_t level = 0; level < count; ++level) phases_.push_back({level, true});
+    for (std::size_t level = count; level-- > 0;) phases_.push_back({level, false});
+    // One pass: each step someone receives the level's largest block. Several: a rank receives
+    // from each pass at once, so walk the steps.
+    set_max_received(passes_.size() == 1 ? one_pass_max_received() : received_walk(*this));
+  }
+
+  std::size_t raw_step_count() const override {
+    std::size_t steps = 0;
+    for (const Phase& phase : phases_) {
+      steps += static_cast<std::size_t>(phase_steps(grid_, passes_, phase.level));
+    }
+    return steps;
+  }
+
+  void raw_step(std::size_t index, std::vector<Transfer>& out) const override {
+    out.clear();
+    for (const Phase& phase : phases_) {
+      const auto steps = static_cast<std::size_t>(phase_steps(grid_, passes_, phase.level));
+      if (index < steps) {
+        for (const TorusPass& pass : passes_) {
+          add_pass_step(pass, phase, static_cast<int>(index), out);
+        }
+        return;
+      }
+      index -= steps;
+    }
+  }
+
+ private:
+  struct Phase {
+    std::size_t level;  // the passes' level-th dimensions
+    bool reducing;      // reduce-scatter (else all-gather)
+  };
+
+  // The range a rank of `pass` holds before reduce-scattering its level-th dimension.
+  Range held(int rank, const TorusPass& pass, std::size_t level) const {
+    Range range{pass.begin, pass.end};
+    for (std::size_t l = 0; l < level; ++l) {
+      const std::size_t j = dimension_at(pass, l);
+      range = block_of(range, grid_.size(j), grid_.coordinate(rank, j));
+    }
+    return range;
+  }
+
+  void add_pass_step(const TorusPass& pass, const Phase& phase, int s,
+                     std::vector<Transfer>& out) const {
+    const std::size_t j = dimension_at(pass, phase.level);
+    const int size = grid_.size(j);
+    if (s >= size - 1) return;  // its ring is done; the phase's longest one is not
+    const int shift = phase.reducing ? s + 1 : s;
+    for (int r = 0; r < ranks(); ++r) {
+      const int c = grid_.coordinate(r, j);
+      const auto [begin, end] =
+          block_of(held(r, pass, phase.level), size, mod(c - pass.direction * shift, size));
+      add_transfer(out, Transfer{r, grid_.along(r, j, c + pass.direction), begin, end, begin,
+                                 SourceBuffer::work,
+                                 phase.reducing ? TransferAction::reduce : TransferAction::copy});
+    }
+  }
+
+  std::int64_t one_pass_max_received() const {
+    const TorusPass& pass = passes_.front();
+    std::int64_t largest = pass.end - pass.begin, most = 0;
+    for (std::size_t level = 0; level < levels(passes_); ++level) {
+      const int size = grid_.size(dimension_at(pass, level));
+      largest = (largest + size - 1) / size;
+      if (size > 1) most = std::max(most, largest);
+    }
+    return most;
+  }
+
+  TorusGrid grid_;
+  std::vector<TorusPass> passes_;
+  std::vector<Phase> phases_;
+};
+
+}  // namespace
+
+Schedule build_torus_schedule(std::string algorithm_name, const CollectiveShape& shape,
+                              const std::vector<TorusPass>& passes) {
+  ScheduleBuilder b(std::move(algorithm_name), shape, shape.elements, shape.elements,
+                    WorkFill::identity);
+  const TorusSteps steps(shape, passes);
+  std::vector<Transfer> transfers;
+  for (std::size_t i = 0; i < steps.raw_step_count(); ++i) {
+    steps.raw_step(i, transfers);
+    for (const Transfer& t : transfers) b.add(i, t);
+  }
+  return b.build();
+}
+
+std::shared_ptr<const StepSource> torus_step_source(const CollectiveShape& shape,
+                                                    std::vector<TorusPass> passes) {
+  return std::make_shared<TorusSteps>(shape, std::move(passes));
+}
+
+// Along a pass's level-th dimension j every step carries, on some line, the largest block of the
+// level, ceil(L / dims[j]) of the level's largest range L; the all-gather phases repeat the
+// reduce-scatter ones with the same blocks.
+std::int64_t torus_passes_time_ps(const CollectiveShape& shape,
+                                  const std::vector<TorusPass>& passes,
+                                  std::span<const cost_model::RouteCost> per_dimension) {
+  SPMD_CHECK(per_dimension.size() == shape.torus_dims.size(),
+             fmt::format("{} link costs for a torus of {} dimensions, expected one per dimension",
+                         per_dimension.size(), shape.torus_dims.size()));
+  const TorusGrid grid(shape.torus_dims);
+  std::vector<std::int64_t> largest;
+  for (const TorusPass& pass : passes) largest.push_back(pass.end - pass.begin);
+  std::int64_t reduce_scatter_ps = 0;
+  for (std::size_t level = 0; level < levels(passes); ++level) {
+    std::vector<std::int64_t> step_ps(static_cast<std::size_t>(phase_steps(grid, passes, level)),
+                                      0);
+    for (std::size_t p = 0; p < passes.size(); ++p) {
+      const std::size_t j = dimension_at(passes[p], level);
+      const int size = grid.size(j);
+      largest[p] = (largest[p] + size - 1) / size;
+      const std::int64_t pass_step_ps =
+          cost_model::step_time_ps(largest[p] * shape.element_bytes, per_dimension[j].latency_ps,
+                                   per_dimension[j].bandwidth_bytes_per_s);
+      for (int s = 0; s < size - 1; ++s) {
+        step_ps[static_cast<std::size_t>(s)] =
+            std::max(step_ps[static_cast<std::size_t>(s)], pass_step_ps);
+      }
+    }
+    for (std::int64_t ps : step_ps) reduce_scatter_ps += ps;
+  }
+  return 2 * reduce_scatter_ps;
+}
+
+std::vector<RankPair> torus_neighbour_pairs(const TorusGrid& grid, std::size_t j, int direction) {
+  std::vector<RankPair> pairs;
+  if (grid.size(j) < 2) return pairs;
+  int ranks = 1;
+  for (std::size_t k = 0; k < grid.count(); ++k) ranks *= grid.size(k);
+  for (int r = 0; r < ranks; ++r) {
+    pairs.emplace_back(r, grid.along(r, j, grid.coordinate(r, j) + direction));
+  }
+  return pairs;
+}
+
+}  // namespace spmd::collectives

@@ -1,0 +1,39 @@
+#pragma once
+// Inside collectives/: torus passes (reference/torus_passes.h) run side by side, the schedule
+// shared by the torus and the bidirectional torus. The passes (all with dimension orders of one
+// length L) move in lockstep phases: the i-th reduce-scatter phase takes every pass's i-th
+// dimension, for i = 0 .. L-1, then the all-gather
+// phases take them back in the reverse order. A phase lasts as many steps as its longest ring
+// (dims[j] - 1 steps along dimension j); a pass on a shorter one idles for the rest. In a step
+// each pass sends every rank's block to its neighbour along the pass's dimension and direction
+// (passes in order, then ranks in order): reduce-scatter step s sends block c - direction (s + 1)
+// of the rank at coordinate c, all-gather step s sends block c - direction s.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "collectives/algorithm.h"
+#include "collectives/step_source.h"
+#include "cost_model/link_time.h"
+#include "reference/torus_passes.h"
+
+namespace spmd::collectives {
+
+// The passes' all-reduce of shape.elements over the grid shape.torus_dims.
+Schedule build_torus_schedule(std::string algorithm_name, const CollectiveShape& shape,
+                              const std::vector<TorusPass>& passes);
+std::shared_ptr<const StepSource> torus_step_source(const CollectiveShape& shape,
+                                                    std::vector<TorusPass> passes);
+
+// The closed form when every message along dimension j takes per_dimension[j]'s latency plus
+// its bytes at per_dimension[j]'s bandwidth: each step takes its slowest pass's largest block.
+std::int64_t torus_passes_time_ps(const CollectiveShape& shape,
+                                  const std::vector<TorusPass>& passes,
+                                  std::span<const cost_model::RouteCost> per_dimension);
+
+// Each rank to its neighbour along dimension j in `direction` (none for a dimension of size 1).
+std::vector<RankPair> torus_neighbour_pairs(const TorusGrid& grid, std::size_t j, int direction);
+
+}  // namespace spmd::collectives
