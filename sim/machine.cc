@@ -113,4 +113,16 @@ ScopedAlgorithm::~ScopedAlgorithm() {
   if (auto* sim = dynamic_cast<SimContext*>(&context_)) sim->algorithm_override = previous_;
 }
 
+ScopedLibraryChoice::ScopedLibraryChoice(Context& context, LibraryChoice choice)
+    : context_(context) {
+  if (auto* sim = dynamic_cast<SimContext*>(&context_)) {
+    previous_ = sim->library_override;
+    sim->library_override = choice;
+  }
+}
+
+ScopedLibraryChoice::~ScopedLibraryChoice() {
+  if (auto* sim = dynamic_cast<SimContext*>(&context_)) sim->library_override = previous_;
+}
+
 }  // namespace spmd::sim

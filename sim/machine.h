@@ -17,6 +17,7 @@
 #include "reference/backend.h"
 #include "reference/float_numerics.h"
 #include "sim/cost_log.h"
+#include "sim/library_timing.h"
 #include "sim/machine_spec.h"
 #include "sim/placement_spec.h"
 
@@ -28,6 +29,9 @@ struct SimOptions {
   // Every collective uses this algorithm where it can (otherwise the automatic choice, noted in
   // the cost log); the machine file's per-op choices apply when unset.
   std::optional<collectives::Algorithm> algorithm;
+  // On a machine with a fabric: the library's algorithm and protocol for every collective, as
+  // NCCL_ALGO / NCCL_PROTO force them (cost_model/collective_timing.h); unset: the fastest.
+  LibraryChoice library;
   // Rings and trees follow each group's rank order instead of the topology's ring (so that the
   // reference, folding with the default ring, gives the same bits; `spmdsim conform` uses it).
   bool ring_by_rank = false;
@@ -107,6 +111,21 @@ class ScopedAlgorithm {
  private:
   Context& context_;
   std::optional<collectives::Algorithm> previous_;
+};
+
+// Inside a device function on a machine with a fabric: the collectives issued while it lives
+// use the library's `choice` (algorithm, protocol, or both) where they can, as NCCL_ALGO /
+// NCCL_PROTO would for one call. Elsewhere it does nothing.
+class ScopedLibraryChoice {
+ public:
+  ScopedLibraryChoice(Context& context, LibraryChoice choice);
+  ~ScopedLibraryChoice();
+  ScopedLibraryChoice(const ScopedLibraryChoice&) = delete;
+  ScopedLibraryChoice& operator=(const ScopedLibraryChoice&) = delete;
+
+ private:
+  Context& context_;
+  LibraryChoice previous_;
 };
 
 }  // namespace spmd::sim

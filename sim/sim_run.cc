@@ -13,6 +13,7 @@
 #include "reference/device_report.h"
 #include "sim/collective_layout.h"
 #include "sim/fast_path.h"
+#include "sim/library_timing.h"
 #include "sim/schedule_run.h"
 #include "support/checked_math.h"
 #include "support/units.h"
@@ -65,6 +66,7 @@ struct SimRun::Arrival {
   Array input;  // unused without data
   bool with_data = true;
   std::optional<Algorithm> algorithm;
+  LibraryChoice library;  // forced for this call (ScopedLibraryChoice), else the run's
   int stream = -1;
   std::int64_t time_ps = 0;
 };
@@ -108,13 +110,15 @@ void SimContext::run_collective_cost(const CollectiveCall& call, DType dtype, co
 }
 Context::Started SimContext::start_collective(const CollectiveCall& call, const Array& x,
                                               const StartOptions& options) {
-  return {std::nullopt, run_.start_collective(device(), call, x, algorithm_override, options.stream)};
+  return {std::nullopt, run_.start_collective(device(), call, x, algorithm_override, library_override,
+                                               options.stream)};
 }
 Context::Started SimContext::start_collective_cost(const CollectiveCall& call, DType dtype,
                                                    const Shape& shape,
                                                    const StartOptions& options) {
   return {std::nullopt, run_.start_collective_cost(device(), call, dtype, shape,
-                                                   algorithm_override, options.stream)};
+                                                   algorithm_override, library_override,
+                                                   options.stream)};
 }
 Array SimContext::wait_collective(std::int64_t id) {
   return run_.wait_collective(device(), static_cast<int>(id));
@@ -273,10 +277,11 @@ void SimRun::run_event() {
 // ---- Collectives
 
 int SimRun::start_collective(int device, const CollectiveCall& call, const Array& x,
-                             std::optional<Algorithm> algorithm, int stream) {
+                             std::optional<Algorithm> algorithm, const LibraryChoice& library,
+                             int stream) {
   const bool with_data = !machine_.options().cost_only;
   const int index = start(device, Arrival{call, x.dtype(), x.shape(), with_data ? x : Array(),
-                                          with_data, algorithm, stream, 0});
+                                          with_data, algorithm, library, stream, 0});
   if (!with_data) {
     // Cost only: the result is zeros of the right type, ready for the wait.
     InFlight& flight = devices_[static_cast<std::size_t>(device)]->in_flight.at(index);
@@ -287,8 +292,8 @@ int SimRun::start_collective(int device, const CollectiveCall& call, const Array
 
 int SimRun::start_collective_cost(int device, const CollectiveCall& call, DType dtype,
                                   const Shape& shape, std::optional<Algorithm> algorithm,
-                                  int stream) {
-  return start(device, Arrival{call, dtype, shape, Array(), false, algorithm, stream, 0});
+                                  const LibraryChoice& library, int stream) {
+  return start(device, Arrival{call, dtype, shape, Array(), false, algorithm, library, stream, 0});
 }
 
 // The device's next collective: matched with the other devices' by issue index, its buffers
@@ -482,6 +487,21 @@ void SimRun::start_group(int index, int group) {
   const PlacedGroup placed = placement_.group(members);
   const CollectivePlan plan =
       plan_collective(first.call, first.dtype, first.shape, placed, slot.axis_size, choice);
+  const std::int64_t input_bytes =
+      plan.shape.elements * static_cast<std::int64_t>(dtype_size_bytes(first.dtype));
+  const std::int64_t nccl_bytes =
+      first.call.op == CollectiveOp::all_gather ? input_bytes * n : input_bytes;
+  // Faults act on links and devices, which the library's closed form does not see: a run with
+  // faults carries every collective on the links.
+  const std::optional<cost_model::TimedChoice> library =
+      faults_.changes_collectives()
+          ? std::nullopt
+          : library_timing(
+                machine_.spec(), first.call.op, nccl_bytes, n,
+                {first.library.algorithm ? first.library.algorithm
+                                         : machine_.options().library.algorithm,
+                 first.library.protocol ? first.library.protocol
+                                        : machine_.options().library.protocol});
 
   if (!slot.record_started) {
     slot.record_started = true;
@@ -492,11 +512,10 @@ void SimRun::start_group(int index, int group) {
     record.axes = first.call.axes.to_string();
     record.dtype = std::string(dtype_name(first.dtype));
     record.shape = shape_string(first.shape);
-    const std::int64_t input_bytes =
-        plan.shape.elements * static_cast<std::int64_t>(dtype_size_bytes(first.dtype));
-    record.bytes = first.call.op == CollectiveOp::all_gather ? input_bytes * n : input_bytes;
-    record.algorithm = std::string(collectives::algorithm_name(plan.algorithm));
-    record.algorithm_note = plan.algorithm_note;
+    record.bytes = nccl_bytes;
+    record.algorithm = library ? library->label()
+                               : std::string(collectives::algorithm_name(plan.algorithm));
+    record.algorithm_note = library ? library->fallback : plan.algorithm_note;
     record.groups = static_cast<int>(slot.groups.size());
     record.group_size = n;
     record.with_data = first.with_data;
@@ -538,7 +557,8 @@ void SimRun::start_group(int index, int group) {
     finish_group(index, group, std::move(*results), error);
   };
   const std::optional<std::int64_t> closed_form_ps =
-      fast_path_time_ps(index, plan, members, placed.devices);
+      library ? std::optional<std::int64_t>(library->time_ps)
+              : fast_path_time_ps(index, plan, members, placed.devices);
   if (closed_form_ps) {
     ++log_.closed_form_groups;
     start_closed_form_run(std::move(setup), events_.now_ps(), *closed_form_ps, events_, memory_,

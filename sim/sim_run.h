@@ -26,6 +26,7 @@
 #include "sim/faults.h"
 #include "sim/fiber_stack.h"
 #include "sim/link_state.h"
+#include "sim/library_timing.h"
 #include "sim/machine.h"
 #include "sim/memory_ledger.h"
 #include "sim/mesh_placement.h"
@@ -47,6 +48,7 @@ class SimContext : public Context {
   void release_memory(std::int64_t bytes) override;
 
   std::optional<collectives::Algorithm> algorithm_override;  // ScopedAlgorithm
+  LibraryChoice library_override;                            // ScopedLibraryChoice
 
  protected:
   Array run_collective(const CollectiveCall& call, const Array& x) override;
@@ -74,10 +76,11 @@ class SimRun {
   // Called from device fibers (through SimContext). A start returns the collective's index
   // (the device's issue count), which the wait takes.
   int start_collective(int device, const CollectiveCall& call, const Array& x,
-                       std::optional<collectives::Algorithm> algorithm, int stream);
+                       std::optional<collectives::Algorithm> algorithm,
+                       const LibraryChoice& library, int stream);
   int start_collective_cost(int device, const CollectiveCall& call, DType dtype,
                             const Shape& shape, std::optional<collectives::Algorithm> algorithm,
-                            int stream);
+                            const LibraryChoice& library, int stream);
   Array wait_collective(int device, int index);
   void charge_compute(int device, double flops, std::int64_t bytes_moved);
   void hold_memory(int device, std::int64_t bytes, const std::string& what);

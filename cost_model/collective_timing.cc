@@ -1,0 +1,342 @@
+#include "cost_model/collective_timing.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <limits>
+
+#include "reference/error.h"
+
+namespace spmd::cost_model {
+namespace {
+
+// Every constant below is documented, with where it comes from, in docs/collective-timing.md.
+// Times are in microseconds and rates in GB/s (1e9 B/s) while the formula is evaluated, as
+// NCCL's tuner writes them; the result is rounded once to integer picoseconds.
+
+constexpr std::array<Protocol, 3> kProtocols = {Protocol::ll, Protocol::ll128, Protocol::simple};
+
+std::size_t index(Protocol protocol) { return static_cast<std::size_t>(protocol); }
+
+bool is_amd(GpuGeneration generation) {
+  return generation == GpuGeneration::cdna3 || generation == GpuGeneration::cdna4;
+}
+
+// Launching the kernel and learning it finished: what an 8-byte collective costs beyond its
+// hops. Fitted to the published small-message floors (docs/collective-timing.md).
+double launch_us(const Fabric& fabric) {
+  if (is_amd(fabric.generation)) return 7.1;
+  return fabric.host == HostKind::grace ? 6.5 : 20.8;
+}
+
+// Per protocol: a fixed start, the latency of one hop inside the scale-up domain and of one
+// hop over the network, and the share of a link's rate that carries data.
+constexpr std::array<double, 3> kProtocolBaseUs = {0.0, 2.0, 1.1};
+constexpr std::array<double, 3> kScaleUpHopUs = {0.47, 2.7, 3.8};
+constexpr std::array<double, 3> kNetworkHopUs = {6.2, 5.5, 12.8};
+// LL sends 4 bytes of flag with every 4 of data; LL128 keeps 120 of every 128 bytes.
+constexpr std::array<double, 3> kProtocolPayloadShare = {0.5, 120.0 / 128.0, 1.0};
+
+// LL's rate is also bounded by how fast one block can poll its flags (NCCL's llMaxBw), per
+// generation; across nodes the proxy's LL buffers bound it at kLlNetworkGBps per node.
+double ll_cap_gbps(GpuGeneration generation) {
+  switch (generation) {
+    case GpuGeneration::ampere: return 90.0;
+    case GpuGeneration::hopper: return 141.0;
+    case GpuGeneration::blackwell: return 282.0;
+    case GpuGeneration::cdna3:
+    case GpuGeneration::cdna4: return 120.0;
+  }
+  return 90.0;
+}
+constexpr double kLlNetworkGBps = 5.3;
+
+// The share of the scale-up links' rate a ring's data reaches with every channel busy.
+double scale_up_efficiency(GpuGeneration generation) { return is_amd(generation) ? 0.705 : 0.76; }
+constexpr double kNetworkEfficiency = 0.93;
+
+// The tree moves every byte up and down: half the bus rate inside a node, and, across nodes,
+// half again (its channels leave each node through half the NICs a ring uses).
+constexpr double kTreeShareInNode = 0.5;
+constexpr double kTreeShareAcrossNodes = 0.25;
+// Across nodes the tree pipelines chunks of kTreeChunkBytes level by level, so the first chunk
+// (or the whole message, when smaller) crosses the 2 * depth - 1 network levels one after
+// another at one channel's rate: LL's rate per channel is much lower than the others'.
+constexpr double kTreeChunkBytes = 131072;
+constexpr std::array<double, 3> kTreeLevelGBps = {0.56, 3.2, 3.2};
+
+// NVLS: the switch reduces, so each byte crosses a GPU's links once each way; its rate is a
+// share of the scale-up rate per generation, after a fixed setup of the multicast objects.
+constexpr double kNvlsStartUs = 10.0;
+double nvls_share(GpuGeneration generation) {
+  return generation == GpuGeneration::blackwell ? 0.51 : 0.59;
+}
+
+struct Layout {
+  int ranks = 1;
+  int nodes = 1;
+  int per_node = 1;
+};
+
+Layout layout_of(const Fabric& fabric, int ranks) {
+  const int per_node = std::min(ranks, fabric.devices_per_node);
+  return {ranks, (ranks + per_node - 1) / per_node, per_node};
+}
+
+double gbps(std::int64_t bytes_per_s) { return static_cast<double>(bytes_per_s) / 1e9; }
+
+// The bus rate a protocol reaches: the scale-up links, or the node's NICs when the group spans
+// nodes, whichever is slower, times the protocol's payload share and caps.
+double bus_gbps(const Fabric& fabric, const Layout& layout, Protocol protocol) {
+  double rate = gbps(fabric.scale_up_bytes_per_s) * scale_up_efficiency(fabric.generation);
+  if (layout.nodes > 1) {
+    rate = std::min(rate, fabric.nics_per_node * gbps(fabric.nic_bytes_per_s) * kNetworkEfficiency);
+  }
+  rate *= kProtocolPayloadShare[index(protocol)];
+  if (protocol == Protocol::ll) {
+    rate = std::min(rate, ll_cap_gbps(fabric.generation));
+    if (layout.nodes > 1) rate = std::min(rate, kLlNetworkGBps);
+  }
+  return rate;
+}
+
+// LL128 needs the 128-byte stores of NVLink to arrive in order: NCCL runs it inside the
+// scale-up domain and over InfiniBand, not over other networks.
+bool protocol_runs(const Fabric& fabric, const Layout& layout, Protocol protocol) {
+  return protocol != Protocol::ll128 || layout.nodes == 1 ||
+         fabric.network == NetworkKind::infiniband;
+}
+
+// A step's synchronization over NVLink 3 and the second-generation NVSwitch (A100) takes about
+// twice Hopper's.
+double scale_up_hop_us(GpuGeneration generation, Protocol protocol) {
+  const double factor = generation == GpuGeneration::ampere ? 2.0 : 1.0;
+  return factor * kScaleUpHopUs[index(protocol)];
+}
+
+double hops_us(const Fabric& fabric, Protocol protocol, double scale_up_hops,
+               double network_hops) {
+  return scale_up_hops * scale_up_hop_us(fabric.generation, protocol) +
+         network_hops * kNetworkHopUs[index(protocol)];
+}
+
+// Ring: `steps` hops around the ring, of which each node boundary is crossed `passes` times
+// per node; the bus carries `bus_bytes`.
+double ring_us(const Fabric& fabric, const Layout& layout, Protocol protocol, double steps,
+               double passes, double bus_bytes) {
+  const double network_hops = passes * (layout.nodes - 1);
+  return launch_us(fabric) + kProtocolBaseUs[index(protocol)] +
+         hops_us(fabric, protocol, steps - network_hops, network_hops) +
+         bus_bytes / (bus_gbps(fabric, layout, protocol) * 1e3);
+}
+
+double tree_us(const Fabric& fabric, const Layout& layout, Protocol protocol, double bytes) {
+  const double depth = std::ceil(std::log2(static_cast<double>(layout.nodes)));
+  const double share = layout.nodes > 1 ? kTreeShareAcrossNodes : kTreeShareInNode;
+  const double fill_us = layout.nodes > 1 ? (2 * depth - 1) * std::min(bytes, kTreeChunkBytes) /
+                                               (kTreeLevelGBps[index(protocol)] * 1e3)
+                                         : 0.0;
+  return launch_us(fabric) + kProtocolBaseUs[index(protocol)] +
+         2.0 * hops_us(fabric, protocol, layout.per_node - 1, depth) +
+         bytes / (bus_gbps(fabric, layout, protocol) * share * 1e3) + fill_us;
+}
+
+double nvls_us(const Fabric& fabric, double bytes) {
+  return launch_us(fabric) + kNvlsStartUs +
+         bytes / (gbps(fabric.scale_up_bytes_per_s) * nvls_share(fabric.generation) * 1e3);
+}
+
+// All-to-all and permute send straight to their peers: the slower of the bytes a GPU sends
+// inside its node over the scale-up links and those it sends out through its share of the NICs.
+double direct_us(const Fabric& fabric, const Layout& layout, Protocol protocol,
+                 double in_node_bytes, double off_node_bytes) {
+  const double payload = kProtocolPayloadShare[index(protocol)];
+  const double in_node_gbps =
+      gbps(fabric.scale_up_bytes_per_s) * scale_up_efficiency(fabric.generation) * payload;
+  double time_us = in_node_bytes / (in_node_gbps * 1e3);
+  if (off_node_bytes > 0) {
+    const double per_gpu_nic_gbps = fabric.nics_per_node * gbps(fabric.nic_bytes_per_s) *
+                                    kNetworkEfficiency * payload / layout.per_node;
+    time_us = std::max(time_us, off_node_bytes / (per_gpu_nic_gbps * 1e3));
+  }
+  const double network_hops = layout.nodes > 1 ? 1.0 : 0.0;
+  return launch_us(fabric) + kProtocolBaseUs[index(protocol)] +
+         hops_us(fabric, protocol, 1.0 - network_hops, network_hops) + time_us;
+}
+
+std::int64_t to_ps(double time_us) {
+  const double ps = std::ceil(time_us * 1e6);
+  if (!(ps < static_cast<double>(std::numeric_limits<std::int64_t>::max()))) {
+    throw Error(fmt::format("a collective of {:.3g} us is beyond the simulator's clock", time_us));
+  }
+  return static_cast<std::int64_t>(ps);
+}
+
+void check_request(const Fabric& fabric, const TimingRequest& request) {
+  if (request.ranks < 1) {
+    throw Error(fmt::format("collective timing: {} ranks, expected at least 1", request.ranks));
+  }
+  if (request.bytes < 0) {
+    throw Error(fmt::format("collective timing: {} bytes, expected 0 or more", request.bytes));
+  }
+  if (fabric.devices_per_node < 1 || fabric.scale_up_bytes_per_s <= 0) {
+    throw Error("fabric: devices_per_node and scale_up_bandwidth must be positive");
+  }
+  if (request.ranks > fabric.devices_per_node &&
+      (fabric.nics_per_node < 1 || fabric.nic_bytes_per_s <= 0)) {
+    throw Error(fmt::format(
+        "collective timing: {} ranks span nodes of {} devices, but the fabric has no NICs; "
+        "expected nics_per_node and nic_bandwidth",
+        request.ranks, fabric.devices_per_node));
+  }
+}
+
+// One protocol's candidates for the request, in the order ring, tree, nvls.
+void add_choices(const Fabric& fabric, const TimingRequest& request, Protocol protocol,
+                 std::vector<TimedChoice>& out) {
+  const Layout layout = layout_of(fabric, request.ranks);
+  if (!protocol_runs(fabric, layout, protocol)) return;
+  const double n = layout.ranks;
+  const double bytes = static_cast<double>(request.bytes);
+  const auto add = [&](LibraryAlgorithm algorithm, double time_us) {
+    out.push_back({algorithm, protocol, to_ps(time_us), ""});
+  };
+  switch (request.op) {
+    case TimedOp::all_reduce:
+      add(LibraryAlgorithm::ring,
+          ring_us(fabric, layout, protocol, 2 * (n - 1), 2, bytes * 2 * (n - 1) / n));
+      if (layout.ranks > 2) add(LibraryAlgorithm::tree, tree_us(fabric, layout, protocol, bytes));
+      if (fabric.in_switch_reduction && layout.nodes == 1 && layout.ranks > 2 &&
+          protocol == Protocol::simple) {
+        add(LibraryAlgorithm::nvls, nvls_us(fabric, bytes));
+      }
+      return;
+    case TimedOp::all_gather:
+    case TimedOp::reduce_scatter:
+      add(LibraryAlgorithm::ring, ring_us(fabric, layout, protocol, n - 1, 1, bytes * (n - 1) / n));
+      return;
+    case TimedOp::broadcast:
+      add(LibraryAlgorithm::ring, ring_us(fabric, layout, protocol, n - 1, 1, bytes));
+      return;
+    case TimedOp::all_to_all: {
+      const double in_node = bytes * (layout.per_node - 1) / n;
+      add(LibraryAlgorithm::ring,
+          direct_us(fabric, layout, protocol, in_node, bytes * (n - layout.per_node) / n));
+      return;
+    }
+    case TimedOp::permute:
+      add(LibraryAlgorithm::ring, layout.nodes > 1
+                                      ? direct_us(fabric, layout, protocol, 0, bytes)
+                                      : direct_us(fabric, layout, protocol, bytes, 0));
+      return;
+  }
+}
+
+const TimedChoice& fastest(const std::vector<TimedChoice>& choices) {
+  return *std::min_element(choices.begin(), choices.end(),
+                           [](const TimedChoice& a, const TimedChoice& b) {
+                             return a.time_ps < b.time_ps;
+                           });
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+template <typename Enum, std::size_t N>
+Enum from_name(std::string_view name, const std::array<Enum, N>& values,
+               std::string_view (*name_of)(Enum), std::string_view what) {
+  std::string names;
+  for (Enum value : values) {
+    if (lower(name_of(value)) == lower(name)) return value;
+    names += (names.empty() ? "" : ", ") + std::string(name_of(value));
+  }
+  throw Error(fmt::format("{} '{}': expected one of {}", what, name, names));
+}
+
+}  // namespace
+
+std::string_view timed_op_name(TimedOp op) {
+  switch (op) {
+    case TimedOp::all_reduce: return "all_reduce";
+    case TimedOp::all_gather: return "all_gather";
+    case TimedOp::reduce_scatter: return "reduce_scatter";
+    case TimedOp::broadcast: return "broadcast";
+    case TimedOp::all_to_all: return "all_to_all";
+    case TimedOp::permute: return "permute";
+  }
+  return "?";
+}
+
+std::string_view library_algorithm_name(LibraryAlgorithm algorithm) {
+  switch (algorithm) {
+    case LibraryAlgorithm::ring: return "ring";
+    case LibraryAlgorithm::tree: return "tree";
+    case LibraryAlgorithm::nvls: return "nvls";
+  }
+  return "?";
+}
+
+std::string_view protocol_name(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::ll: return "LL";
+    case Protocol::ll128: return "LL128";
+    case Protocol::simple: return "Simple";
+  }
+  return "?";
+}
+
+TimedOp timed_op_from_name(std::string_view name) {
+  static constexpr std::array ops = {TimedOp::all_reduce, TimedOp::all_gather,
+                                     TimedOp::reduce_scatter, TimedOp::broadcast,
+                                     TimedOp::all_to_all, TimedOp::permute};
+  return from_name(name, ops, timed_op_name, "collective");
+}
+
+LibraryAlgorithm library_algorithm_from_name(std::string_view name) {
+  static constexpr std::array algorithms = {LibraryAlgorithm::ring, LibraryAlgorithm::tree,
+                                            LibraryAlgorithm::nvls};
+  return from_name(name, algorithms, library_algorithm_name, "algorithm");
+}
+
+Protocol protocol_from_name(std::string_view name) {
+  return from_name(name, kProtocols, protocol_name, "protocol");
+}
+
+std::string TimedChoice::label() const {
+  return fmt::format("{}/{}", library_algorithm_name(algorithm), protocol_name(protocol));
+}
+
+std::vector<TimedChoice> timed_choices(const Fabric& fabric, const TimingRequest& request) {
+  check_request(fabric, request);
+  std::vector<TimedChoice> choices;
+  for (Protocol protocol : kProtocols) add_choices(fabric, request, protocol, choices);
+  return choices;
+}
+
+TimedChoice time_collective(const Fabric& fabric, const TimingRequest& request) {
+  const std::vector<TimedChoice> all = timed_choices(fabric, request);
+  std::vector<TimedChoice> allowed;
+  for (const TimedChoice& choice : all) {
+    if ((!request.algorithm || choice.algorithm == *request.algorithm) &&
+        (!request.protocol || choice.protocol == *request.protocol)) {
+      allowed.push_back(choice);
+    }
+  }
+  if (!allowed.empty()) return fastest(allowed);
+  TimedChoice chosen = fastest(all);
+  const std::string wanted = fmt::format(
+      "{}{}{}", request.algorithm ? library_algorithm_name(*request.algorithm) : "",
+      request.algorithm && request.protocol ? "/" : "",
+      request.protocol ? protocol_name(*request.protocol) : "");
+  chosen.fallback = fmt::format("{} cannot run {} of {} ranks on this fabric; {} is used",
+                                wanted, timed_op_name(request.op), request.ranks, chosen.label());
+  return chosen;
+}
+
+}  // namespace spmd::cost_model

@@ -1,0 +1,37 @@
+#include "sim/library_timing.h"
+
+namespace spmd::sim {
+namespace {
+
+std::optional<cost_model::TimedOp> timed_op(CollectiveOp op) {
+  using cost_model::TimedOp;
+  switch (op) {
+    case CollectiveOp::psum:
+    case CollectiveOp::pmean:
+    case CollectiveOp::pmax:
+    case CollectiveOp::pmin: return TimedOp::all_reduce;
+    case CollectiveOp::all_gather: return TimedOp::all_gather;
+    case CollectiveOp::psum_scatter: return TimedOp::reduce_scatter;
+    case CollectiveOp::all_to_all: return TimedOp::all_to_all;
+    case CollectiveOp::ppermute:
+    case CollectiveOp::pshuffle: return TimedOp::permute;
+    case CollectiveOp::axis_index: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<cost_model::TimedChoice> library_timing(const MachineSpec& machine, CollectiveOp op,
+                                                      std::int64_t bytes, int group_size,
+                                                      const LibraryChoice& forced) {
+  const std::optional<cost_model::TimedOp> timed = timed_op(op);
+  if (!machine.fabric || !timed) return std::nullopt;
+  return cost_model::time_collective(*machine.fabric, {.op = *timed,
+                                                       .bytes = bytes,
+                                                       .ranks = group_size,
+                                                       .algorithm = forced.algorithm,
+                                                       .protocol = forced.protocol});
+}
+
+}  // namespace spmd::sim

@@ -1,0 +1,27 @@
+#pragma once
+// On a machine with a fabric (MachineSpec::fabric), a collective takes the time its library
+// (NCCL, RCCL) would: cost_model/collective_timing.h, for the group's size and nccl-tests' byte
+// count. The simulator still moves the data by the planned schedule, so results keep their bits.
+
+#include <cstdint>
+#include <optional>
+
+#include "cost_model/collective_timing.h"
+#include "reference/collective_call.h"
+#include "sim/machine_spec.h"
+
+namespace spmd::sim {
+
+// The library's choices a run forces (SimOptions::library_algorithm / protocol).
+struct LibraryChoice {
+  std::optional<cost_model::LibraryAlgorithm> algorithm;
+  std::optional<cost_model::Protocol> protocol;
+};
+
+// None when the machine has no fabric or `op` moves nothing (axis_index). `bytes` is the
+// nccl-tests size: all_gather's gathered output, every other op's per-device input.
+std::optional<cost_model::TimedChoice> library_timing(const MachineSpec& machine, CollectiveOp op,
+                                                      std::int64_t bytes, int group_size,
+                                                      const LibraryChoice& forced = {});
+
+}  // namespace spmd::sim

@@ -1,0 +1,130 @@
+// The protocol-level timing (cost_model/collective_timing.h): its closed forms on known
+// fabrics, the automatic choice, forced choices and their fallbacks, and the laws every
+// prediction obeys.
+#include "cost_model/collective_timing.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include "reference/error.h"
+#include "tests/error_of.h"
+
+namespace spmd::cost_model {
+namespace {
+
+using test_errors::error_of;
+
+Fabric hgx_h100() {
+  return {.generation = GpuGeneration::hopper,
+          .host = HostKind::x86,
+          .devices_per_node = 8,
+          .scale_up = ScaleUpKind::nvswitch,
+          .scale_up_bytes_per_s = 450'000'000'000,
+          .in_switch_reduction = true,
+          .nics_per_node = 8,
+          .nic_bytes_per_s = 50'000'000'000,
+          .network = NetworkKind::infiniband};
+}
+
+Fabric hgx_a100() {
+  Fabric fabric = hgx_h100();
+  fabric.generation = GpuGeneration::ampere;
+  fabric.scale_up_bytes_per_s = 300'000'000'000;
+  fabric.in_switch_reduction = false;
+  return fabric;
+}
+
+double time_us(const Fabric& fabric, TimingRequest request) {
+  return static_cast<double>(time_collective(fabric, request).time_ps) / 1e6;
+}
+
+TEST(CollectiveTiming, SmallAllReduceIsLaunchPlusLowLatencyHops) {
+  // 8 B on 8 GPUs: LL, 14 ring hops of 0.47 us after the x86 launch of 20.8 us.
+  const TimedChoice choice = time_collective(hgx_h100(), {.bytes = 8, .ranks = 8});
+  EXPECT_EQ(choice.protocol, Protocol::ll);
+  EXPECT_NEAR(static_cast<double>(choice.time_ps) / 1e6, 20.8 + 14 * 0.47, 0.01);
+}
+
+TEST(CollectiveTiming, LargeAllReduceOnNvSwitchUsesNvlsAndItsRate) {
+  const std::int64_t bytes = std::int64_t{8} << 30;
+  const TimedChoice choice = time_collective(hgx_h100(), {.bytes = bytes, .ranks = 8});
+  EXPECT_EQ(choice.label(), "nvls/Simple");
+  // Each byte crosses a GPU's links once: bytes / (450 GB/s * 0.59), after 30.8 us.
+  EXPECT_NEAR(static_cast<double>(choice.time_ps) / 1e6,
+              30.8 + static_cast<double>(bytes) / (450e3 * 0.59), 0.01);
+}
+
+TEST(CollectiveTiming, LargeAllReduceWithoutNvlsUsesTheRing) {
+  const std::int64_t bytes = std::int64_t{1} << 30;
+  const TimedChoice choice = time_collective(hgx_a100(), {.bytes = bytes, .ranks = 8});
+  EXPECT_EQ(choice.label(), "ring/Simple");
+  // Bus bytes 2(n-1)/n of the buffer at 300 GB/s * 0.76; A100's hops take twice Hopper's.
+  EXPECT_NEAR(static_cast<double>(choice.time_ps) / 1e6,
+              20.8 + 1.1 + 14 * 2 * 3.8 + static_cast<double>(bytes) * 1.75 / (300e3 * 0.76), 0.01);
+}
+
+TEST(CollectiveTiming, AcrossNodesTheRingRunsAtTheNodesNicRate) {
+  // 4 nodes of 8 with 8 HDR NICs each: the bus rate is 8 x 25 GB/s x 0.93, below NVLink's
+  // 450 x 0.76 = 342 GB/s; the ring crosses each node boundary twice.
+  Fabric fabric = hgx_h100();
+  fabric.nic_bytes_per_s = 25'000'000'000;
+  const std::int64_t bytes = std::int64_t{4} << 30;
+  TimingRequest request{.bytes = bytes, .ranks = 32, .algorithm = LibraryAlgorithm::ring};
+  const double expected_us = 20.8 + 1.1 + (62 - 6) * 3.8 + 6 * 12.8 +
+                             static_cast<double>(bytes) * 62 / 32 / (200e3 * 0.93);
+  EXPECT_NEAR(time_us(fabric, request), expected_us, 0.01);
+}
+
+TEST(CollectiveTiming, ForcedChoicesAreHonouredOrFallBackWithANote) {
+  TimingRequest request{.bytes = 1 << 20, .ranks = 8, .protocol = Protocol::ll128};
+  EXPECT_EQ(time_collective(hgx_h100(), request).protocol, Protocol::ll128);
+  request.algorithm = LibraryAlgorithm::nvls;
+  const TimedChoice fallback = time_collective(hgx_a100(), request);
+  EXPECT_NE(fallback.algorithm, LibraryAlgorithm::nvls);
+  EXPECT_THAT(fallback.fallback, testing::HasSubstr("nvls/LL128 cannot run all_reduce of 8 ranks"));
+  request.algorithm = LibraryAlgorithm::ring;
+  EXPECT_EQ(time_collective(hgx_h100(), request).fallback, "");
+}
+
+TEST(CollectiveTiming, LowLatencyProtocolOverSlingshotIsNotLl128) {
+  Fabric fabric = hgx_h100();
+  fabric.network = NetworkKind::slingshot;
+  for (const TimedChoice& choice : timed_choices(fabric, {.bytes = 1 << 20, .ranks = 16})) {
+    EXPECT_NE(choice.protocol, Protocol::ll128) << choice.label();
+  }
+  EXPECT_FALSE(timed_choices(fabric, {.bytes = 1 << 20, .ranks = 8}).empty());
+}
+
+TEST(CollectiveTiming, BadRequestsAreErrors) {
+  EXPECT_THAT(error_of([] { time_collective(hgx_h100(), {.bytes = 8, .ranks = 0}); }),
+              testing::HasSubstr("0 ranks, expected at least 1"));
+  Fabric one_box = hgx_h100();
+  one_box.nics_per_node = 0;
+  EXPECT_THAT(error_of([&] { time_collective(one_box, {.bytes = 8, .ranks = 16}); }),
+              testing::HasSubstr("the fabric has no NICs"));
+  EXPECT_THAT(error_of([] { protocol_from_name("LL256"); }),
+              testing::HasSubstr("protocol 'LL256': expected one of LL, LL128, Simple"));
+  EXPECT_EQ(protocol_from_name("simple"), Protocol::simple);
+}
+
+// Laws: more bytes never take less time, more ranks of the same per-rank buffer never take
+// less time for the ring, and the automatic choice is the fastest candidate.
+RC_GTEST_PROP(CollectiveTimingLaws, TimeGrowsWithBytesAndTheChoiceIsTheFastest, ()) {
+  const auto op = *rc::gen::element(TimedOp::all_reduce, TimedOp::all_gather,
+                                    TimedOp::reduce_scatter, TimedOp::broadcast,
+                                    TimedOp::all_to_all, TimedOp::permute);
+  const int ranks = *rc::gen::inRange(1, 300);
+  const std::int64_t bytes = *rc::gen::inRange<std::int64_t>(0, std::int64_t{1} << 36);
+  const std::int64_t more = bytes + *rc::gen::inRange<std::int64_t>(0, std::int64_t{1} << 30);
+  const Fabric fabric = *rc::gen::element(hgx_h100(), hgx_a100());
+  const TimedChoice small = time_collective(fabric, {.op = op, .bytes = bytes, .ranks = ranks});
+  const TimedChoice large = time_collective(fabric, {.op = op, .bytes = more, .ranks = ranks});
+  RC_ASSERT(large.time_ps >= small.time_ps);
+  for (const TimedChoice& other : timed_choices(fabric, {.op = op, .bytes = bytes, .ranks = ranks})) {
+    RC_ASSERT(small.time_ps <= other.time_ps);
+  }
+}
+
+}  // namespace
+}  // namespace spmd::cost_model
