@@ -172,7 +172,9 @@ TEST(PerfCommand, CostOnlyGivesTheSameTimesAsWithData) {
   EXPECT_EQ(a, b);
 }
 
-TEST(PerfCommand, OnThePresetRingBusBandwidthApproachesTheLinkRate) {
+// dgx-h100 has a fabric with in-switch reduction: a large all-reduce is timed as NCCL's NVLS,
+// whose published busbw on 8x H100 is about 480 GB/s (docs/machine-presets.md); within 15%.
+TEST(PerfCommand, OnThePresetALargeAllReduceIsNvlsNearItsPublishedBusBandwidth) {
   PerfOptions options;
   options.machine.machine = "dgx-h100";
   options.min_bytes = options.max_bytes = "1G";
@@ -181,9 +183,9 @@ TEST(PerfCommand, OnThePresetRingBusBandwidthApproachesTheLinkRate) {
   run_perf_command(options, out);
   const auto rows = table_rows(out.str());
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0][8], "ring");
-  EXPECT_GT(std::stod(rows[0][7]), 300.0);
-  EXPECT_LT(std::stod(rows[0][7]), 450.0);
+  EXPECT_EQ(rows[0][8].rfind("nvls/", 0), 0u) << rows[0][8];
+  EXPECT_GT(std::stod(rows[0][7]), 0.85 * 480);
+  EXPECT_LT(std::stod(rows[0][7]), 1.15 * 480);
 }
 
 // -n with a preset: that preset with so many devices (machine_preset_with_devices).
