@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "reference/error.h"
 #include "sim/machine_presets.h"
 #include "support/name_lists.h"
@@ -43,6 +45,11 @@ sim::MachineSpec with_link_sharing(sim::MachineSpec spec, const std::string& fla
   return spec;
 }
 
+bool is_preset_name(const std::string& name) {
+  const std::vector<std::string> presets = machine_preset_names();
+  return std::find(presets.begin(), presets.end(), name) != presets.end();
+}
+
 std::string algorithm_names() {
   std::vector<std::string_view> names;
   for (collectives::Algorithm a : collectives::all_algorithms()) {
@@ -72,9 +79,12 @@ void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices
                                  "overrides --topology and --link",
                                  preset_names()));
   if (with_devices) {
-    flags.topology_options.push_back(
-        command.add_option("--devices,-n", flags.devices, "Number of devices")
-            ->capture_default_str());
+    flags.devices_option =
+        command
+            .add_option("--devices,-n", flags.devices,
+                        "Number of devices; with --machine PRESET, that preset with this many "
+                        "(part of one node or whole nodes; a power-of-two TPU slice)")
+            ->capture_default_str();
   }
   flags.topology_options.push_back(
       command.add_option("--topology", flags.topology, topology::topology_text_syntax())
@@ -123,10 +133,14 @@ sim::SimOptions simulation_options(const MachineFlags& flags, sim::SimOptions op
   return options;
 }
 
-// --machine fixes the devices, topology and links: flags that would change them and would be
-// ignored are errors instead.
+// --machine fixes the topology and links, and a machine file also the devices: flags that would
+// change them and would be ignored are errors instead.
 void check_no_topology_flags(const MachineFlags& flags) {
-  for (const CLI::Option* option : flags.topology_options) {
+  std::vector<const CLI::Option*> fixed = flags.topology_options;
+  if (!is_preset_name(flags.machine) && flags.devices_option != nullptr) {
+    fixed.insert(fixed.begin(), flags.devices_option);
+  }
+  for (const CLI::Option* option : fixed) {
     if (option->count() > 0) {
       throw Error(fmt::format("{} {}: given with --machine {}, which sets the devices, topology "
                               "and links; expected one or the other",
@@ -135,10 +149,40 @@ void check_no_topology_flags(const MachineFlags& flags) {
   }
 }
 
+// --machine with `devices` devices: a preset made for them, or a machine file's topology
+// rescaled to them.
+sim::MachineSpec named_machine_with_devices(const MachineFlags& flags, int devices) {
+  check_device_count(devices);
+  if (is_preset_name(flags.machine)) {
+    try {
+      return machine_preset_with_devices(flags.machine, devices);
+    } catch (const Error& e) {
+      throw Error(fmt::format("--devices {}: {}", devices, e.what()));
+    }
+  }
+  sim::MachineSpec spec = machine_from_name_or_file(flags.machine);
+  if (spec.fabric && !sim::devices_fit_nodes(devices, spec.fabric->devices_per_node)) {
+    const int per_node = spec.fabric->devices_per_node;
+    throw Error(fmt::format("--devices {}: machine {} has nodes of {} devices (its fabric), "
+                            "expected at most {} or a multiple of {}",
+                            devices, flags.machine, per_node, per_node, per_node));
+  }
+  spec.name = fmt::format("{}, scaled to {} devices", spec.name, devices);
+  spec.devices = devices;
+  spec.topology = topology::rescaled_topology(spec.topology, devices);
+  return spec;
+}
+
 sim::MachineSpec machine_from_flags(const MachineFlags& flags) {
-  if (!flags.machine.empty()) check_no_topology_flags(flags);
-  sim::MachineSpec spec = flags.machine.empty() ? machine_from_topology_flags(flags, flags.devices)
-                                                : machine_from_name_or_file(flags.machine);
+  sim::MachineSpec spec;
+  if (flags.machine.empty()) {
+    spec = machine_from_topology_flags(flags, flags.devices);
+  } else {
+    check_no_topology_flags(flags);
+    const bool devices_given = flags.devices_option != nullptr && flags.devices_option->count() > 0;
+    spec = devices_given ? named_machine_with_devices(flags, flags.devices)
+                         : machine_from_name_or_file(flags.machine);
+  }
   return with_fault_flags(with_link_sharing(std::move(spec), flags.link_sharing), flags.faults);
 }
 
@@ -149,12 +193,9 @@ sim::MachineSpec machine_with_devices(const MachineFlags& flags, int devices) {
         flags.faults);
   }
   check_no_topology_flags(flags);
-  check_device_count(devices);
-  sim::MachineSpec spec = machine_from_name_or_file(flags.machine);
-  spec.name = fmt::format("{}, scaled to {} devices", spec.name, devices);
-  spec.devices = devices;
-  spec.topology = topology::rescaled_topology(spec.topology, devices);
-  return with_fault_flags(with_link_sharing(std::move(spec), flags.link_sharing), flags.faults);
+  return with_fault_flags(
+      with_link_sharing(named_machine_with_devices(flags, devices), flags.link_sharing),
+      flags.faults);
 }
 
 }  // namespace spmd

@@ -23,8 +23,12 @@ struct MachineFlags {
   bool full_simulation = false;           // no closed-form fast path
   std::string link_sharing;               // fair or fifo; empty: the machine's
   std::vector<std::string> faults;        // --fault, as written (sim/faults.h)
-  // The flags --machine makes meaningless (--devices, --topology, --link, --inter-link), to
-  // tell whether the command line gave them.
+  // --devices, to tell whether the command line gave it: with --machine PRESET it sets the
+  // preset's device count (machine_preset_with_devices); a machine file fixes its own. Null for
+  // commands without it.
+  const CLI::Option* devices_option = nullptr;
+  // The flags --machine makes meaningless (--topology, --link, --inter-link), to tell whether
+  // the command line gave them.
   std::vector<const CLI::Option*> topology_options;
 };
 
@@ -44,8 +48,8 @@ sim::SimOptions simulation_options(const MachineFlags& flags, sim::SimOptions op
 std::optional<sim::LinkSharing> link_sharing_flag(const std::string& value);
 // The machine; spmd::Error naming the flag and the expected form for bad values.
 sim::MachineSpec machine_from_flags(const MachineFlags& flags);
-// The same machine with `devices` devices (ignores --machine's device count; its topology kind
-// must be one that `--topology` can name).
+// The same machine with `devices` devices: a preset as machine_preset_with_devices makes it; a
+// machine file's topology rescaled (its kind must be one that `--topology` can name).
 sim::MachineSpec machine_with_devices(const MachineFlags& flags, int devices);
 
 }  // namespace spmd

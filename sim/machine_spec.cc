@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <filesystem>
+#include <limits>
 #include <ranges>
 #include <string_view>
 #include <vector>
@@ -66,13 +67,93 @@ LinkSharing link_sharing_from_json(const JsonValue& value) {
   return link_sharing_from_name(name);
 }
 
+// devices_per_node, and whether the machine's devices fit it: the field's error when given, the
+// fabric's when the default is what does not fit.
+int devices_per_node_from_json(const JsonValue& fabric, int devices) {
+  const std::optional<JsonValue> given = fabric.optional("devices_per_node");
+  const int devices_per_node =
+      given ? given->positive_int32() : cost_model::Fabric{}.devices_per_node;
+  if (devices_fit_nodes(devices, devices_per_node)) return devices_per_node;
+  const std::string expected = fmt::format(
+      "devices ({0}) at most {1} (part of one node) or a multiple of {1} (whole nodes)", devices,
+      devices_per_node);
+  if (given) given->fail_value(expected);
+  fabric.fail(fmt::format("devices_per_node: {} (the default), expected {}", devices_per_node,
+                          expected));
+}
+
+// The NICs between nodes: required, with their bandwidth, on a machine of more than one node
+// (`required` on an absent field fails naming it).
+void read_nics(const JsonValue& fabric_json, int nodes, cost_model::Fabric& fabric) {
+  const std::string why = fmt::format("the machine's devices are {} nodes", nodes);
+  if (auto nics = fabric_json.optional("nics_per_node")) {
+    fabric.nics_per_node = nics->int32(0, std::numeric_limits<int>::max(), "an integer >= 0");
+    if (fabric.nics_per_node == 0 && nodes > 1) nics->fail_value("at least 1: " + why);
+  } else if (nodes > 1) {
+    static_cast<void>(fabric_json.required("nics_per_node", "at least 1: " + why));
+  }
+  if (auto bandwidth = fabric_json.optional("nic_bandwidth")) {
+    fabric.nic_bytes_per_s = bandwidth_from_json(*bandwidth);
+  } else if (fabric.nics_per_node > 0 && nodes > 1) {
+    static_cast<void>(fabric_json.required(
+        "nic_bandwidth", fmt::format(R"(a bandwidth per NIC like "400Gb/s": {})", why)));
+  }
+}
+
+// The "fabric" object: the collective library's view of the hardware. Every field but the NICs
+// of a multi-node machine has cost_model::Fabric's default.
+cost_model::Fabric fabric_from_json(const JsonValue& object, int devices) {
+  object.require_object({"generation", "host", "devices_per_node", "scale_up",
+                         "scale_up_bandwidth", "in_switch_reduction", "nics_per_node",
+                         "nic_bandwidth", "network"});
+  cost_model::Fabric fabric;
+  if (auto generation = object.optional("generation")) {
+    fabric.generation = generation->named("a GPU generation", cost_model::generation_from_name);
+  }
+  if (auto host = object.optional("host")) {
+    fabric.host = host->named("a host kind", cost_model::host_kind_from_name);
+  }
+  fabric.devices_per_node = devices_per_node_from_json(object, devices);
+  if (auto scale_up = object.optional("scale_up")) {
+    fabric.scale_up = scale_up->named("a scale-up fabric", cost_model::scale_up_kind_from_name);
+  }
+  if (auto bandwidth = object.optional("scale_up_bandwidth")) {
+    fabric.scale_up_bytes_per_s = bandwidth_from_json(*bandwidth);
+  }
+  if (auto reduction = object.optional("in_switch_reduction")) {
+    fabric.in_switch_reduction = reduction->boolean();
+  }
+  const int nodes = (devices + fabric.devices_per_node - 1) / fabric.devices_per_node;
+  read_nics(object, nodes, fabric);
+  if (auto network = object.optional("network")) {
+    fabric.network = network->named("a network", cost_model::network_kind_from_name);
+  }
+  return fabric;
+}
+
+json fabric_to_json(const cost_model::Fabric& fabric) {
+  json out = {
+      {"generation", std::string(cost_model::generation_name(fabric.generation))},
+      {"host", std::string(cost_model::host_kind_name(fabric.host))},
+      {"devices_per_node", fabric.devices_per_node},
+      {"scale_up", std::string(cost_model::scale_up_kind_name(fabric.scale_up))},
+      {"scale_up_bandwidth", exact_bandwidth_text(fabric.scale_up_bytes_per_s)},
+      {"in_switch_reduction", fabric.in_switch_reduction},
+      {"nics_per_node", fabric.nics_per_node},
+      {"network", std::string(cost_model::network_kind_name(fabric.network))},
+  };
+  // No bandwidth is written as none: a bandwidth of 0 does not read back.
+  if (fabric.nic_bytes_per_s > 0) out["nic_bandwidth"] = exact_bandwidth_text(fabric.nic_bytes_per_s);
+  return out;
+}
+
 }  // namespace
 
 MachineSpec machine_from_json(const json& document) {
   const JsonValue root(document, "machine");
   root.require_object(
       {"name", "devices", "memory", "compute", "topology", "algorithms", "pipeline_chunk",
-       "link_sharing", "faults"});
+       "link_sharing", "faults", "fabric"});
   MachineSpec machine;
   if (auto name = root.optional("name")) machine.name = name->string();
   machine.devices = root.required("devices", "a positive integer").positive_int32();
@@ -98,7 +179,14 @@ MachineSpec machine_from_json(const json& document) {
       machine.faults.push_back(fault_from_json(fault));
     }
   }
+  if (auto fabric = root.optional("fabric")) {
+    machine.fabric = fabric_from_json(*fabric, machine.devices);
+  }
   return machine;
+}
+
+bool devices_fit_nodes(int devices, int devices_per_node) {
+  return devices <= devices_per_node || devices % devices_per_node == 0;
 }
 
 MachineSpec load_machine_file(const std::string& path) {
@@ -137,6 +225,7 @@ json machine_to_json(const MachineSpec& machine) {
   };
   // Only when there are faults: files written before faults existed stay the same.
   if (!faults.empty()) out["faults"] = faults;
+  if (machine.fabric) out["fabric"] = fabric_to_json(*machine.fabric);
   return out;
 }
 

@@ -50,5 +50,8 @@ MachineSpec machine_from_json(const nlohmann::json& json);
 MachineSpec load_machine_file(const std::string& path);
 // Every field written out; machine_from_json reads it back as the same spec.
 nlohmann::json machine_to_json(const MachineSpec& machine);
+// Whether `devices` devices are part of one node or whole nodes of `devices_per_node` devices:
+// what a machine with a fabric must be.
+bool devices_fit_nodes(int devices, int devices_per_node);
 
 }  // namespace spmd::sim

@@ -240,7 +240,7 @@ class MachineErrors : public ::testing::Test {
 TEST_F(MachineErrors, UnknownFieldsAreNamed) {
   EXPECT_EQ(error_of(with(ring_, "/memroy", "80GiB")),
             "memroy: unknown field, expected one of name, devices, memory, compute, topology, "
-            "algorithms, pipeline_chunk, link_sharing, faults");
+            "algorithms, pipeline_chunk, link_sharing, faults, fabric");
   EXPECT_EQ(error_of(with(ring_, "/topology/link/bandwith", "1GB/s")),
             "topology.link.bandwith: unknown field, expected one of bandwidth, latency");
   EXPECT_EQ(error_of(with(ring_, "/compute/flops", 1)),
@@ -256,7 +256,7 @@ TEST_F(MachineErrors, UnknownFieldsAreNamed) {
 TEST_F(MachineErrors, WrongTypesAreNamed) {
   EXPECT_EQ(error_of(json::array({1, 2})),
             "machine: [1,2] is an array, expected an object with fields name, devices, memory, "
-            "compute, topology, algorithms, pipeline_chunk, link_sharing, faults");
+            "compute, topology, algorithms, pipeline_chunk, link_sharing, faults, fabric");
   EXPECT_EQ(error_of(with(ring_, "/devices", "8")),
             R"(devices: "8" is a string, expected a positive integer)");
   EXPECT_EQ(error_of(with(ring_, "/topology/bidirectional", "yes")),
@@ -330,6 +330,162 @@ TEST_F(MachineErrors, AlgorithmsAreNamedByTheirNames) {
             R"(algorithms.all_reduce: "rng", expected one of auto, direct, ring, )"
             R"(bidirectional_ring, halving_doubling, binary_tree, double_binary_tree, torus, )"
             R"(bidirectional_torus)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fabric: the collective library's view of the hardware (docs/machine-format.md, "Fabric")
+
+// Two MI300X-like nodes: every field given, none at its default.
+json with_full_fabric(json machine) {
+  machine["fabric"] = {{"generation", "cdna3"},
+                       {"host", "grace"},
+                       {"devices_per_node", 4},
+                       {"scale_up", "full_mesh"},
+                       {"scale_up_bandwidth", "448GB/s"},
+                       {"in_switch_reduction", true},
+                       {"nics_per_node", 2},
+                       {"nic_bandwidth", "50GB/s"},
+                       {"network", "roce"}};
+  return machine;
+}
+
+const json kTwoNodesOf4 = machine_with(8, {{"kind", "hierarchical"},
+                                           {"devices_per_node", 4},
+                                           {"intra_node_link", kLink},
+                                           {"inter_node_link", kLink}});
+
+TEST(MachineFabric, ReadsEveryField) {
+  const MachineSpec machine =
+      machine_from_json(with(with_full_fabric(kTwoNodesOf4), "/fabric/nic_bandwidth", "400Gb/s"));
+  ASSERT_TRUE(machine.fabric.has_value());
+  const cost_model::Fabric& fabric = *machine.fabric;
+  EXPECT_EQ(fabric.generation, cost_model::GpuGeneration::cdna3);
+  EXPECT_EQ(fabric.host, cost_model::HostKind::grace);
+  EXPECT_EQ(fabric.devices_per_node, 4);
+  EXPECT_EQ(fabric.scale_up, cost_model::ScaleUpKind::full_mesh);
+  EXPECT_EQ(fabric.scale_up_bytes_per_s, 448'000'000'000);
+  EXPECT_TRUE(fabric.in_switch_reduction);
+  EXPECT_EQ(fabric.nics_per_node, 2);
+  EXPECT_EQ(fabric.nic_bytes_per_s, 50'000'000'000);  // 400 Gbit/s
+  EXPECT_EQ(fabric.network, cost_model::NetworkKind::roce);
+}
+
+TEST(MachineFabric, OmittedFieldsTakeTheDocumentedDefaults) {
+  json machine = machine_with(8, {{"kind", "switch"}, {"link", kLink}});
+  EXPECT_FALSE(machine_from_json(machine).fabric.has_value());
+  machine["fabric"] = json::object();
+  const cost_model::Fabric fabric = machine_from_json(machine).fabric.value();
+  EXPECT_EQ(fabric.generation, cost_model::GpuGeneration::hopper);
+  EXPECT_EQ(fabric.host, cost_model::HostKind::x86);
+  EXPECT_EQ(fabric.devices_per_node, 8);
+  EXPECT_EQ(fabric.scale_up, cost_model::ScaleUpKind::nvswitch);
+  EXPECT_EQ(fabric.scale_up_bytes_per_s, 450'000'000'000);
+  EXPECT_FALSE(fabric.in_switch_reduction);
+  EXPECT_EQ(fabric.nics_per_node, 0);  // one node needs no NICs
+  EXPECT_EQ(fabric.nic_bytes_per_s, 0);
+  EXPECT_EQ(fabric.network, cost_model::NetworkKind::infiniband);
+}
+
+TEST(MachineFabric, RoundTripsAndIsWrittenOnlyWhenPresent) {
+  const json file = with_full_fabric(kTwoNodesOf4);
+  const json written = machine_to_json(machine_from_json(file));
+  EXPECT_EQ(written["fabric"], file["fabric"]);
+  EXPECT_EQ(machine_to_json(machine_from_json(written)), written);
+  EXPECT_FALSE(machine_to_json(machine_from_json(kTwoNodesOf4)).contains("fabric"));
+  // A fabric without NICs is written without a NIC bandwidth, which would not read back as 0.
+  json one_node = machine_with(4, {{"kind", "switch"}, {"link", kLink}});
+  one_node["fabric"] = json::object();
+  const json one_node_written = machine_to_json(machine_from_json(one_node));
+  EXPECT_FALSE(one_node_written["fabric"].contains("nic_bandwidth"));
+  EXPECT_EQ(machine_to_json(machine_from_json(one_node_written)), one_node_written);
+}
+
+TEST(MachineFabric, NamesAreAcceptedBothWays) {
+  for (auto g : {cost_model::GpuGeneration::ampere, cost_model::GpuGeneration::hopper,
+                 cost_model::GpuGeneration::blackwell, cost_model::GpuGeneration::cdna3,
+                 cost_model::GpuGeneration::cdna4}) {
+    EXPECT_EQ(cost_model::generation_from_name(cost_model::generation_name(g)), g);
+  }
+  for (auto h : {cost_model::HostKind::x86, cost_model::HostKind::grace}) {
+    EXPECT_EQ(cost_model::host_kind_from_name(cost_model::host_kind_name(h)), h);
+  }
+  for (auto k : {cost_model::ScaleUpKind::nvswitch, cost_model::ScaleUpKind::full_mesh}) {
+    EXPECT_EQ(cost_model::scale_up_kind_from_name(cost_model::scale_up_kind_name(k)), k);
+  }
+  for (auto n : {cost_model::NetworkKind::infiniband, cost_model::NetworkKind::roce,
+                 cost_model::NetworkKind::slingshot, cost_model::NetworkKind::ethernet}) {
+    EXPECT_EQ(cost_model::network_kind_from_name(cost_model::network_kind_name(n)), n);
+  }
+}
+
+TEST(MachineFabric, EachBadFieldIsNamedByItsPath) {
+  const json good = with_full_fabric(kTwoNodesOf4);
+  const std::vector<std::pair<json, std::string>> cases = {
+      {with(good, "/fabric/generation", "volta"),
+       R"(fabric.generation: "volta" is no GPU generation, expected ampere, hopper, blackwell, )"
+       R"(cdna3 or cdna4)"},
+      {with(good, "/fabric/generation", 9),
+       "fabric.generation: 9 is a number, expected a GPU generation"},
+      {with(good, "/fabric/host", "arm"),
+       R"(fabric.host: "arm" is no host kind, expected x86 or grace)"},
+      {with(good, "/fabric/scale_up", "torus"),
+       R"(fabric.scale_up: "torus" is no scale-up fabric, expected nvswitch or full_mesh)"},
+      {with(good, "/fabric/network", "token_ring"),
+       R"(fabric.network: "token_ring" is no network, expected infiniband, roce, slingshot or )"
+       R"(ethernet)"},
+      {with(good, "/fabric/devices_per_node", 0),
+       "fabric.devices_per_node: 0, expected a positive integer"},
+      {with(good, "/fabric/devices_per_node", 3),
+       "fabric.devices_per_node: 3, expected devices (8) at most 3 (part of one node) or a "
+       "multiple of 3 (whole nodes)"},
+      {with(good, "/fabric/scale_up_bandwidth", "fast"),
+       R"(fabric.scale_up_bandwidth: "fast" is not a bandwidth, expected a number with a unit )"
+       R"(like "100GB/s", "400Gb/s" or "25GiB/s")"},
+      {with(good, "/fabric/in_switch_reduction", "yes"),
+       R"(fabric.in_switch_reduction: "yes" is a string, expected true or false)"},
+      {with(good, "/fabric/nics_per_node", -1),
+       "fabric.nics_per_node: -1, expected an integer >= 0"},
+      {with(good, "/fabric/nics_per_node", 0),
+       "fabric.nics_per_node: 0, expected at least 1: the machine's devices are 2 nodes"},
+      {with(good, "/fabric/nic_bandwidth", "0Gb/s"),
+       R"(fabric.nic_bandwidth: "0Gb/s" is not positive, expected a bandwidth > 0 like )"
+       R"("100GB/s", "400Gb/s" or "25GiB/s")"},
+      {with(good, "/fabric/speed", 1),
+       "fabric.speed: unknown field, expected one of generation, host, devices_per_node, "
+       "scale_up, scale_up_bandwidth, in_switch_reduction, nics_per_node, nic_bandwidth, "
+       "network"},
+      {with(good, "/fabric", "hopper"),
+       R"(fabric: "hopper" is a string, expected an object with fields generation, host, )"
+       R"(devices_per_node, scale_up, scale_up_bandwidth, in_switch_reduction, nics_per_node, )"
+       R"(nic_bandwidth, network)"},
+  };
+  for (const auto& [machine, expected] : cases) {
+    EXPECT_EQ(error_of(machine), expected) << machine["fabric"].dump();
+  }
+}
+
+TEST(MachineFabric, SeveralNodesNeedNics) {
+  json no_nics = with_full_fabric(kTwoNodesOf4);
+  no_nics["fabric"].erase("nics_per_node");
+  EXPECT_EQ(error_of(no_nics),
+            "fabric.nics_per_node: missing, expected at least 1: the machine's devices are 2 "
+            "nodes");
+  json no_bandwidth = with_full_fabric(kTwoNodesOf4);
+  no_bandwidth["fabric"].erase("nic_bandwidth");
+  EXPECT_EQ(error_of(no_bandwidth),
+            R"(fabric.nic_bandwidth: missing, expected a bandwidth per NIC like "400Gb/s": the )"
+            R"(machine's devices are 2 nodes)");
+  // The default of 8 devices per node does not fit 12 devices.
+  json twelve = machine_with(12, {{"kind", "switch"}, {"link", kLink}});
+  twelve["fabric"] = json::object();
+  EXPECT_EQ(error_of(twelve),
+            "fabric: devices_per_node: 8 (the default), expected devices (12) at most 8 (part of "
+            "one node) or a multiple of 8 (whole nodes)");
+  // One node, or part of one, needs neither.
+  json one_node = with(no_bandwidth, "/devices", 4);
+  one_node["topology"] = {{"kind", "switch"}, {"link", kLink}};
+  one_node["fabric"].erase("nics_per_node");
+  EXPECT_EQ(machine_from_json(one_node).fabric->nics_per_node, 0);
 }
 
 // A temporary file unique to this process and test; removed by the destructor.

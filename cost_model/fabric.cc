@@ -1,0 +1,74 @@
+#include "cost_model/fabric.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "reference/error.h"
+#include "support/name_lists.h"
+
+namespace spmd::cost_model {
+namespace {
+
+// Each enum's names, in the enum's order: one table gives both directions and the error's list.
+template <class Enum, std::size_t N>
+using NameTable = std::array<std::pair<Enum, std::string_view>, N>;
+
+constexpr NameTable<GpuGeneration, 5> kGenerations = {{{GpuGeneration::ampere, "ampere"},
+                                                       {GpuGeneration::hopper, "hopper"},
+                                                       {GpuGeneration::blackwell, "blackwell"},
+                                                       {GpuGeneration::cdna3, "cdna3"},
+                                                       {GpuGeneration::cdna4, "cdna4"}}};
+constexpr NameTable<HostKind, 2> kHosts = {{{HostKind::x86, "x86"}, {HostKind::grace, "grace"}}};
+constexpr NameTable<ScaleUpKind, 2> kScaleUps = {
+    {{ScaleUpKind::nvswitch, "nvswitch"}, {ScaleUpKind::full_mesh, "full_mesh"}}};
+constexpr NameTable<NetworkKind, 4> kNetworks = {{{NetworkKind::infiniband, "infiniband"},
+                                                  {NetworkKind::roce, "roce"},
+                                                  {NetworkKind::slingshot, "slingshot"},
+                                                  {NetworkKind::ethernet, "ethernet"}}};
+
+template <class Enum, std::size_t N>
+std::string_view name_in(const NameTable<Enum, N>& table, Enum value) {
+  for (const auto& [entry, name] : table) {
+    if (entry == value) return name;
+  }
+  return "?";  // unreachable for a valid enum value
+}
+
+// `what` names the kind of name in the error: "\"volta\" is no GPU generation, expected ...".
+template <class Enum, std::size_t N>
+Enum value_in(const NameTable<Enum, N>& table, std::string_view name, std::string_view what) {
+  std::vector<std::string_view> names;
+  for (const auto& [entry, entry_name] : table) {
+    if (entry_name == name) return entry;
+    names.push_back(entry_name);
+  }
+  throw Error(fmt::format("\"{}\" is no {}, expected {}", name, what, or_list(names)));
+}
+
+}  // namespace
+
+std::string_view generation_name(GpuGeneration generation) {
+  return name_in(kGenerations, generation);
+}
+std::string_view host_kind_name(HostKind host) { return name_in(kHosts, host); }
+std::string_view scale_up_kind_name(ScaleUpKind kind) { return name_in(kScaleUps, kind); }
+std::string_view network_kind_name(NetworkKind kind) { return name_in(kNetworks, kind); }
+
+GpuGeneration generation_from_name(std::string_view name) {
+  return value_in(kGenerations, name, "GPU generation");
+}
+HostKind host_kind_from_name(std::string_view name) {
+  return value_in(kHosts, name, "host kind");
+}
+ScaleUpKind scale_up_kind_from_name(std::string_view name) {
+  return value_in(kScaleUps, name, "scale-up fabric");
+}
+NetworkKind network_kind_from_name(std::string_view name) {
+  return value_in(kNetworks, name, "network");
+}
+
+}  // namespace spmd::cost_model
