@@ -78,12 +78,25 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
                             machine.gpus_total, machine.nodes, machine.gpus_per_node));
   }
   row.op_name = std::string(trimmed(field("op")));
-  row.op = calibration_op(field("op"));
+  if (row.op_name.empty()) bad_field("op", row.op_name, "a collective such as all_reduce");
+  if (const std::optional<TimedOp> op = calibration_op(field("op"))) {
+    row.op = *op;
+  } else {
+    row.not_predicted = fmt::format("op {} is not timed", row.op_name);
+  }
   row.size_bytes = positive_integer<std::int64_t>("size_bytes", field("size_bytes"));
   row.measured_time_us =
       measured_time_us(measured_figures(field("time_us"), field("algbw_GBps"), field("busbw_GBps")),
                        row.op, machine.gpus_total, row.size_bytes);
-  row.forced_algorithm = forced_algorithm(field("nccl_algo"));
+  try {
+    row.forced_algorithm = forced_algorithm(field("nccl_algo"));
+  } catch (const Error&) {
+    // CollNet, PAT, NVLSTree and the like: a real algorithm the model does not time.
+    if (row.not_predicted.empty()) {
+      row.not_predicted =
+          fmt::format("nccl_algo {} is not timed", shortened_text(trimmed(field("nccl_algo"))));
+    }
+  }
   row.forced_protocol = forced_protocol(field("nccl_proto"), field("nccl_algo"));
   if (table.column_index("in_or_out_of_place")) {
     row.in_place = ascii_lowercase(trimmed(field("in_or_out_of_place"))).starts_with("in-place");
@@ -116,15 +129,16 @@ std::vector<CalibrationRow> read_calibration_rows(const CsvTable& table) {
   return rows;
 }
 
-TimedOp calibration_op(std::string_view text) {
+std::optional<TimedOp> calibration_op(std::string_view text) {
   std::string name = ascii_lowercase(trimmed(text));
   std::erase(name, '_');
   if (name == "allreduce") return TimedOp::all_reduce;
   if (name == "allgather") return TimedOp::all_gather;
   if (name == "reducescatter") return TimedOp::reduce_scatter;
-  if (name == "broadcast") return TimedOp::broadcast;
+  if (name == "broadcast" || name == "reduce") return TimedOp::broadcast;
   if (name == "alltoall") return TimedOp::all_to_all;
-  bad_field("op", text, "all_reduce, all_gather, reduce_scatter, broadcast or all_to_all");
+  if (name == "sendrecv") return TimedOp::permute;
+  return std::nullopt;
 }
 
 double bus_factor(TimedOp op, int ranks) {

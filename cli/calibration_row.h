@@ -36,6 +36,9 @@ struct CalibrationRow {
   std::optional<cost_model::LibraryAlgorithm> forced_algorithm;
   std::optional<cost_model::Protocol> forced_protocol;
   bool in_place = false;  // the in_or_out_of_place column starts with "in-place"
+  // Why the model cannot predict this row (an op or a forced algorithm it does not time);
+  // empty when it can. Such rows are listed and left out of the figures, not errors.
+  std::string not_predicted;
 };
 
 // The columns `spmdsim validate` reads; a file may have more (the calibration format has 21).
@@ -53,8 +56,10 @@ std::string ascii_lowercase(std::string_view text);
 // ---- The pieces of a row, each spmd::Error "COLUMN 'TEXT': expected ..." on bad text.
 
 // all_reduce, all_gather, reduce_scatter, broadcast, all_to_all; also without the underscores
-// (nccl-tests' binary names: allreduce, alltoall) and in any case.
-cost_model::TimedOp calibration_op(std::string_view text);
+// (nccl-tests' binary names: allreduce, alltoall) and in any case. reduce is timed as broadcast
+// (the same ring, the other way) and sendrecv as a permute. None for nccl-tests' other ops
+// (gather, scatter, hypercube), which the model does not time.
+std::optional<cost_model::TimedOp> calibration_op(std::string_view text);
 
 // nccl-tests' bus bandwidth factor, busbw = algbw x factor: all_reduce 2(n-1)/n; all_gather,
 // reduce_scatter and all_to_all (n-1)/n; broadcast 1 (nccl-tests src/*.cu, getBw).

@@ -104,6 +104,12 @@ void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices
   command.add_option("--algorithm", flags.algorithm,
                      fmt::format("Collective algorithm: {} (default: automatic)",
                                  algorithm_names()));
+  command.add_option("--nccl-algo", flags.library_algorithm,
+                     "On a machine with a fabric, the library's algorithm for every collective, "
+                     "as NCCL_ALGO sets it: ring, tree or nvls (default: the fastest)");
+  command.add_option("--nccl-proto", flags.protocol,
+                     "On a machine with a fabric, the library's protocol, as NCCL_PROTO sets it: "
+                     "LL, LL128 or Simple (default: the fastest)");
   add_full_simulation_flag(command, flags.full_simulation);
   add_fault_flag(command, flags.faults);
 }
@@ -129,6 +135,22 @@ void add_full_simulation_flag(CLI::App& command, bool& full_simulation) {
 
 sim::SimOptions simulation_options(const MachineFlags& flags, sim::SimOptions options) {
   if (!flags.algorithm.empty()) options.algorithm = collectives::algorithm_from_name(flags.algorithm);
+  // The names' own errors ("protocol 'LL256': expected one of LL, LL128, Simple") name the flag.
+  const auto flag_error = [](std::string_view flag, const Error& e) {
+    return Error(fmt::format("{}: {}", flag, e.what()));
+  };
+  try {
+    if (!flags.library_algorithm.empty()) {
+      options.library.algorithm = cost_model::library_algorithm_from_name(flags.library_algorithm);
+    }
+  } catch (const Error& e) {
+    throw flag_error("--nccl-algo", e);
+  }
+  try {
+    if (!flags.protocol.empty()) options.library.protocol = cost_model::protocol_from_name(flags.protocol);
+  } catch (const Error& e) {
+    throw flag_error("--nccl-proto", e);
+  }
   options.fast_path = !flags.full_simulation;
   return options;
 }

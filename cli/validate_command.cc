@@ -30,6 +30,7 @@ struct Prediction {
   TimedChoice choice;
   double predicted_us = 0;
   std::optional<double> error;  // (predicted - measured) / measured; none without a measurement
+  std::string not_predicted;    // why the model cannot predict the row; empty when it can
 };
 
 // The rows of one config_id: one machine.
@@ -39,18 +40,38 @@ struct MachineRows {
   MachineDescription machine;
   std::string preset;
   cost_model::Fabric fabric;
+  std::string not_predicted;  // why no machine could be inferred (a GPU without a preset)
   std::vector<Prediction> predictions;  // in file order, skipped rows included
 };
 
-Prediction predict(const CalibrationRow& row, const cost_model::Fabric& fabric) {
+Prediction predict(const CalibrationRow& row, const cost_model::Fabric& fabric,
+                   const std::string& machine_not_predicted) {
+  if (!machine_not_predicted.empty() || !row.not_predicted.empty()) {
+    return {&row, {}, 0, std::nullopt,
+            machine_not_predicted.empty() ? row.not_predicted : machine_not_predicted};
+  }
   const cost_model::TimingRequest request{row.op, row.size_bytes, row.machine.gpus_total,
                                           row.forced_algorithm, row.forced_protocol};
-  Prediction prediction{&row, cost_model::time_collective(fabric, request), 0, std::nullopt};
+  Prediction prediction{&row, cost_model::time_collective(fabric, request), 0, std::nullopt, ""};
   prediction.predicted_us = static_cast<double>(prediction.choice.time_ps) / 1e6;
   if (row.measured_time_us) {
     prediction.error = relative_error(prediction.predicted_us, *row.measured_time_us);
   }
   return prediction;
+}
+
+// The machine a config's first row describes. A GPU no preset stands for is no error: its rows
+// are listed as not predicted, so a file with other machines still gives its figures.
+MachineRows machine_rows(const CalibrationRow& row) {
+  MachineRows machine{row.config_id, row.line, row.machine, "", {}, "", {}};
+  try {
+    const CalibrationMachine inferred = calibration_machine(row.machine);
+    machine.preset = inferred.preset;
+    machine.fabric = inferred.fabric;
+  } catch (const Error& e) {
+    machine.not_predicted = e.what();
+  }
+  return machine;
 }
 
 // Every row predicted, grouped by config_id in the order each first appears. spmd::Error
@@ -64,11 +85,7 @@ std::vector<MachineRows> predictions_by_machine(const CsvTable& table,
     const std::string where = fmt::format("{}:{}", table.file_name(), row.line);
     const auto [found, added] = index_of_config.try_emplace(row.config_id, machines.size());
     try {
-      if (added) {
-        const CalibrationMachine machine = calibration_machine(row.machine);
-        machines.push_back(
-            {row.config_id, row.line, row.machine, machine.preset, machine.fabric, {}});
-      }
+      if (added) machines.push_back(machine_rows(row));
       MachineRows& group = machines[found->second];
       if (group.machine != row.machine) {
         throw Error(fmt::format(
@@ -76,7 +93,7 @@ std::vector<MachineRows> predictions_by_machine(const CsvTable& table,
             "expected one machine per config_id",
             row.config_id, group.first_line));
       }
-      group.predictions.push_back(predict(row, group.fabric));
+      group.predictions.push_back(predict(row, group.fabric, group.not_predicted));
     } catch (const Error& e) {
       throw Error(fmt::format("{}: {}", where, e.what()));
     }
@@ -93,8 +110,20 @@ std::vector<double> errors_of(const MachineRows& machine) {
 }
 
 int skipped_rows(const MachineRows& machine) {
-  return static_cast<int>(std::count_if(machine.predictions.begin(), machine.predictions.end(),
-                                        [](const Prediction& p) { return !p.error; }));
+  return static_cast<int>(
+      std::count_if(machine.predictions.begin(), machine.predictions.end(),
+                    [](const Prediction& p) { return !p.error && p.not_predicted.empty(); }));
+}
+
+// Rows the model cannot predict, by reason (sorted, so printed in a fixed order).
+std::map<std::string, int> not_predicted_reasons(const std::vector<MachineRows>& machines) {
+  std::map<std::string, int> reasons;
+  for (const MachineRows& machine : machines) {
+    for (const Prediction& p : machine.predictions) {
+      if (!p.not_predicted.empty()) ++reasons[machine.config_id + ": " + p.not_predicted];
+    }
+  }
+  return reasons;
 }
 
 std::string percent(std::optional<double> fraction) {
@@ -113,10 +142,11 @@ std::string forced_text(const CalibrationRow& row) {
 }
 
 std::string machine_text(const MachineRows& machine) {
-  return fmt::format("{}: {}, {} node{} x {} GPUs (preset {})", machine.config_id,
-                     machine.machine.gpu, machine.machine.nodes,
-                     machine.machine.nodes == 1 ? "" : "s", machine.machine.gpus_per_node,
-                     machine.preset);
+  return fmt::format("{}: {}, {} node{} x {} GPUs ({})", machine.config_id, machine.machine.gpu,
+                     machine.machine.nodes, machine.machine.nodes == 1 ? "" : "s",
+                     machine.machine.gpus_per_node,
+                     machine.not_predicted.empty() ? "preset " + machine.preset
+                                                   : "not predicted: " + machine.not_predicted);
 }
 
 // "1 row", "2 rows".
@@ -360,6 +390,9 @@ int run_validate_command(const ValidateOptions& options, std::ostream& out, std:
                        machines.size() == 1 ? "" : "s");
     for (const MachineRows& machine : machines) print_machine(machine, out);
     out << "all machines: " << summary_text(overall, skipped) << "\n";
+  }
+  for (const auto& [reason, count] : not_predicted_reasons(machines)) {
+    out << fmt::format("{} not predicted ({})\n", rows_text(count), reason);
   }
   if (!options.plot_dir.empty()) write_plots(machines, options.plot_dir, options.summary, out, err);
   out.flush();

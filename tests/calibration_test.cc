@@ -32,9 +32,11 @@ TEST(CalibrationOp, TakesNcclTestsNamesWithOrWithoutUnderscores) {
   EXPECT_EQ(calibration_op("broadcast"), TimedOp::broadcast);
   EXPECT_EQ(calibration_op("alltoall"), TimedOp::all_to_all);
   EXPECT_EQ(calibration_op("all_to_all"), TimedOp::all_to_all);
-  EXPECT_EQ(error_of([] { calibration_op("sendrecv"); }),
-            "op 'sendrecv': expected all_reduce, all_gather, reduce_scatter, broadcast or "
-            "all_to_all");
+  // reduce runs broadcast's ring the other way; sendrecv is one send to a peer.
+  EXPECT_EQ(calibration_op("reduce"), TimedOp::broadcast);
+  EXPECT_EQ(calibration_op("sendrecv"), TimedOp::permute);
+  EXPECT_EQ(calibration_op("gather"), std::nullopt);
+  EXPECT_EQ(calibration_op("hypercube"), std::nullopt);
 }
 
 TEST(MeasuredTime, BusFactorsAreNcclTests) {

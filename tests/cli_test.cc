@@ -201,6 +201,17 @@ TEST(PerfCommand, DevicesWithAPresetMakeNodesOfIt) {
       << slice.output;
 }
 
+// --nccl-algo / --nccl-proto force the library's choice, as NCCL_ALGO / NCCL_PROTO do.
+TEST(PerfCommand, NcclAlgoAndProtoForceTheLibrarysChoice) {
+  const CommandResult ring =
+      run_binary("perf --machine hgx-h100 --cost-only -b 1G -e 1G --nccl-algo ring");
+  EXPECT_EQ(ring.exit_code, 0) << ring.output;
+  EXPECT_NE(ring.output.find("ring/Simple"), std::string::npos) << ring.output;
+  const CommandResult ll = run_binary("perf --machine hgx-h100 --cost-only -b 1M -e 1M --nccl-proto ll");
+  EXPECT_EQ(ll.exit_code, 0) << ll.output;
+  EXPECT_NE(ll.output.find("/LL\n"), std::string::npos) << ll.output;
+}
+
 TEST(PerfCommand, LinkSharingFlagPicksTheModel) {
   // A direct all-to-all on a ring: many messages share each link. Fifo holds a whole route per
   // message; fair shares each link's bandwidth between them (docs/link-sharing.md).
@@ -330,6 +341,10 @@ TEST(CliErrors, BadValuesExitWithCodeTwoAndOneLineNamingTheFlag) {
       {"perf --machine hgx-h100 -n 16 --link 1GB/s,1us",
        "error: --link 1GB/s,1us: given with --machine hgx-h100"},
       {"perf --machine dgx-h100 --topology torus", "error: --topology torus: given with --machine"},
+      {"perf --machine hgx-h100 --nccl-algo collnet",
+       "error: --nccl-algo: algorithm 'collnet': expected one of ring, tree, nvls"},
+      {"perf --machine hgx-h100 --nccl-proto LL256",
+       "error: --nccl-proto: protocol 'LL256': expected one of LL, LL128, Simple"},
       {"cases --order nccl_ring --out x --seed -1",
        "error: --seed: -1: expected a decimal integer from 0 to 2^64-1"},
       {"perf -f 9223372036854775808",
