@@ -98,6 +98,10 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
     }
   }
   row.forced_protocol = forced_protocol(field("nccl_proto"), field("nccl_algo"));
+  if (table.column_index("source")) {
+    const std::string_view source = trimmed(field("source"));
+    row.source = std::string(source.substr(0, source.find_first_of(" \t;,")));
+  }
   if (table.column_index("in_or_out_of_place")) {
     row.in_place = ascii_lowercase(trimmed(field("in_or_out_of_place"))).starts_with("in-place");
   }

@@ -36,6 +36,7 @@ struct CalibrationRow {
   std::optional<cost_model::LibraryAlgorithm> forced_algorithm;
   std::optional<cost_model::Protocol> forced_protocol;
   bool in_place = false;  // the in_or_out_of_place column starts with "in-place"
+  std::string source;     // the source column's first word (where the figure was published)
   // Why the model cannot predict this row (an op or a forced algorithm it does not time);
   // empty when it can. Such rows are listed and left out of the figures, not errors.
   std::string not_predicted;

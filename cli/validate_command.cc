@@ -1,6 +1,7 @@
 #include "cli/validate_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -182,23 +183,34 @@ void print_machine(const MachineRows& machine, std::ostream& out) {
       << "\n\n";
 }
 
+// The machine's rows' sources, each once, in the order they first appear.
+std::string sources_of(const MachineRows& machine) {
+  std::vector<std::string> sources;
+  for (const Prediction& p : machine.predictions) {
+    if (!p.row->source.empty() &&
+        std::find(sources.begin(), sources.end(), p.row->source) == sources.end()) {
+      sources.push_back(p.row->source);
+    }
+  }
+  return fmt::format("{}", fmt::join(sources, "; "));
+}
+
 void print_summary_table(const std::vector<MachineRows>& machines, const ErrorSummary& overall,
                          int skipped, std::ostream& out) {
   out << "| machine | GPU | nodes x GPUs | rows | median \\|error\\| | p90 \\|error\\| | within "
-         "10% "
-         "|\n|---|---|---|---:|---:|---:|---:|\n";
+         "10% | source |\n|---|---|---|---:|---:|---:|---:|---|\n";
   const auto row = [&out](std::string_view name, std::string_view gpu, std::string_view shape,
-                          const ErrorSummary& s) {
-    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", name, gpu, shape, s.rows,
+                          const ErrorSummary& s, std::string_view source) {
+    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", name, gpu, shape, s.rows,
                        percent(s.median_abs_error), percent(s.p90_abs_error),
-                       percent(s.share_within_10_percent));
+                       percent(s.share_within_10_percent), source);
   };
   for (const MachineRows& machine : machines) {
     row(machine.config_id, machine.machine.gpu,
         fmt::format("{} x {}", machine.machine.nodes, machine.machine.gpus_per_node),
-        summarize_errors(errors_of(machine)));
+        summarize_errors(errors_of(machine)), sources_of(machine));
   }
-  row("all", "", "", overall);
+  row("all", "", "", overall, "");
   out << fmt::format("\n{} without time_us, algbw_GBps or busbw_GBps skipped.\n",
                      rows_text(skipped));
 }

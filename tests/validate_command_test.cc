@@ -87,6 +87,7 @@ TEST(ValidateCommand, SummaryIsOneMarkdownTableRowPerMachineAndAll) {
   EXPECT_NE(result.output.find("\n| two_boxes | NVIDIA H100 80GB HBM3 | 2 x 8 | 1 | "),
             std::string::npos);
   EXPECT_NE(result.output.find("\n| all |  |  | 4 | "), std::string::npos);
+  EXPECT_NE(result.output.find(" | src |\n"), std::string::npos) << result.output;  // source
   EXPECT_NE(result.output.find("1 row without time_us, algbw_GBps or busbw_GBps skipped."),
             std::string::npos);
   EXPECT_EQ(result.output.find(" compared: "), std::string::npos);  // no per-row listing
