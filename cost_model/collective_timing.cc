@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "reference/error.h"
+#include "support/name_lists.h"
 
 namespace spmd::cost_model {
 namespace {
@@ -248,15 +249,17 @@ std::string lower(std::string_view text) {
   return out;
 }
 
+// Names match in any case ("simple", "LL128"), as NCCL_ALGO and NCCL_PROTO take them; the error
+// reads as cost_model/fabric.cc's: "\"LL256\" is no protocol, expected LL, LL128 or Simple".
 template <typename Enum, std::size_t N>
 Enum from_name(std::string_view name, const std::array<Enum, N>& values,
                std::string_view (*name_of)(Enum), std::string_view what) {
-  std::string names;
+  std::vector<std::string_view> names;
   for (Enum value : values) {
     if (lower(name_of(value)) == lower(name)) return value;
-    names += (names.empty() ? "" : ", ") + std::string(name_of(value));
+    names.push_back(name_of(value));
   }
-  throw Error(fmt::format("{} '{}': expected one of {}", what, name, names));
+  throw Error(fmt::format("\"{}\" is no {}, expected {}", name, what, or_list(names)));
 }
 
 }  // namespace
@@ -301,7 +304,7 @@ TimedOp timed_op_from_name(std::string_view name) {
 LibraryAlgorithm library_algorithm_from_name(std::string_view name) {
   static constexpr std::array algorithms = {LibraryAlgorithm::ring, LibraryAlgorithm::tree,
                                             LibraryAlgorithm::nvls};
-  return from_name(name, algorithms, library_algorithm_name, "algorithm");
+  return from_name(name, algorithms, library_algorithm_name, "library algorithm");
 }
 
 Protocol protocol_from_name(std::string_view name) {

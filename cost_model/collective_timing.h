@@ -28,6 +28,12 @@ TimedOp timed_op_from_name(std::string_view name);
 LibraryAlgorithm library_algorithm_from_name(std::string_view name);
 Protocol protocol_from_name(std::string_view name);
 
+// What a run, a machine or a call forces, as NCCL_ALGO / NCCL_PROTO do; unset: the fastest.
+struct LibraryChoice {
+  std::optional<LibraryAlgorithm> algorithm;
+  std::optional<Protocol> protocol;
+};
+
 struct TimingRequest {
   TimedOp op = TimedOp::all_reduce;
   // nccl-tests' size: all_reduce / broadcast / all_to_all / permute the buffer on each rank,

@@ -22,6 +22,15 @@ std::optional<cost_model::TimedOp> timed_op(CollectiveOp op) {
 
 }  // namespace
 
+LibraryChoice first_forced(std::initializer_list<LibraryChoice> choices) {
+  LibraryChoice forced;
+  for (const LibraryChoice& choice : choices) {
+    if (!forced.algorithm) forced.algorithm = choice.algorithm;
+    if (!forced.protocol) forced.protocol = choice.protocol;
+  }
+  return forced;
+}
+
 std::optional<cost_model::TimedChoice> library_timing(const MachineSpec& machine, CollectiveOp op,
                                                       std::int64_t bytes, int group_size,
                                                       const LibraryChoice& forced) {

@@ -4,6 +4,7 @@
 // count. The simulator still moves the data by the planned schedule, so results keep their bits.
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 
 #include "cost_model/collective_timing.h"
@@ -12,11 +13,11 @@
 
 namespace spmd::sim {
 
-// The library's choices a run forces (SimOptions::library_algorithm / protocol).
-struct LibraryChoice {
-  std::optional<cost_model::LibraryAlgorithm> algorithm;
-  std::optional<cost_model::Protocol> protocol;
-};
+using cost_model::LibraryChoice;
+
+// The first of `choices` that forces an algorithm, and the first that forces a protocol: a
+// call's choice, then its run's, then its machine's.
+LibraryChoice first_forced(std::initializer_list<LibraryChoice> choices);
 
 // None when the machine has no fabric or `op` moves nothing (axis_index). `bytes` is the
 // nccl-tests size: all_gather's gathered output, every other op's per-device input.

@@ -105,7 +105,7 @@ void read_nics(const JsonValue& fabric_json, int nodes, cost_model::Fabric& fabr
 cost_model::Fabric fabric_from_json(const JsonValue& object, int devices) {
   object.require_object({"generation", "host", "devices_per_node", "scale_up",
                          "scale_up_bandwidth", "in_switch_reduction", "nics_per_node",
-                         "nic_bandwidth", "network"});
+                         "nic_bandwidth", "network", "algorithm", "protocol"});
   cost_model::Fabric fabric;
   if (auto generation = object.optional("generation")) {
     fabric.generation = generation->named("a GPU generation", cost_model::generation_from_name);
@@ -131,7 +131,20 @@ cost_model::Fabric fabric_from_json(const JsonValue& object, int devices) {
   return fabric;
 }
 
-json fabric_to_json(const cost_model::Fabric& fabric) {
+// The fabric section's "algorithm" and "protocol": what the library runs on this machine.
+cost_model::LibraryChoice library_choice_from_json(const JsonValue& object) {
+  cost_model::LibraryChoice choice;
+  if (auto algorithm = object.optional("algorithm")) {
+    choice.algorithm =
+        algorithm->named("a library algorithm", cost_model::library_algorithm_from_name);
+  }
+  if (auto protocol = object.optional("protocol")) {
+    choice.protocol = protocol->named("a protocol", cost_model::protocol_from_name);
+  }
+  return choice;
+}
+
+json fabric_to_json(const cost_model::Fabric& fabric, const cost_model::LibraryChoice& library) {
   json out = {
       {"generation", std::string(cost_model::generation_name(fabric.generation))},
       {"host", std::string(cost_model::host_kind_name(fabric.host))},
@@ -144,6 +157,10 @@ json fabric_to_json(const cost_model::Fabric& fabric) {
   };
   // No bandwidth is written as none: a bandwidth of 0 does not read back.
   if (fabric.nic_bytes_per_s > 0) out["nic_bandwidth"] = exact_bandwidth_text(fabric.nic_bytes_per_s);
+  if (library.algorithm) {
+    out["algorithm"] = std::string(cost_model::library_algorithm_name(*library.algorithm));
+  }
+  if (library.protocol) out["protocol"] = std::string(cost_model::protocol_name(*library.protocol));
   return out;
 }
 
@@ -181,6 +198,7 @@ MachineSpec machine_from_json(const json& document) {
   }
   if (auto fabric = root.optional("fabric")) {
     machine.fabric = fabric_from_json(*fabric, machine.devices);
+    machine.library = library_choice_from_json(*fabric);
   }
   return machine;
 }
@@ -225,7 +243,7 @@ json machine_to_json(const MachineSpec& machine) {
   };
   // Only when there are faults: files written before faults existed stay the same.
   if (!faults.empty()) out["faults"] = faults;
-  if (machine.fabric) out["fabric"] = fabric_to_json(*machine.fabric);
+  if (machine.fabric) out["fabric"] = fabric_to_json(*machine.fabric, machine.library);
   return out;
 }
 

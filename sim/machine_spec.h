@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collectives/algorithm.h"
+#include "cost_model/collective_timing.h"
 #include "cost_model/fabric.h"
 #include "sim/faults.h"
 #include "sim/link_sharing.h"
@@ -40,6 +41,10 @@ struct MachineSpec {
   // is timed as NCCL / RCCL run it (cost_model/collective_timing.h) instead of by executing its
   // schedule on the links; the data still moves by the schedule.
   std::optional<cost_model::Fabric> fabric;
+  // With a fabric: the library's algorithm and protocol on this machine (the fabric section's
+  // "algorithm" and "protocol", as NCCL_ALGO / NCCL_PROTO set in its environment); a run's
+  // choice (SimOptions::library) and a call's (ScopedLibraryChoice) come first.
+  cost_model::LibraryChoice library;
 };
 
 // spmd::Error naming the JSON path of the bad value: unknown fields, wrong types, bad units,

@@ -498,10 +498,8 @@ void SimRun::start_group(int index, int group) {
           ? std::nullopt
           : library_timing(
                 machine_.spec(), first.call.op, nccl_bytes, n,
-                {first.library.algorithm ? first.library.algorithm
-                                         : machine_.options().library.algorithm,
-                 first.library.protocol ? first.library.protocol
-                                        : machine_.options().library.protocol});
+                first_forced({first.library, machine_.options().library,
+                              machine_.spec().library}));
 
   if (!slot.record_started) {
     slot.record_started = true;

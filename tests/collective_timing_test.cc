@@ -104,7 +104,7 @@ TEST(CollectiveTiming, BadRequestsAreErrors) {
   EXPECT_THAT(error_of([&] { time_collective(one_box, {.bytes = 8, .ranks = 16}); }),
               testing::HasSubstr("the fabric has no NICs"));
   EXPECT_THAT(error_of([] { protocol_from_name("LL256"); }),
-              testing::HasSubstr("protocol 'LL256': expected one of LL, LL128, Simple"));
+              testing::HasSubstr("\"LL256\" is no protocol, expected LL, LL128 or Simple"));
   EXPECT_EQ(protocol_from_name("simple"), Protocol::simple);
 }
 

@@ -65,6 +65,23 @@ TEST(LibraryTiming, ARunMayForceTheAlgorithmAndProtocol) {
             "nvls cannot run all_reduce of 8 ranks on this fabric; ring/Simple is used");
 }
 
+TEST(LibraryTiming, AMachineMayForceItsOwnAndARunComesFirst) {
+  Workload workload;
+  workload.kind = WorkloadKind::collectives;
+  workload.calls = {{"all_reduce", std::int64_t{1} << 20, DType::float32}};
+  MachineSpec spec = machine(true);
+  spec.library = {cost_model::LibraryAlgorithm::tree, cost_model::Protocol::ll128};
+  Machine machine_choice(spec, {.cost_only = true});
+  EXPECT_EQ(run_workload(machine_choice, workload).collectives.at(0).algorithm, "tree/LL128");
+  Machine run_choice(spec, {.cost_only = true,
+                            .library = {.algorithm = cost_model::LibraryAlgorithm::ring}});
+  EXPECT_EQ(run_workload(run_choice, workload).collectives.at(0).algorithm, "ring/LL128");
+  // The machine file's fabric section writes and reads it.
+  const MachineSpec read_back = machine_from_json(machine_to_json(spec));
+  EXPECT_EQ(read_back.library.algorithm, cost_model::LibraryAlgorithm::tree);
+  EXPECT_EQ(read_back.library.protocol, cost_model::Protocol::ll128);
+}
+
 TEST(LibraryTiming, OneCallMayForceItsOwn) {
   std::vector<Values> inputs(8, Values{Array(DType::float32, {1 << 20})});
   Machine simulated(machine(true), {.cost_only = true});

@@ -433,6 +433,10 @@ TEST(MachineFabric, EachBadFieldIsNamedByItsPath) {
       {with(good, "/fabric/network", "token_ring"),
        R"(fabric.network: "token_ring" is no network, expected infiniband, roce, slingshot or )"
        R"(ethernet)"},
+      {with(good, "/fabric/algorithm", "collnet"),
+       R"(fabric.algorithm: "collnet" is no library algorithm, expected ring, tree or nvls)"},
+      {with(good, "/fabric/protocol", "LL256"),
+       R"(fabric.protocol: "LL256" is no protocol, expected LL, LL128 or Simple)"},
       {with(good, "/fabric/devices_per_node", 0),
        "fabric.devices_per_node: 0, expected a positive integer"},
       {with(good, "/fabric/devices_per_node", 3),
@@ -453,11 +457,11 @@ TEST(MachineFabric, EachBadFieldIsNamedByItsPath) {
       {with(good, "/fabric/speed", 1),
        "fabric.speed: unknown field, expected one of generation, host, devices_per_node, "
        "scale_up, scale_up_bandwidth, in_switch_reduction, nics_per_node, nic_bandwidth, "
-       "network"},
+       "network, algorithm, protocol"},
       {with(good, "/fabric", "hopper"),
        R"(fabric: "hopper" is a string, expected an object with fields generation, host, )"
        R"(devices_per_node, scale_up, scale_up_bandwidth, in_switch_reduction, nics_per_node, )"
-       R"(nic_bandwidth, network)"},
+       R"(nic_bandwidth, network, algorithm, protocol)"},
   };
   for (const auto& [machine, expected] : cases) {
     EXPECT_EQ(error_of(machine), expected) << machine["fabric"].dump();
