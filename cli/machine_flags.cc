@@ -104,14 +104,39 @@ void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices
   command.add_option("--algorithm", flags.algorithm,
                      fmt::format("Collective algorithm: {} (default: automatic)",
                                  algorithm_names()));
-  command.add_option("--nccl-algo", flags.library_algorithm,
-                     "On a machine with a fabric, the library's algorithm for every collective, "
-                     "as NCCL_ALGO sets it: ring, tree or nvls (default: the fastest)");
-  command.add_option("--nccl-proto", flags.protocol,
-                     "On a machine with a fabric, the library's protocol, as NCCL_PROTO sets it: "
-                     "LL, LL128 or Simple (default: the fastest)");
+  add_library_choice_flags(command, flags.library_algorithm, flags.protocol);
   add_full_simulation_flag(command, flags.full_simulation);
   add_fault_flag(command, flags.faults);
+}
+
+void add_library_choice_flags(CLI::App& command, std::string& algorithm, std::string& protocol) {
+  command.add_option("--nccl-algo", algorithm,
+                     "On a machine with a fabric, the library's algorithm for every collective, "
+                     "as NCCL_ALGO sets it: ring, tree or nvls (default: the machine's, else the "
+                     "fastest)");
+  command.add_option("--nccl-proto", protocol,
+                     "On a machine with a fabric, the library's protocol, as NCCL_PROTO sets it: "
+                     "LL, LL128 or Simple (default: the machine's, else the fastest)");
+}
+
+cost_model::LibraryChoice library_choice_from_flags(const std::string& algorithm,
+                                                    const std::string& protocol) {
+  // The names' own errors ("\"LL256\" is no protocol, expected ...") with the flag before them.
+  const auto flag_error = [](std::string_view flag, const Error& e) {
+    return Error(fmt::format("{}: {}", flag, e.what()));
+  };
+  cost_model::LibraryChoice choice;
+  try {
+    if (!algorithm.empty()) choice.algorithm = cost_model::library_algorithm_from_name(algorithm);
+  } catch (const Error& e) {
+    throw flag_error("--nccl-algo", e);
+  }
+  try {
+    if (!protocol.empty()) choice.protocol = cost_model::protocol_from_name(protocol);
+  } catch (const Error& e) {
+    throw flag_error("--nccl-proto", e);
+  }
+  return choice;
 }
 
 void add_fault_flag(CLI::App& command, std::vector<std::string>& faults) {
@@ -135,22 +160,7 @@ void add_full_simulation_flag(CLI::App& command, bool& full_simulation) {
 
 sim::SimOptions simulation_options(const MachineFlags& flags, sim::SimOptions options) {
   if (!flags.algorithm.empty()) options.algorithm = collectives::algorithm_from_name(flags.algorithm);
-  // The names' own errors ("protocol 'LL256': expected one of LL, LL128, Simple") name the flag.
-  const auto flag_error = [](std::string_view flag, const Error& e) {
-    return Error(fmt::format("{}: {}", flag, e.what()));
-  };
-  try {
-    if (!flags.library_algorithm.empty()) {
-      options.library.algorithm = cost_model::library_algorithm_from_name(flags.library_algorithm);
-    }
-  } catch (const Error& e) {
-    throw flag_error("--nccl-algo", e);
-  }
-  try {
-    if (!flags.protocol.empty()) options.library.protocol = cost_model::protocol_from_name(flags.protocol);
-  } catch (const Error& e) {
-    throw flag_error("--nccl-proto", e);
-  }
+  options.library = library_choice_from_flags(flags.library_algorithm, flags.protocol);
   options.fast_path = !flags.full_simulation;
   return options;
 }

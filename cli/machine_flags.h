@@ -38,6 +38,12 @@ struct MachineFlags {
 std::string preset_names();
 // `with_devices`: false for commands that set the device count themselves (scale).
 void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices = true);
+// `--nccl-algo` / `--nccl-proto`: the library's algorithm and protocol on a machine with a
+// fabric, as NCCL_ALGO / NCCL_PROTO set them (docs/collective-timing.md).
+void add_library_choice_flags(CLI::App& command, std::string& algorithm, std::string& protocol);
+// Their values; spmd::Error naming the flag for a bad name. Empty values force nothing.
+cost_model::LibraryChoice library_choice_from_flags(const std::string& algorithm,
+                                                    const std::string& protocol);
 // `--full-simulation`: carry every collective message by message (no closed-form fast path).
 void add_full_simulation_flag(CLI::App& command, bool& full_simulation);
 // `--fault KIND:FIELD=VALUE,...`, repeatable (sim/faults.h, docs/faults.md).

@@ -49,6 +49,7 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
       ->capture_default_str();
   command.add_option("--algorithm", options.algorithm,
                      "Collective algorithm for every collective (default: the machine's choice)");
+  add_library_choice_flags(command, options.library_algorithm, options.protocol);
   add_full_simulation_flag(command, options.full_simulation);
   add_placement_flag(command, options.placement);
   command.add_option("--link-sharing", options.link_sharing,
@@ -66,6 +67,7 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
   if (!options.algorithm.empty()) {
     sim_options.algorithm = collectives::algorithm_from_name(options.algorithm);
   }
+  sim_options.library = library_choice_from_flags(options.library_algorithm, options.protocol);
   sim_options.fast_path = !options.full_simulation;
   sim_options.link_sharing = link_sharing_flag(options.link_sharing);
   sim::Machine machine(spec, sim_options);

@@ -14,6 +14,8 @@ struct RunOptions {
   std::string workload;
   std::string out_folder = "spmdsim-out/run";
   std::string algorithm;
+  std::string library_algorithm;  // --nccl-algo
+  std::string protocol;           // --nccl-proto
   bool full_simulation = false;
   std::string placement = "auto";
   std::string link_sharing;  // fair or fifo; empty: the machine's

@@ -35,7 +35,8 @@ std::optional<cost_model::TimedChoice> library_timing(const MachineSpec& machine
                                                       std::int64_t bytes, int group_size,
                                                       const LibraryChoice& forced) {
   const std::optional<cost_model::TimedOp> timed = timed_op(op);
-  if (!machine.fabric || !timed) return std::nullopt;
+  // A group of one device moves nothing (XLA drops such a collective): no library call to time.
+  if (!machine.fabric || !timed || group_size <= 1) return std::nullopt;
   return cost_model::time_collective(*machine.fabric, {.op = *timed,
                                                        .bytes = bytes,
                                                        .ranks = group_size,

@@ -19,7 +19,8 @@ using cost_model::LibraryChoice;
 // call's choice, then its run's, then its machine's.
 LibraryChoice first_forced(std::initializer_list<LibraryChoice> choices);
 
-// None when the machine has no fabric or `op` moves nothing (axis_index). `bytes` is the
+// None when the machine has no fabric, `op` moves nothing (axis_index) or the group is one
+// device. `bytes` is the
 // nccl-tests size: all_gather's gathered output, every other op's per-device input.
 std::optional<cost_model::TimedChoice> library_timing(const MachineSpec& machine, CollectiveOp op,
                                                       std::int64_t bytes, int group_size,

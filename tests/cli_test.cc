@@ -210,6 +210,10 @@ TEST(PerfCommand, NcclAlgoAndProtoForceTheLibrarysChoice) {
   const CommandResult ll = run_binary("perf --machine hgx-h100 --cost-only -b 1M -e 1M --nccl-proto ll");
   EXPECT_EQ(ll.exit_code, 0) << ll.output;
   EXPECT_NE(ll.output.find("/LL\n"), std::string::npos) << ll.output;
+  const CommandResult run = run_binary("run hgx-h100 " + std::string(SPMD_SOURCE_DIR) +
+                                       "/docs/workloads/transformer-layer.json --nccl-algo tree");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find(" tree/"), std::string::npos) << run.output;
 }
 
 TEST(PerfCommand, LinkSharingFlagPicksTheModel) {
