@@ -99,6 +99,13 @@ constexpr const char* kGigabits = R"(\s*(?:gb/s|gbps|gbit/s|gbit|g)(?![a-z0-9]))
 
 GpuPreset preset_for_gpu(std::string_view gpu) {
   const std::string lower = ascii_lowercase(gpu);
+  // The presets are SXM / OAM boards on NVLink or xGMI; a PCIe card of the same name talks over
+  // PCIe (and at most a bridge), which no preset describes.
+  if (lower.find("pcie") != std::string::npos) {
+    throw Error(fmt::format("gpu '{}': a PCIe card, expected an SXM or OAM GPU (the presets' "
+                            "NVLink and xGMI boards)",
+                            shortened_text(gpu)));
+  }
   std::vector<std::string_view> known;
   for (const GpuName& name : gpu_names()) {
     if (lower.find(ascii_lowercase(name.name)) != std::string::npos) return name.preset;

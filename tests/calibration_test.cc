@@ -138,6 +138,9 @@ TEST(ForcedChoice, AProtocolThatNcclsLogShowedIsNotForced) {
 TEST(CalibrationMachine, GpuNamesPickPresetsLongestNameFirst) {
   EXPECT_EQ(preset_for_gpu("NVIDIA H100 80GB HBM3 (SXM5)").preset, "hgx-h100");
   EXPECT_EQ(preset_for_gpu("nvidia h100").preset, "hgx-h100");
+  EXPECT_EQ(error_of([] { preset_for_gpu("NVIDIA H100 PCIe"); }),
+            "gpu 'NVIDIA H100 PCIe': a PCIe card, expected an SXM or OAM GPU (the presets' NVLink "
+            "and xGMI boards)");
   EXPECT_EQ(preset_for_gpu("NVIDIA GH200 120GB (Grace Hopper superchip)").preset, "gh200-quad");
   EXPECT_EQ(preset_for_gpu("NVIDIA H200 141GB (SXM)").preset, "hgx-h200");
   EXPECT_EQ(preset_for_gpu("NVIDIA GB200").preset, "gb200-nvl72");
