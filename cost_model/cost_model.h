@@ -10,6 +10,10 @@
 //   cost_model/roofline.h    a device's local work: the larger of compute and memory time
 //   cost_model/step_time.h   one step, and a sequence of steps, on uniform links: what the
 //                            algorithms' closed forms are written with
+//   cost_model/fabric.h      a machine as a collective library sees it (scale-up links, NICs)
+//   cost_model/collective_timing.h
+//                            one collective as NCCL / RCCL run it on a Fabric: algorithm x
+//                            protocol, the fastest chosen (docs/collective-timing.md)
 // The rest of the time model is elsewhere, by design:
 //   - each algorithm's closed form (its uncontended time) is in its own file,
 //     collectives/<algorithm>.cc, next to its schedule, so adding an algorithm touches one file;
@@ -21,6 +25,7 @@
 // Because the simulator and the closed forms use the same functions, an uncontended simulation
 // equals the closed form exactly (tests/collective_schedules_test.cc).
 
+#include "cost_model/collective_timing.h"
 #include "cost_model/contention.h"
 #include "cost_model/link_time.h"
 #include "cost_model/roofline.h"
