@@ -5,10 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <map>
+
 #include "cli/calibration_machine.h"
 #include "cli/calibration_row.h"
 #include "cli/error_summary.h"
 #include "error_of.h"
+#include "support/csv_table.h"
 
 namespace spmd {
 namespace {
@@ -98,17 +102,17 @@ TEST(ForcedChoice, AlgorithmNamesWithNotesForceThatAlgorithm) {
   EXPECT_EQ(forced_algorithm("Ring (env)"), LibraryAlgorithm::ring);
   EXPECT_EQ(forced_algorithm("Tree (env)"), LibraryAlgorithm::tree);
   EXPECT_EQ(forced_algorithm("NVLS (env)"), LibraryAlgorithm::nvls);
-  EXPECT_EQ(forced_algorithm("NVLS (forced); log shows NVLS/SIMPLE"), LibraryAlgorithm::nvls);
-  EXPECT_EQ(forced_algorithm("Ring (forced); log shows RING/SIMPLE"), LibraryAlgorithm::ring);
+  EXPECT_EQ(forced_algorithm("NVLS (set); log shows NVLS/LL128"), LibraryAlgorithm::nvls);
+  EXPECT_EQ(forced_algorithm("Ring (set); log shows RING/LL"), LibraryAlgorithm::ring);
 }
 
 TEST(ForcedChoice, DefaultsRequestsAndEmptyForceNothing) {
   EXPECT_EQ(forced_algorithm(""), std::nullopt);
   EXPECT_EQ(forced_algorithm("default (not forced)"), std::nullopt);
-  EXPECT_EQ(forced_algorithm("default (tuner; 'baseline' arm)"), std::nullopt);
-  EXPECT_EQ(forced_algorithm("default tuner; log shows RING/SIMPLE"), std::nullopt);
+  EXPECT_EQ(forced_algorithm("default (tuner arm)"), std::nullopt);
+  EXPECT_EQ(forced_algorithm("default tuner; log shows TREE/LL"), std::nullopt);
   // Asked for on an A100, which has no NVLS: the source cannot say what ran.
-  EXPECT_EQ(forced_algorithm("NVLS requested (env); actual algo unknown"), std::nullopt);
+  EXPECT_EQ(forced_algorithm("NVLS requested; what ran is unknown"), std::nullopt);
 }
 
 TEST(ForcedChoice, AnAlgorithmTheModelDoesNotKnowIsAnError) {
@@ -129,24 +133,58 @@ TEST(ForcedChoice, ProtocolNamesInAnyCaseForceThatProtocol) {
 }
 
 TEST(ForcedChoice, AProtocolThatNcclsLogShowedIsNotForced) {
-  EXPECT_EQ(forced_protocol("SIMPLE", "default tuner; log shows RING/SIMPLE"), std::nullopt);
-  EXPECT_EQ(forced_protocol("SIMPLE", "NVLS (forced); log shows NVLS/SIMPLE"), std::nullopt);
+  EXPECT_EQ(forced_protocol("LL", "default tuner; log shows TREE/LL"), std::nullopt);
+  EXPECT_EQ(forced_protocol("LL128", "NVLS (set); log shows NVLS/LL128"), std::nullopt);
+}
+
+// The published set beside the checkout (docs/validation.md), read where it lies rather than
+// copied: every row reads with a measured time, every machine is inferred, and its nccl_algo /
+// nccl_proto texts force what they say (the texts the examples above stand for).
+TEST(PublishedSet, EveryRowReadsAndItsTextsForceWhatTheySay) {
+  const std::string path =
+      std::string(SPMD_SOURCE_DIR) + "/../shared/calibration/measurements.csv";
+  ASSERT_TRUE(std::filesystem::exists(path))
+      << "missing " << path << ": the public calibration set is not beside this checkout";
+  const CsvTable table = CsvTable::read_file(path);
+  const std::vector<CalibrationRow> rows = read_calibration_rows(table);
+  ASSERT_EQ(rows.size(), table.records().size());
+  ASSERT_FALSE(rows.empty());
+  std::map<LibraryAlgorithm, int> forced;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const CalibrationRow& row = rows[i];
+    const std::string algo_text = ascii_lowercase(table.field(table.records()[i], "nccl_algo"));
+    EXPECT_TRUE(row.not_predicted.empty()) << "line " << row.line << ": " << row.not_predicted;
+    EXPECT_TRUE(row.measured_time_us.has_value()) << "line " << row.line;
+    EXPECT_NO_THROW(calibration_machine(row.machine)) << "line " << row.line;
+    if (algo_text.empty() || algo_text.starts_with("default") ||
+        algo_text.find("requested") != std::string::npos) {
+      EXPECT_EQ(row.forced_algorithm, std::nullopt) << "line " << row.line << ": " << algo_text;
+    }
+    if (algo_text.find("log shows") != std::string::npos) {
+      EXPECT_EQ(row.forced_protocol, std::nullopt) << "line " << row.line << ": " << algo_text;
+    }
+    if (row.forced_algorithm) ++forced[*row.forced_algorithm];
+  }
+  // The set forces each algorithm somewhere, so each formula is tested on its own.
+  EXPECT_GT(forced[LibraryAlgorithm::ring], 0);
+  EXPECT_GT(forced[LibraryAlgorithm::tree], 0);
+  EXPECT_GT(forced[LibraryAlgorithm::nvls], 0);
 }
 
 // ---- The machine from its description
 
 TEST(CalibrationMachine, GpuNamesPickPresetsLongestNameFirst) {
-  EXPECT_EQ(preset_for_gpu("NVIDIA H100 80GB HBM3 (SXM5)").preset, "hgx-h100");
+  EXPECT_EQ(preset_for_gpu("NVIDIA H100 SXM5 80GB").preset, "hgx-h100");
   EXPECT_EQ(preset_for_gpu("nvidia h100").preset, "hgx-h100");
   EXPECT_EQ(error_of([] { preset_for_gpu("NVIDIA H100 PCIe"); }),
             "gpu 'NVIDIA H100 PCIe': a PCIe card, expected an SXM or OAM GPU (the presets' NVLink "
             "and xGMI boards)");
-  EXPECT_EQ(preset_for_gpu("NVIDIA GH200 120GB (Grace Hopper superchip)").preset, "gh200-quad");
+  EXPECT_EQ(preset_for_gpu("NVIDIA GH200 96GB Grace Hopper").preset, "gh200-quad");
   EXPECT_EQ(preset_for_gpu("NVIDIA H200 141GB (SXM)").preset, "hgx-h200");
   EXPECT_EQ(preset_for_gpu("NVIDIA GB200").preset, "gb200-nvl72");
   EXPECT_EQ(preset_for_gpu("NVIDIA B200").preset, "hgx-b200");
-  EXPECT_EQ(preset_for_gpu("NVIDIA GB300 (Blackwell Ultra)").preset, "gb300-nvl72");
-  EXPECT_TRUE(preset_for_gpu("NVIDIA GB300 (Blackwell Ultra)").nvlink_domain_spans_nodes);
+  EXPECT_EQ(preset_for_gpu("NVIDIA GB300 NVL72").preset, "gb300-nvl72");
+  EXPECT_TRUE(preset_for_gpu("NVIDIA GB300 NVL72").nvlink_domain_spans_nodes);
   EXPECT_FALSE(preset_for_gpu("NVIDIA B200").nvlink_domain_spans_nodes);
   EXPECT_EQ(preset_for_gpu("NVIDIA A100-SXM4-40GB").preset, "hgx-a100");
   EXPECT_EQ(preset_for_gpu("AMD Instinct MI300X").preset, "mi300x");
@@ -188,10 +226,10 @@ TEST(CalibrationMachine, NicTextGivesCountRateAndNetwork) {
 
 TEST(CalibrationMachine, NicTextWithoutCountOrRateKeepsThePresets) {
   // A version number is no rate, and FI_CXI names the Slingshot provider.
-  EXPECT_EQ(parse_nic_text("HPE Slingshot/Cassini via aws-ofi-nccl 1.13.0 (FI_CXI_* env); "
-                           "per-node NIC count/speed not stated in the repo"),
+  EXPECT_EQ(parse_nic_text("Slingshot 11 through aws-ofi-nccl 1.13.0 (FI_CXI_ variables); "
+                           "NICs per node not given"),
             (NicDescription{std::nullopt, std::nullopt, NetworkKind::slingshot}));
-  EXPECT_EQ(parse_nic_text("n/a (single node run; nodes have ConnectX-7 NDR 400G IB)"),
+  EXPECT_EQ(parse_nic_text("n/a (one node; its ConnectX-7 NDR 400G NICs unused)"),
             NicDescription{});
   EXPECT_EQ(parse_nic_text(""), NicDescription{});
   EXPECT_EQ(parse_nic_text("80GB of something"), NicDescription{});  // GB: bytes, not a rate
