@@ -110,13 +110,6 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
 
 }  // namespace
 
-std::string ascii_lowercase(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return lower;
-}
-
 std::vector<CalibrationRow> read_calibration_rows(const CsvTable& table) {
   table.require_columns(
       {"config_id", "gpu", "gpus_total", "nodes", "gpus_per_node", "nic", "op", "size_bytes",

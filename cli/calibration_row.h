@@ -12,6 +12,7 @@
 
 #include "cost_model/collective_timing.h"
 #include "support/csv_table.h"
+#include "support/name_table.h"  // ascii_lowercase: the columns' texts match in any case
 
 namespace spmd {
 
@@ -51,8 +52,6 @@ inline constexpr std::string_view kCalibrationColumnsText =
 // for the first bad field, or naming the missing columns.
 std::vector<CalibrationRow> read_calibration_rows(const CsvTable& table);
 
-// The text with A-Z as a-z (the calibration columns' names are matched in any case).
-std::string ascii_lowercase(std::string_view text);
 
 // ---- The pieces of a row, each spmd::Error "COLUMN 'TEXT': expected ..." on bad text.
 

@@ -4,12 +4,11 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cmath>
 #include <limits>
 
 #include "reference/error.h"
-#include "support/name_lists.h"
+#include "support/name_table.h"
 
 namespace spmd::cost_model {
 namespace {
@@ -243,72 +242,36 @@ const TimedChoice& fastest(const std::vector<TimedChoice>& choices) {
                            });
 }
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// Names match in any case ("simple", "LL128"), as NCCL_ALGO and NCCL_PROTO take them; the error
-// reads as cost_model/fabric.cc's: "\"LL256\" is no protocol, expected LL, LL128 or Simple".
-template <typename Enum, std::size_t N>
-Enum from_name(std::string_view name, const std::array<Enum, N>& values,
-               std::string_view (*name_of)(Enum), std::string_view what) {
-  std::vector<std::string_view> names;
-  for (Enum value : values) {
-    if (lower(name_of(value)) == lower(name)) return value;
-    names.push_back(name_of(value));
-  }
-  throw Error(fmt::format("\"{}\" is no {}, expected {}", name, what, or_list(names)));
-}
+// Each enum's names, in the enum's order. They match in any case ("simple", "LL128"), as
+// NCCL_ALGO and NCCL_PROTO take them.
+constexpr NameTable<TimedOp, 6> kOpNames = {{{TimedOp::all_reduce, "all_reduce"},
+                                             {TimedOp::all_gather, "all_gather"},
+                                             {TimedOp::reduce_scatter, "reduce_scatter"},
+                                             {TimedOp::broadcast, "broadcast"},
+                                             {TimedOp::all_to_all, "all_to_all"},
+                                             {TimedOp::permute, "permute"}}};
+constexpr NameTable<LibraryAlgorithm, 3> kAlgorithmNames = {{{LibraryAlgorithm::ring, "ring"},
+                                                             {LibraryAlgorithm::tree, "tree"},
+                                                             {LibraryAlgorithm::nvls, "nvls"}}};
+constexpr NameTable<Protocol, 3> kProtocolNames = {
+    {{Protocol::ll, "LL"}, {Protocol::ll128, "LL128"}, {Protocol::simple, "Simple"}}};
 
 }  // namespace
 
-std::string_view timed_op_name(TimedOp op) {
-  switch (op) {
-    case TimedOp::all_reduce: return "all_reduce";
-    case TimedOp::all_gather: return "all_gather";
-    case TimedOp::reduce_scatter: return "reduce_scatter";
-    case TimedOp::broadcast: return "broadcast";
-    case TimedOp::all_to_all: return "all_to_all";
-    case TimedOp::permute: return "permute";
-  }
-  return "?";
-}
-
+std::string_view timed_op_name(TimedOp op) { return name_in(kOpNames, op); }
 std::string_view library_algorithm_name(LibraryAlgorithm algorithm) {
-  switch (algorithm) {
-    case LibraryAlgorithm::ring: return "ring";
-    case LibraryAlgorithm::tree: return "tree";
-    case LibraryAlgorithm::nvls: return "nvls";
-  }
-  return "?";
+  return name_in(kAlgorithmNames, algorithm);
 }
-
-std::string_view protocol_name(Protocol protocol) {
-  switch (protocol) {
-    case Protocol::ll: return "LL";
-    case Protocol::ll128: return "LL128";
-    case Protocol::simple: return "Simple";
-  }
-  return "?";
-}
+std::string_view protocol_name(Protocol protocol) { return name_in(kProtocolNames, protocol); }
 
 TimedOp timed_op_from_name(std::string_view name) {
-  static constexpr std::array ops = {TimedOp::all_reduce, TimedOp::all_gather,
-                                     TimedOp::reduce_scatter, TimedOp::broadcast,
-                                     TimedOp::all_to_all, TimedOp::permute};
-  return from_name(name, ops, timed_op_name, "collective");
+  return value_in(kOpNames, name, "collective", NameCase::any);
 }
-
 LibraryAlgorithm library_algorithm_from_name(std::string_view name) {
-  static constexpr std::array algorithms = {LibraryAlgorithm::ring, LibraryAlgorithm::tree,
-                                            LibraryAlgorithm::nvls};
-  return from_name(name, algorithms, library_algorithm_name, "library algorithm");
+  return value_in(kAlgorithmNames, name, "library algorithm", NameCase::any);
 }
-
 Protocol protocol_from_name(std::string_view name) {
-  return from_name(name, kProtocols, protocol_name, "protocol");
+  return value_in(kProtocolNames, name, "protocol", NameCase::any);
 }
 
 std::string TimedChoice::label() const {

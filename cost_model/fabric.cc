@@ -7,15 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "reference/error.h"
-#include "support/name_lists.h"
+#include "support/name_table.h"
 
 namespace spmd::cost_model {
 namespace {
-
-// Each enum's names, in the enum's order: one table gives both directions and the error's list.
-template <class Enum, std::size_t N>
-using NameTable = std::array<std::pair<Enum, std::string_view>, N>;
 
 constexpr NameTable<GpuGeneration, 5> kGenerations = {{{GpuGeneration::ampere, "ampere"},
                                                        {GpuGeneration::hopper, "hopper"},
@@ -29,25 +24,6 @@ constexpr NameTable<NetworkKind, 4> kNetworks = {{{NetworkKind::infiniband, "inf
                                                   {NetworkKind::roce, "roce"},
                                                   {NetworkKind::slingshot, "slingshot"},
                                                   {NetworkKind::ethernet, "ethernet"}}};
-
-template <class Enum, std::size_t N>
-std::string_view name_in(const NameTable<Enum, N>& table, Enum value) {
-  for (const auto& [entry, name] : table) {
-    if (entry == value) return name;
-  }
-  return "?";  // unreachable for a valid enum value
-}
-
-// `what` names the kind of name in the error: "\"volta\" is no GPU generation, expected ...".
-template <class Enum, std::size_t N>
-Enum value_in(const NameTable<Enum, N>& table, std::string_view name, std::string_view what) {
-  std::vector<std::string_view> names;
-  for (const auto& [entry, entry_name] : table) {
-    if (entry_name == name) return entry;
-    names.push_back(entry_name);
-  }
-  throw Error(fmt::format("\"{}\" is no {}, expected {}", name, what, or_list(names)));
-}
 
 }  // namespace
 

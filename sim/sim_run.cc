@@ -91,6 +91,10 @@ struct SimRun::Slot {
   CollectiveRecord record;
   std::optional<std::size_t> logged_at;
   bool record_started = false;
+  // On a machine with a fabric, the library's time for groups of `library_group_size`: every
+  // group of one collective has the same size and bytes, so it is computed once, at the first.
+  std::optional<cost_model::TimedChoice> library;
+  int library_group_size = 0;  // 0: not computed yet
 };
 
 // ---- SimContext
@@ -493,13 +497,15 @@ void SimRun::start_group(int index, int group) {
       first.call.op == CollectiveOp::all_gather ? input_bytes * n : input_bytes;
   // Faults act on links and devices, which the library's closed form does not see: a run with
   // faults carries every collective on the links.
-  const std::optional<cost_model::TimedChoice> library =
-      faults_.changes_collectives()
-          ? std::nullopt
-          : library_timing(
-                machine_.spec(), first.call.op, nccl_bytes, n,
-                first_forced({first.library, machine_.options().library,
-                              machine_.spec().library}));
+  if (slot.library_group_size != n) {
+    slot.library_group_size = n;
+    slot.library = faults_.changes_collectives()
+                       ? std::nullopt
+                       : library_timing(machine_.spec(), first.call.op, nccl_bytes, n,
+                                        first_forced({first.library, machine_.options().library,
+                                                      machine_.spec().library}));
+  }
+  const std::optional<cost_model::TimedChoice>& library = slot.library;
 
   if (!slot.record_started) {
     slot.record_started = true;
