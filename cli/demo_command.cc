@@ -120,11 +120,12 @@ int run_demo_command(const DemoOptions& options, std::ostream& out) {
       << (equals_reference ? "yes" : "NO") << '\n';
   print_costs(log, config.steps, out);
 
-  const RunOutputs written = write_run_outputs(options.out_folder, log, spec.name, spec.devices);
+  const RunOutputs written = write_run_outputs(options.out_folder, log, machine);
   out << "trace: " << written.trace_path
       << " (open it at https://ui.perfetto.dev); reports: collectives.csv, devices.csv, "
          "report.json in "
-      << written.folder << '\n';
+      << written.folder << '\n'
+      << dropped_arrows_line(log, "the demo draws the first 100000");
   out.flush();
   AlgorithmNotes notes;
   notes.add(log);

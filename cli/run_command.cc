@@ -36,6 +36,13 @@ void print_collectives(const sim::CostLog& log, std::ostream& out) {
   }
 }
 
+sim::MachineSpec run_machine(const RunOptions& options) {
+  if (options.devices == 0) return machine_from_name_or_file(options.machine);
+  MachineFlags flags;
+  flags.machine = options.machine;
+  return machine_with_devices(flags, options.devices);
+}
+
 }  // namespace
 
 void add_run_flags(CLI::App& command, RunOptions& options) {
@@ -45,6 +52,11 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
       ->required();
   command.add_option("WORKLOAD", options.workload, "A workload file (docs/workload-format.md)")
       ->required();
+  command
+      .add_option("-n,--devices", options.devices,
+                  "Devices: a preset made for this many, or a machine file's topology rescaled "
+                  "(default: the machine's own count)")
+      ->check(CLI::Range(1, 1 << 20));
   command.add_option("--out", options.out_folder, "Folder for the trace and reports")
       ->capture_default_str();
   command.add_option("--algorithm", options.algorithm,
@@ -55,14 +67,19 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
   command.add_option("--link-sharing", options.link_sharing,
                      "How transfers on one link share it: fair or fifo (default: the machine's)");
   add_fault_flag(command, options.faults);
+  command
+      .add_option("--trace-arrows", options.trace_arrows,
+                  "Link messages drawn as arrows in the trace, the first N (0: none)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{100'000'000}))
+      ->capture_default_str();
 }
 
 int run_run_command(const RunOptions& options, std::ostream& out) {
-  const sim::MachineSpec spec =
-      with_fault_flags(machine_from_name_or_file(options.machine), options.faults);
+  const sim::MachineSpec spec = with_fault_flags(run_machine(options), options.faults);
   const Workload workload = load_workload_file(options.workload);
   sim::SimOptions sim_options{.cost_only = true,
-                              .record_link_transfers = 200'000,
+                              .record_link_transfers =
+                                  static_cast<std::size_t>(options.trace_arrows),
                               .placement = placement_from_flag(options.placement)};
   if (!options.algorithm.empty()) {
     sim_options.algorithm = collectives::algorithm_from_name(options.algorithm);
@@ -92,8 +109,9 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
       << totals.critical_device << ")\n"
       << "memory: peak " << format_bytes(totals.peak_memory_bytes) << " on device "
       << totals.peak_memory_device << " of " << format_bytes(spec.memory_bytes) << " per device\n";
-  const RunOutputs written = write_run_outputs(options.out_folder, log, spec.name, spec.devices);
-  out << "trace: " << written.trace_path << "; reports: " << written.folder << "\n";
+  const RunOutputs written = write_run_outputs(options.out_folder, log, machine);
+  out << "trace: " << written.trace_path << "; reports: " << written.folder << "\n"
+      << dropped_arrows_line(log, "--trace-arrows N keeps more");
   out.flush();
   AlgorithmNotes notes;
   notes.add(log);

@@ -3,6 +3,7 @@
 // (preset or file); prints a summary and writes the trace and reports.
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@ namespace spmd {
 
 struct RunOptions {
   std::string machine;
+  int devices = 0;  // -n: a preset made for this many, or a machine file rescaled; 0: as it is
   std::string workload;
   std::string out_folder = "spmdsim-out/run";
   std::string algorithm;
@@ -20,6 +22,8 @@ struct RunOptions {
   std::string placement = "auto";
   std::string link_sharing;  // fair or fifo; empty: the machine's
   std::vector<std::string> faults;  // --fault (sim/faults.h)
+  // Link messages recorded as the trace's arrows; beyond it the run says how many it dropped.
+  std::int64_t trace_arrows = 200'000;
 };
 
 void add_run_flags(CLI::App& command, RunOptions& options);

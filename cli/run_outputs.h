@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/cost_log.h"
+#include "sim/machine.h"
 
 namespace spmd {
 
@@ -15,7 +16,12 @@ struct RunOutputs {
 };
 
 // spmd::Error naming the path when a file cannot be written.
+// The trace groups device tracks as the machine's topology suggests (traces/track_groups.h).
 RunOutputs write_run_outputs(const std::string& folder, const sim::CostLog& log,
-                             const std::string& machine_name, int devices);
+                             const sim::Machine& machine);
+
+// "trace: arrows for the first 200,000 of 1,234,567 link messages (...)" when the run recorded
+// fewer messages than its links carried; empty when every message has its arrow.
+std::string dropped_arrows_line(const sim::CostLog& log, const std::string& flag_hint);
 
 }  // namespace spmd

@@ -2,8 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <set>
+#include <vector>
 
 #include "cli/algorithm_notes.h"
 #include "cli/gnuplot.h"
@@ -14,6 +19,7 @@
 #include "sim/machine.h"
 #include "support/output_file.h"
 #include "traces/run_report.h"
+#include "workloads/step_work.h"
 #include "workloads/workload.h"
 
 namespace spmd {
@@ -27,14 +33,48 @@ struct ScalePoint {
   double memory_gib = 0;             // the largest device peak
   double exposed_ms = 0;             // per step, on the critical device: waited for
   double overlap_ms = 0;             // per step, on the critical device: hidden by compute
+  double throughput_per_s = 0;       // StepWork units (tokens, samples, steps) per second
+  double ideal_throughput_per_s = 0;   // the first point's per-device throughput times devices
+  double scaling_efficiency_percent = 0;  // throughput against the ideal
+  // busbw of the largest collective on each mesh axis ("data", "model", "x+y"), by axis name.
+  std::map<std::string, double> busbw_by_axis_gbps;
 };
 
 bool is_all_reduce(const std::string& op) {
   return op == "psum" || op == "pmean" || op == "pmax" || op == "pmin";
 }
 
-ScalePoint measure(const ScaleOptions& options, const Workload& workload, int devices,
-                   AlgorithmNotes& notes) {
+// "'data'" -> "data", "('x', 'y')" -> "x+y": a name that fits a column header.
+std::string axis_column_name(const std::string& axes) {
+  std::string name;
+  for (char c : axes) {
+    if (c == ',') name += '+';
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') name += c;
+  }
+  return name.empty() ? "none" : name;
+}
+
+std::map<std::string, double> busbw_by_axis(const sim::CostLog& log) {
+  std::map<std::string, std::int64_t> largest_bytes;
+  std::map<std::string, double> busbw;
+  for (const sim::CollectiveRecord& r : log.collectives) {
+    const std::string axis = axis_column_name(r.axes);
+    auto [it, added] = largest_bytes.emplace(axis, r.bytes);
+    if (added || r.bytes > it->second) {
+      it->second = r.bytes;
+      busbw[axis] = r.busbw_bytes_per_s / 1e9;
+    }
+  }
+  return busbw;
+}
+
+struct Measured {
+  ScalePoint point;
+  std::int64_t capacity_bytes = 0;
+};
+
+Measured measure(const ScaleOptions& options, const Workload& workload, int devices,
+                 AlgorithmNotes& notes) {
   const sim::MachineSpec spec = machine_with_devices(options.machine, devices);
   const sim::SimOptions sim_options = simulation_options(
       options.machine, {.cost_only = true, .placement = placement_from_flag(options.placement)});
@@ -42,11 +82,18 @@ ScalePoint measure(const ScaleOptions& options, const Workload& workload, int de
   const sim::CostLog log = run_workload(machine, workload);
   notes.add(log);
   const traces::RunTotals totals = traces::run_totals(log);
-  ScalePoint point{devices, static_cast<double>(totals.total_ps) / 1e9 / workload.steps,
-                   100 * totals.communication_share, 0,
-                   static_cast<double>(totals.peak_memory_bytes) / (1 << 30),
-                   static_cast<double>(totals.exposed_communication_ps) / 1e9 / workload.steps,
-                   static_cast<double>(totals.overlapped_communication_ps) / 1e9 / workload.steps};
+  const double steps = workload.steps;
+  ScalePoint point{.devices = devices,
+                   .step_ms = static_cast<double>(totals.total_ps) / 1e9 / steps,
+                   .communication_percent = 100 * totals.communication_share,
+                   .memory_gib = static_cast<double>(totals.peak_memory_bytes) / (1 << 30),
+                   .exposed_ms = static_cast<double>(totals.exposed_communication_ps) / 1e9 / steps,
+                   .overlap_ms =
+                       static_cast<double>(totals.overlapped_communication_ps) / 1e9 / steps,
+                   .busbw_by_axis_gbps = busbw_by_axis(log)};
+  if (point.step_ms > 0) {
+    point.throughput_per_s = work_per_step(workload, devices).count / (point.step_ms / 1e3);
+  }
   std::int64_t largest = -1;
   for (const sim::CollectiveRecord& r : log.collectives) {
     if (is_all_reduce(r.op) && r.bytes > largest) {
@@ -54,34 +101,95 @@ ScalePoint measure(const ScaleOptions& options, const Workload& workload, int de
       point.all_reduce_busbw_gbps = r.busbw_bytes_per_s / 1e9;
     }
   }
-  return point;
+  return {point, spec.memory_bytes};
 }
 
-std::string table_row(const ScalePoint& p) {
-  return fmt::format("{:8}  {:14.4f}  {:14.1f}  {:16.2f}  {:16.4f}  {:14.4f}  {:14.4f}",
-                     p.devices, p.step_ms, p.communication_percent, p.all_reduce_busbw_gbps,
-                     p.memory_gib, p.exposed_ms, p.overlap_ms);
+// Ideal scaling from the first (smallest) point: its throughput per device, times devices.
+void add_scaling_efficiency(std::vector<ScalePoint>& points) {
+  if (points.empty() || points.front().throughput_per_s <= 0) return;
+  const ScalePoint& base = points.front();
+  const double per_device = base.throughput_per_s / base.devices;
+  for (ScalePoint& p : points) {
+    p.ideal_throughput_per_s = per_device * p.devices;
+    p.scaling_efficiency_percent = 100 * p.throughput_per_s / p.ideal_throughput_per_s;
+  }
 }
 
-// A 2x2 panel plot of the four columns against the device count (log scale).
+// Every axis any point has, by name: the table's busbw columns.
+std::vector<std::string> axis_columns(const std::vector<ScalePoint>& points) {
+  std::set<std::string> axes;
+  for (const ScalePoint& p : points) {
+    for (const auto& entry : p.busbw_by_axis_gbps) axes.insert(entry.first);
+  }
+  return {axes.begin(), axes.end()};
+}
+
+std::string table_header(const std::string& unit, const std::vector<std::string>& axes) {
+  std::string header = fmt::format(
+      "# devices  step_time_ms  communication_%  allreduce_busbw_GBps  memory_per_device_GiB  "
+      "exposed_communication_ms  overlap_ms  {0}_per_s  ideal_{0}_per_s  scaling_efficiency_%",
+      unit);
+  for (const std::string& axis : axes) header += fmt::format("  busbw_{}_GBps", axis);
+  return header + '\n';
+}
+
+std::string table_row(const ScalePoint& p, const std::vector<std::string>& axes) {
+  std::string row = fmt::format(
+      "{:8}  {:14.4f}  {:14.1f}  {:16.2f}  {:16.4f}  {:14.4f}  {:14.4f}  {:14.6g}  {:14.6g}  "
+      "{:10.1f}",
+      p.devices, p.step_ms, p.communication_percent, p.all_reduce_busbw_gbps, p.memory_gib,
+      p.exposed_ms, p.overlap_ms, p.throughput_per_s, p.ideal_throughput_per_s,
+      p.scaling_efficiency_percent);
+  for (const std::string& axis : axes) {
+    const auto it = p.busbw_by_axis_gbps.find(axis);
+    // gnuplot skips "NaN": an axis without collectives at this device count draws no point.
+    row += it == p.busbw_by_axis_gbps.end() ? "  NaN" : fmt::format("  {:12.2f}", it->second);
+  }
+  return row;
+}
+
+std::string quoted_for_gnuplot(const std::string& text) {
+  std::string quoted;
+  for (char c : text) quoted += c == '"' ? '\'' : c;
+  return quoted;
+}
+
+// Six panels against the device count (log scale): step time, throughput with the ideal line,
+// scaling efficiency, exposed and overlapped communication, busbw per mesh axis, memory per
+// device against the capacity.
 std::string gnuplot_script(const std::string& data_path, const std::string& png_path,
-                           const std::string& title) {
-  std::string quoted_title;
-  for (char c : title) quoted_title += c == '"' ? '\'' : c;
+                           const std::string& title, const std::string& unit,
+                           const std::vector<std::string>& axes, double capacity_gib) {
+  constexpr int kFirstAxisColumn = 11;
+  std::string busbw_plot;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    busbw_plot += fmt::format("{}'{}' using 1:{} with linespoints pt 7 title \"{}\"",
+                              i == 0 ? "plot " : ", ", data_path, kFirstAxisColumn + i, axes[i]);
+  }
+  if (busbw_plot.empty()) busbw_plot = "plot 0 notitle";
   return fmt::format(
-      "set terminal pngcairo size 1200,900 font 'sans,10'\n"
+      "set terminal pngcairo size 1400,1300 font 'sans,10'\n"
       "set output '{png}'\n"
-      "set multiplot layout 2,2 title \"{title}\"\n"
-      "set logscale x 2\nset xlabel 'devices'\nset grid\nunset key\nset yrange [0:*]\n"
-      "set title 'step time (ms)'\nplot '{data}' using 1:2 with linespoints pt 7\n"
-      "set title 'communication share (%)'\nset yrange [0:100]\n"
-      "plot '{data}' using 1:3 with linespoints pt 7\nset yrange [0:*]\n"
-      "set title 'all-reduce busbw (GB/s)'\n"
-      "plot '{data}' using 1:4 with linespoints pt 7\n"
+      "set multiplot layout 3,2 title \"{title}\"\n"
+      "set logscale x 2\nset xlabel 'devices'\nset grid\nset key top left\nset yrange [0:*]\n"
+      "set title 'step time (ms)'\nplot '{data}' using 1:2 with linespoints pt 7 notitle\n"
+      "set title 'throughput ({unit}/s)'\n"
+      "plot '{data}' using 1:8 with linespoints pt 7 title 'simulated', "
+      "'{data}' using 1:9 with lines dt 2 title 'ideal (linear from the first point)'\n"
+      "set title 'scaling efficiency (%)'\nset yrange [0:110]\n"
+      "plot '{data}' using 1:10 with linespoints pt 7 notitle, 100 with lines dt 2 notitle\n"
+      "set yrange [0:*]\n"
+      "set title 'communication per step (ms)'\n"
+      "plot '{data}' using 1:6 with linespoints pt 7 title 'exposed', "
+      "'{data}' using 1:7 with linespoints pt 6 title 'overlapped with compute'\n"
+      "set title 'busbw of the largest collective per mesh axis (GB/s)'\n{busbw}\n"
       "set title 'memory per device (GiB)'\n"
-      "plot '{data}' using 1:5 with linespoints pt 7\n"
+      "plot '{data}' using 1:5 with linespoints pt 7 title 'peak', {capacity} with lines dt 2 "
+      "title 'capacity'\n"
       "unset multiplot\n",
-      fmt::arg("png", png_path), fmt::arg("title", quoted_title), fmt::arg("data", data_path));
+      fmt::arg("png", png_path), fmt::arg("title", quoted_for_gnuplot(title)),
+      fmt::arg("data", data_path), fmt::arg("unit", unit), fmt::arg("busbw", busbw_plot),
+      fmt::arg("capacity", capacity_gib));
 }
 
 // The table as scale.dat in --out (created if missing); returns its path.
@@ -98,12 +206,25 @@ std::string write_table(const ScaleOptions& options, const std::string& table) {
   return data;
 }
 
-std::string plot(const ScaleOptions& options, const std::string& data, const std::string& title) {
+struct PlotLabels {
+  std::string title;
+  std::string unit;
+  std::vector<std::string> axes;
+  double capacity_gib = 0;
+};
+
+std::string plot(const ScaleOptions& options, const std::string& data, const PlotLabels& labels) {
   const std::filesystem::path dir(options.out_folder);
   const std::string png = (dir / "scale.png").string();
-  write_output_file(dir / "scale.gp", gnuplot_script(data, png, title));
+  write_output_file(dir / "scale.gp", gnuplot_script(data, png, labels.title, labels.unit,
+                                                     labels.axes, labels.capacity_gib));
   run_gnuplot(dir / "scale.gp", "--no-plot skips the plot");
   return png;
+}
+
+std::string machine_label(const MachineFlags& machine) {
+  return machine.machine.empty() ? fmt::format("{}, links {}", machine.topology, machine.link)
+                                 : machine.machine;
 }
 
 }  // namespace
@@ -125,28 +246,29 @@ void add_scale_flags(CLI::App& command, ScaleOptions& options) {
 int run_scale_command(const ScaleOptions& options, std::ostream& out) {
   const Workload workload = load_workload_file(options.workload);
   placement_from_flag(options.placement);  // text it cannot read is an error before any output
-  std::string table =
-      "# devices  step_time_ms  communication_%  allreduce_busbw_GBps  memory_per_device_GiB  "
-      "exposed_communication_ms  overlap_ms\n";
-  out << "spmdsim scale: " << workload.name << " on "
-      << (options.machine.machine.empty()
-              ? fmt::format("{}, links {}", options.machine.topology, options.machine.link)
-              : options.machine.machine)
-      << "\n devices  step time (ms)  communication %  allreduce busbw (GB/s)  memory (GiB)  "
-         "exposed (ms)  overlap (ms)\n";
   Progress progress("scale", static_cast<int>(options.devices.size()));
   AlgorithmNotes notes;
+  std::vector<ScalePoint> points;
+  double capacity_gib = 0;
   for (std::size_t i = 0; i < options.devices.size(); ++i) {
-    const std::string row = table_row(measure(options, workload, options.devices[i], notes));
-    out << row << '\n';
-    table += row + '\n';
+    const Measured measured = measure(options, workload, options.devices[i], notes);
+    points.push_back(measured.point);
+    capacity_gib = std::max(capacity_gib, static_cast<double>(measured.capacity_bytes) / (1 << 30));
     progress.done(static_cast<int>(i + 1));
   }
+  add_scaling_efficiency(points);
+  const std::string unit = work_per_step(workload, 1).unit;
+  const std::vector<std::string> axes = axis_columns(points);
+  std::string table = table_header(unit, axes);
+  for (const ScalePoint& p : points) table += table_row(p, axes) + '\n';
+  out << "spmdsim scale: " << workload.name << " on " << machine_label(options.machine) << "\n"
+      << table;
   const std::string data = write_table(options, table);
   out << "table: " << data << '\n';
   if (options.plot) {
-    const std::string title = fmt::format("spmdsim scale: {}", workload.name);
-    out << "plot: " << plot(options, data, title) << '\n';
+    const std::string title = fmt::format("spmdsim scale: {} on {}", workload.name,
+                                          machine_label(options.machine));
+    out << "plot: " << plot(options, data, {title, unit, axes, capacity_gib}) << '\n';
   }
   out.flush();
   notes.print(std::cerr);

@@ -1,6 +1,7 @@
 #pragma once
 // `spmdsim scale`: one workload at several device counts; a table and a PNG plot (gnuplot) of
-// step time, communication share, all-reduce busbw and memory per device against devices.
+// step time, throughput and scaling efficiency against the ideal line, exposed communication,
+// busbw per mesh axis and memory per device against devices, titled with workload and machine.
 
 #include <CLI/CLI.hpp>
 #include <ostream>

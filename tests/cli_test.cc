@@ -3,6 +3,7 @@
 // the same bytes on every run), perf's nccl-tests table, run's reports, scale's table and plot,
 // and exit code 2 with a one-line error for bad values.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -278,6 +279,47 @@ TEST(RunCommand, WritesReportsThatAgreeWithThePrintedSummary) {
   EXPECT_TRUE(nlohmann::json::accept(read_file(dir / "trace.json")));
 }
 
+// issue 14: a trace of a machine of nodes groups device tracks by node, draws each collective
+// once per node, and says on stdout how many link messages it left without an arrow.
+TEST(RunCommand, TraceGroupsDevicesByNodeAndSaysWhenArrowsWereDropped) {
+  const fs::path dir = scratch_folder("run_grouped");
+  std::ostringstream out;
+  ASSERT_EQ(run_run_command({.machine = std::string(SPMD_SOURCE_DIR) + "/docs/machines/two-boxes.json",
+                             .workload = std::string(SPMD_SOURCE_DIR) +
+                                         "/docs/workloads/transformer-layer.json",
+                             .out_folder = dir.string(),
+                             .full_simulation = true,
+                             .trace_arrows = 10},
+                            out),
+            0);
+  const nlohmann::json trace = nlohmann::json::parse(read_file(dir / "trace.json"));
+  const nlohmann::json report = nlohmann::json::parse(read_file(dir / "report.json"));
+  std::set<std::string> processes, threads, counters;
+  int collective_slices = 0, flow_starts = 0;
+  for (const auto& event : trace.at("traceEvents")) {
+    const std::string phase = event.at("ph");
+    if (phase == "M" && event["name"] == "process_name") processes.insert(event["args"]["name"]);
+    if (phase == "M" && event["name"] == "thread_name") threads.insert(event["args"]["name"]);
+    if (phase == "C") counters.insert(event["name"]);
+    collective_slices += phase == "X" && event["cat"] == "collective";
+    flow_starts += phase == "s";
+  }
+  EXPECT_EQ(processes, (std::set<std::string>{"node 0 (devices 0-7)", "node 1 (devices 8-15)"}));
+  EXPECT_TRUE(threads.contains("device 0") && threads.contains("device 15")) << out.str();
+  EXPECT_TRUE(threads.contains("collectives"));
+  EXPECT_EQ(counters.size(), 16u);  // "device D memory in use", one per device
+  const auto collectives = report["collectives"].size();
+  ASSERT_GT(collectives, 0u);
+  EXPECT_EQ(collective_slices, static_cast<int>(2 * collectives));
+  EXPECT_EQ(flow_starts, 10);
+  const auto messages = report["totals"]["link_messages"].get<std::int64_t>();
+  ASSERT_GT(messages, 10);
+  EXPECT_NE(out.str().find(fmt::format("trace: arrows for the first 10 of {} link messages only",
+                                       messages)),
+            std::string::npos)
+      << out.str();
+}
+
 TEST(ScaleCommand, PrintsARowPerDeviceCountAndPlotsAPng) {
   const fs::path dir = scratch_folder("scale");
   ScaleOptions options;
@@ -300,6 +342,21 @@ TEST(ScaleCommand, PrintsARowPerDeviceCountAndPlotsAPng) {
     EXPECT_LE(std::stod(row[2]), 100.0);
     EXPECT_GT(std::stod(row[3]), 0.0);  // busbw
   }
+  // Throughput (samples/s: the MLP's batch grows with the devices), its ideal line from the first
+  // point, and the efficiency between them.
+  EXPECT_NE(out.str().find("samples_per_s  ideal_samples_per_s  scaling_efficiency_%  busbw_data_GBps"),
+            std::string::npos)
+      << out.str();
+  EXPECT_DOUBLE_EQ(std::stod(rows[0][9]), 100.0);
+  for (const auto& row : rows) {
+    const double throughput = std::stod(row[7]), ideal = std::stod(row[8]);
+    EXPECT_NEAR(std::stod(row[9]), 100 * throughput / ideal, 0.05 + 1e-9);
+    EXPECT_GT(std::stod(row[10]), 0.0);  // busbw on the one axis, data
+  }
+  EXPECT_NEAR(std::stod(rows[2][8]), 4 * std::stod(rows[0][7]), 1e-6 * std::stod(rows[2][8]));
+  const std::string script = read_file(dir / "scale.gp");
+  EXPECT_NE(script.find("on torus, links"), std::string::npos) << script;
+  EXPECT_NE(script.find("title \"data\""), std::string::npos) << script;
   const std::string png = read_file(dir / "scale.png");
   ASSERT_GT(png.size(), 8u);
   EXPECT_EQ(png.substr(1, 3), "PNG");

@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kComputeThread = 0;
+constexpr int kComputeThread = 0;     // without groups: each device's process
 constexpr int kCollectiveThread = 1;  // the first collectives track; lane k is thread 1 + k
 
 // Trace Event timestamps are microseconds; ours are integer picoseconds. A double holds every
@@ -20,6 +20,10 @@ double microseconds(std::int64_t ps) { return static_cast<double>(ps) / 1e6; }
 
 json metadata(const char* name, int pid, int tid, const std::string& value) {
   return {{"ph", "M"}, {"name", name}, {"pid", pid}, {"tid", tid}, {"args", {{"name", value}}}};
+}
+
+json sort_index(const char* name, int pid, int tid, int index) {
+  return {{"ph", "M"}, {"name", name}, {"pid", pid}, {"tid", tid}, {"args", {{"sort_index", index}}}};
 }
 
 json slice(const std::string& name, const char* category, int pid, int tid, std::int64_t start_ps,
@@ -51,18 +55,60 @@ std::vector<int> collective_lanes(const sim::CostLog& log, int& lane_count) {
   return lanes;
 }
 
-void add_device_tracks(json& events, int device, int collective_lanes) {
-  events.push_back(metadata("process_name", device, 0, fmt::format("device {}", device)));
-  events.push_back({{"ph", "M"},
-                    {"name", "process_sort_index"},
-                    {"pid", device},
-                    {"tid", 0},
-                    {"args", {{"sort_index", device}}}});
-  events.push_back(metadata("thread_name", device, kComputeThread, "compute"));
-  events.push_back(metadata("thread_name", device, kCollectiveThread, "collectives"));
-  for (int lane = 1; lane < collective_lanes; ++lane) {
-    events.push_back(metadata("thread_name", device, kCollectiveThread + lane,
-                              fmt::format("collectives {}", lane + 1)));
+// Where each device's events go: its own process (no groups), or its group's process with a
+// thread of its own after the group's collectives lanes.
+class TrackLayout {
+ public:
+  TrackLayout(int devices, const TrackGroups& groups, int lane_count)
+      : devices_(devices),
+        per_process_(std::max(1, groups.devices_per_group)),
+        kind_(groups.kind),
+        lane_count_(lane_count) {}
+
+  bool grouped() const { return per_process_ > 1; }
+  int processes() const { return (devices_ + per_process_ - 1) / per_process_; }
+  int process_of(int device) const { return device / per_process_; }
+  int compute_thread(int device) const {
+    return grouped() ? kCollectiveThread + lane_count_ + device % per_process_ : kComputeThread;
+  }
+  int lane_count() const { return lane_count_; }
+  std::string process_name(int process) const {
+    if (!grouped()) return fmt::format("device {}", process);
+    const int first = process * per_process_;
+    const int last = std::min(devices_, first + per_process_) - 1;
+    return fmt::format("{} {} (devices {}-{})", kind_, process, first, last);
+  }
+  std::string compute_thread_name(int device) const {
+    return grouped() ? fmt::format("device {}", device) : "compute";
+  }
+  std::string memory_counter_name(int device) const {
+    return grouped() ? fmt::format("device {} memory in use", device) : "memory in use";
+  }
+  int first_device(int process) const { return process * per_process_; }
+  int end_device(int process) const { return std::min(devices_, (process + 1) * per_process_); }
+
+ private:
+  int devices_;
+  int per_process_;
+  std::string kind_;
+  int lane_count_;
+};
+
+void add_process_tracks(json& events, const TrackLayout& layout, int process) {
+  events.push_back(metadata("process_name", process, 0, layout.process_name(process)));
+  events.push_back(sort_index("process_sort_index", process, 0, process));
+  for (int lane = 0; lane < layout.lane_count(); ++lane) {
+    const int thread = kCollectiveThread + lane;
+    events.push_back(metadata("thread_name", process, thread,
+                              lane == 0 ? "collectives" : fmt::format("collectives {}", lane + 1)));
+    if (layout.grouped()) events.push_back(sort_index("thread_sort_index", process, thread, lane));
+  }
+  for (int d = layout.first_device(process); d < layout.end_device(process); ++d) {
+    const int thread = layout.compute_thread(d);
+    events.push_back(metadata("thread_name", process, thread, layout.compute_thread_name(d)));
+    if (layout.grouped()) {
+      events.push_back(sort_index("thread_sort_index", process, thread, layout.lane_count() + d));
+    }
   }
 }
 
@@ -90,32 +136,40 @@ std::vector<std::vector<const sim::ComputeSpan*>> spans_by_device(const sim::Cos
   return by_device;
 }
 
-void add_device_events(json& events, const sim::CostLog& log, int device,
-                       const std::vector<const sim::ComputeSpan*>& compute_spans,
-                       const std::vector<int>& lanes) {
+void add_device_events(json& events, const sim::CostLog& log, const TrackLayout& layout,
+                       int device, const std::vector<const sim::ComputeSpan*>& compute_spans) {
+  const int process = layout.process_of(device);
   for (const sim::ComputeSpan* span_pointer : compute_spans) {
     const sim::ComputeSpan& span = *span_pointer;
-    events.push_back(slice("compute", "compute", device, kComputeThread, span.start_ps, span.end_ps,
+    events.push_back(slice("compute", "compute", process, layout.compute_thread(device),
+                           span.start_ps, span.end_ps,
                            {{"flops", span.flops}, {"bytes", span.bytes}}));
   }
-  // Every device of a mesh takes part in every collective (in one group or another).
-  for (std::size_t i = 0; i < log.collectives.size(); ++i) {
-    const sim::CollectiveRecord& record = log.collectives[i];
-    events.push_back(slice(record.call, "collective", device, kCollectiveThread + lanes[i],
-                           record.start_ps, record.end_ps, collective_args(record)));
-  }
+  const std::string counter = layout.memory_counter_name(device);
   for (const sim::MemoryPoint& point : log.memory.at(static_cast<std::size_t>(device)).timeline) {
     events.push_back({{"ph", "C"},
-                      {"name", "memory in use"},
-                      {"pid", device},
+                      {"name", counter},
+                      {"pid", process},
                       {"ts", microseconds(point.time_ps)},
                       {"args", {{"bytes", point.bytes_in_use}}}});
   }
 }
 
+// Every device of a mesh takes part in every collective (in one group or another), and a
+// collective's record holds one start and end for all: each process shows it once.
+void add_collectives(json& events, const sim::CostLog& log, int process,
+                     const std::vector<int>& lanes) {
+  for (std::size_t i = 0; i < log.collectives.size(); ++i) {
+    const sim::CollectiveRecord& record = log.collectives[i];
+    events.push_back(slice(record.call, "collective", process, kCollectiveThread + lanes[i],
+                           record.start_ps, record.end_ps, collective_args(record)));
+  }
+}
+
 // A flow arrow per message: "s" on the sender at departure, "f" on the receiver at arrival,
-// both inside the collective's slice on the collectives thread.
-void add_flows(json& events, const sim::CostLog& log, const std::vector<int>& lanes) {
+// both inside the collective's slice on the collectives thread of the device's process.
+void add_flows(json& events, const sim::CostLog& log, const TrackLayout& layout,
+               const std::vector<int>& lanes) {
   std::int64_t id = 0;
   for (const sim::LinkTransferRecord& t : log.transfers) {
     const auto c = static_cast<std::size_t>(t.collective);
@@ -126,7 +180,7 @@ void add_flows(json& events, const sim::CostLog& log, const std::vector<int>& la
                       {"name", name},
                       {"cat", "link"},
                       {"id", id},
-                      {"pid", t.from_device},
+                      {"pid", layout.process_of(t.from_device)},
                       {"tid", thread},
                       {"ts", microseconds(t.start_ps)},
                       {"args", args}});
@@ -135,7 +189,7 @@ void add_flows(json& events, const sim::CostLog& log, const std::vector<int>& la
                       {"name", name},
                       {"cat", "link"},
                       {"id", id},
-                      {"pid", t.to_device},
+                      {"pid", layout.process_of(t.to_device)},
                       {"tid", thread},
                       {"ts", microseconds(t.end_ps)},
                       {"args", args}});
@@ -143,17 +197,17 @@ void add_flows(json& events, const sim::CostLog& log, const std::vector<int>& la
   }
 }
 
-// A fault (sim/faults.h) as an instant event: on its device's process for device faults, across
-// the whole trace for link faults.
-void add_faults(json& events, const sim::CostLog& log, int devices) {
+// A fault (sim/faults.h) as an instant event: on its device's compute track for device faults,
+// across the whole trace for link faults.
+void add_faults(json& events, const sim::CostLog& log, const TrackLayout& layout, int devices) {
   for (const sim::FaultEvent& fault : log.faults) {
     const bool on_device = fault.device >= 0 && fault.device < devices;
     events.push_back({{"ph", "i"},
                       {"name", fault.description},
                       {"cat", "fault"},
                       {"s", on_device ? "p" : "g"},
-                      {"pid", on_device ? fault.device : 0},
-                      {"tid", kComputeThread},
+                      {"pid", on_device ? layout.process_of(fault.device) : 0},
+                      {"tid", on_device ? layout.compute_thread(fault.device) : kComputeThread},
                       {"ts", microseconds(fault.at_ps)},
                       {"args", {{"kind", fault.kind}}}});
   }
@@ -165,18 +219,23 @@ json chrome_trace(const sim::CostLog& log, const TraceLabels& labels) {
   json events = json::array();
   int lane_count = 1;
   const std::vector<int> lanes = collective_lanes(log, lane_count);
-  for (int d = 0; d < labels.devices; ++d) add_device_tracks(events, d, lane_count);
+  const TrackLayout layout(labels.devices, labels.groups, lane_count);
+  for (int p = 0; p < layout.processes(); ++p) add_process_tracks(events, layout, p);
   const auto compute_spans = spans_by_device(log, labels.devices);
-  for (int d = 0; d < labels.devices; ++d) {
-    add_device_events(events, log, d, compute_spans[static_cast<std::size_t>(d)], lanes);
+  for (int p = 0; p < layout.processes(); ++p) {
+    for (int d = layout.first_device(p); d < layout.end_device(p); ++d) {
+      add_device_events(events, log, layout, d, compute_spans[static_cast<std::size_t>(d)]);
+    }
+    add_collectives(events, log, p, lanes);
   }
-  add_flows(events, log, lanes);
-  add_faults(events, log, labels.devices);
+  add_flows(events, log, layout, lanes);
+  add_faults(events, log, layout, labels.devices);
   return {{"displayTimeUnit", "ns"},
           {"otherData",
            {{"machine", labels.machine_name},
             {"devices", labels.devices},
             {"end_ps", log.end_ps},
+            {"link_messages", log.link_transfers},
             {"link_messages_recorded", log.transfers.size()},
             {"link_messages_truncated", log.transfers_truncated}}},
           {"traceEvents", std::move(events)}};
