@@ -1,11 +1,14 @@
 #pragma once
-// `spmdsim run MACHINE WORKLOAD`: a built-in workload (docs/workload-format.md) on a machine
-// (preset or file); prints a summary and writes the trace and reports.
+// `spmdsim run MACHINE WORKLOAD`: a built-in workload (docs/workload-format.md) or an XLA HLO
+// module (a file whose text starts with "HloModule": docs/hlo-import.md) on a machine (preset or
+// file); prints a summary and writes the trace and reports.
 
 #include <CLI/CLI.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include "hlo/hlo_program.h"
 
 namespace spmd {
 
@@ -20,6 +23,9 @@ struct RunOptions {
   std::string placement = "auto";
   std::string link_sharing;  // fair or fifo; empty: the machine's
   std::vector<std::string> faults;  // --fault (sim/faults.h)
+  // HLO modules: the fractions of peak FLOP/s and memory bandwidth their ops reach.
+  double compute_efficiency = hlo::kDefaultComputeEfficiency;
+  double memory_efficiency = hlo::kDefaultMemoryEfficiency;
 };
 
 void add_run_flags(CLI::App& command, RunOptions& options);
