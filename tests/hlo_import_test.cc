@@ -21,6 +21,7 @@
 #include "reference/error.h"
 #include "sim/machine.h"
 #include "sim/machine_spec.h"
+#include "spmdsim_binary.h"
 #include "workloads/workload.h"
 
 namespace spmd::hlo {
@@ -455,6 +456,27 @@ TEST(HloPrograms, UseGlobalDeviceIdsWithoutChannelIdIsAnErrorNamingTheLine) {
   text.replace(text.find("channel_id=1, "), 14, "");
   EXPECT_THAT(error_of([&] { step_collectives(parse_hlo_module(text, "bad.hlo")); }),
               HasSubstr("bad.hlo:11: start (all-reduce-start): use_global_device_ids=true without channel_id"));
+}
+
+// ---- The command line
+
+TEST(HloRunCommand, RunsAModuleFileAsAWorkload) {
+  const std::string out = ::testing::TempDir() + "hlo_run";
+  const CommandResult result =
+      run_binary("run dgx-h100 " + kPrograms + "pipeline_stages.hlo --out " + out);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("spmdsim run: jit_pipeline (1 step) on dgx-h100"));
+  EXPECT_THAT(result.output, HasSubstr("collectives: 3"));
+  EXPECT_THAT(result.output, HasSubstr("ppermute('devices', perm=[(0, 1), (1, 2)"));
+}
+
+TEST(HloRunCommand, AnUnknownOpcodeExitsWithCode2AndTheLine) {
+  const std::string path = ::testing::TempDir() + "unknown_op.hlo";
+  std::ofstream(path) << "HloModule m, num_partitions=8\nENTRY e {\n  %x = f32[2] parameter(0)\n"
+                         "  ROOT %y = f32[2] frobnicate(%x)\n}\n";
+  const CommandResult result = run_binary("run dgx-h100 " + path + " --out " + ::testing::TempDir() + "hlo_bad");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("unknown_op.hlo:4: y: opcode 'frobnicate'"));
 }
 
 }  // namespace
