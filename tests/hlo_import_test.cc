@@ -458,6 +458,67 @@ TEST(HloPrograms, UseGlobalDeviceIdsWithoutChannelIdIsAnErrorNamingTheLine) {
               HasSubstr("bad.hlo:11: start (all-reduce-start): use_global_device_ids=true without channel_id"));
 }
 
+// ---- Every collective opcode (hand-made: the CPU programs above have no all-to-all, broadcast
+// or asynchronous wrappers)
+
+constexpr std::string_view kEveryCollective = R"(HloModule every, num_partitions=8
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+%max (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %m = f32[] maximum(%x, %y)
+}
+%wrapped (w: f32[64,16]) -> f32[8,16] {
+  %w = f32[64,16]{1,0} parameter(0)
+  ROOT %rs = f32[8,16]{1,0} reduce-scatter(%w), channel_id=7, replica_groups=[1,8]<=[8], use_global_device_ids=true, dimensions={0}, to_apply=%add
+}
+ENTRY %main (a: f32[64,16], b: bf16[32]) -> f32[64,16] {
+  %a = f32[64,16]{1,0} parameter(0)
+  %b = bf16[32]{0} parameter(1)
+  %mx = f32[64,16]{1,0} all-reduce(%a), channel_id=1, replica_groups=[4,2]<=[2,4]T(1,0), use_global_device_ids=true, to_apply=%max
+  %a2a = f32[64,16]{1,0} all-to-all(%a), channel_id=2, replica_groups={{0,1,2,3},{4,5,6,7}}, dimensions={0}
+  %bc = bf16[32]{0} collective-broadcast(%b), channel_id=3, replica_groups={{0,1,2,3,4,5,6,7}}
+  %ag = (f32[64,16]{1,0}, f32[512,16]{1,0}) all-gather-start(%a), channel_id=4, replica_groups={}, dimensions={0}, use_global_device_ids=true
+  %agd = f32[512,16]{1,0} all-gather-done(%ag)
+  %rss = ((f32[64,16]{1,0}), f32[8,16]{1,0}) async-start(%a), calls=%wrapped
+  %rsd = f32[8,16]{1,0} async-done(%rss)
+  %cp = f32[64,16]{1,0} collective-permute(%a), channel_id=5, source_target_pairs={{0,1},{1,0}}
+  ROOT %r = f32[64,16]{1,0} copy(%a)
+}
+)";
+
+TEST(HloCollectives, EveryOpcodeIsTheJaxCallThatMovesItsData) {
+  const HloModule module = parse_hlo_module(kEveryCollective, "every.hlo");
+  const std::vector<ImportedCollective> c = step_collectives(module);
+  ASSERT_EQ(c.size(), 6u);
+  EXPECT_EQ(c[0].call.op, CollectiveOp::pmax);
+  EXPECT_EQ(c[0].call.axis_index_groups, (AxisIndexGroups{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
+  EXPECT_EQ(c[1].call.op, CollectiveOp::all_to_all);  // channel_id: partition ids
+  EXPECT_EQ(c[1].call.axis_index_groups, (AxisIndexGroups{{0, 1, 2, 3}, {4, 5, 6, 7}}));
+  EXPECT_EQ(c[1].bytes, 64 * 16 * 4);
+  EXPECT_EQ(c[2].hlo_opcode, "collective-broadcast");
+  EXPECT_EQ(c[2].call.op, CollectiveOp::all_gather);
+  EXPECT_EQ(c[2].shape, Shape{4});  // 32 bf16 elements gathered from 8 devices
+  EXPECT_EQ(c[2].dtype, DType::bfloat16);
+  EXPECT_EQ(c[3].call.op, CollectiveOp::all_gather);
+  EXPECT_EQ(c[3].bytes, 512 * 16 * 4);  // the gathered result
+  EXPECT_FALSE(c[3].call.axis_index_groups.has_value());
+  EXPECT_EQ(c[4].call.op, CollectiveOp::psum_scatter);  // inside async-start
+  EXPECT_EQ(c[4].shape, (Shape{64, 16}));
+  EXPECT_EQ(c[5].source_target_pairs, (std::vector<std::pair<int, int>>{{0, 1}, {1, 0}}));
+  sim::Machine machine = dgx_h100();
+  EXPECT_EQ(run_hlo_module(machine, module).collectives.size(), 6u);
+  // Without channel_id the pairs are replica ids, and this module has one replica.
+  std::string text(kEveryCollective);
+  text.replace(text.find("channel_id=5, "), 14, "");
+  EXPECT_THAT(error_of([&] { step_collectives(parse_hlo_module(text, "every.hlo")); }),
+              HasSubstr("every.hlo:26: cp (collective-permute): replica groups: id 1 is not a replica id"));
+}
+
 // ---- The command line
 
 TEST(HloRunCommand, RunsAModuleFileAsAWorkload) {
