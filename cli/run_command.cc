@@ -8,6 +8,7 @@
 #include "cli/machine_flags.h"
 #include "cli/placement_flag.h"
 #include "cli/run_outputs.h"
+#include "hlo/hlo_module.h"
 #include "sim/machine.h"
 #include "sim/machine_presets.h"
 #include "support/units.h"
@@ -50,7 +51,10 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
       .add_option("MACHINE", options.machine,
                   fmt::format("A preset ({}) or a machine file", preset_names()))
       ->required();
-  command.add_option("WORKLOAD", options.workload, "A workload file (docs/workload-format.md)")
+  command
+      .add_option("WORKLOAD", options.workload,
+                  "A workload file (docs/workload-format.md) or an XLA HLO module's text "
+                  "(docs/hlo-import.md)")
       ->required();
   command
       .add_option("-n,--devices", options.devices,
@@ -72,11 +76,18 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
                   "Link messages drawn as arrows in the trace, the first N (0: none)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{100'000'000}))
       ->capture_default_str();
+  command
+      .add_option("--compute-efficiency", options.compute_efficiency,
+                  "HLO modules: the fraction of peak FLOP/s their dots and convolutions reach")
+      ->capture_default_str();
+  command
+      .add_option("--memory-efficiency", options.memory_efficiency,
+                  "HLO modules: the fraction of memory bandwidth their ops reach")
+      ->capture_default_str();
 }
 
 int run_run_command(const RunOptions& options, std::ostream& out) {
   const sim::MachineSpec spec = with_fault_flags(run_machine(options), options.faults);
-  const Workload workload = load_workload_file(options.workload);
   sim::SimOptions sim_options{.cost_only = true,
                               .record_link_transfers =
                                   static_cast<std::size_t>(options.trace_arrows),
@@ -88,11 +99,25 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
   sim_options.fast_path = !options.full_simulation;
   sim_options.link_sharing = link_sharing_flag(options.link_sharing);
   sim::Machine machine(spec, sim_options);
-  const sim::CostLog log = run_workload(machine, workload);
+  // An HLO module is told by its first word, whatever the file's name.
+  std::string name;
+  int steps = 1;
+  sim::CostLog log;
+  if (hlo::is_hlo_file(options.workload)) {
+    const hlo::HloModule module = hlo::load_hlo_file(options.workload);
+    name = module.name;
+    log = hlo::run_hlo_module(machine, module,
+                              {.compute_efficiency = options.compute_efficiency,
+                               .memory_efficiency = options.memory_efficiency});
+  } else {
+    const Workload workload = load_workload_file(options.workload);
+    name = workload.name;
+    steps = workload.steps;
+    log = run_workload(machine, workload);
+  }
   const traces::RunTotals totals = traces::run_totals(log);
-  out << "spmdsim run: " << workload.name << " (" << workload.steps << " step"
-      << (workload.steps == 1 ? "" : "s") << ") on " << spec.name << ", " << spec.devices
-      << " devices\n"
+  out << "spmdsim run: " << name << " (" << steps << " step" << (steps == 1 ? "" : "s")
+      << ") on " << spec.name << ", " << spec.devices << " devices\n"
       << "placement: " << log.placement << "\n";
   print_collectives(log, out);
   for (const sim::FaultEvent& fault : log.faults) {

@@ -1,12 +1,15 @@
 #pragma once
-// `spmdsim run MACHINE WORKLOAD`: a built-in workload (docs/workload-format.md) on a machine
-// (preset or file); prints a summary and writes the trace and reports.
+// `spmdsim run MACHINE WORKLOAD`: a built-in workload (docs/workload-format.md) or an XLA HLO
+// module (a file whose text starts with "HloModule": docs/hlo-import.md) on a machine (preset or
+// file); prints a summary and writes the trace and reports.
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include "hlo/hlo_program.h"
 
 namespace spmd {
 
@@ -24,6 +27,9 @@ struct RunOptions {
   std::vector<std::string> faults;  // --fault (sim/faults.h)
   // Link messages recorded as the trace's arrows; beyond it the run says how many it dropped.
   std::int64_t trace_arrows = 200'000;
+  // HLO modules: the fractions of peak FLOP/s and memory bandwidth their ops reach.
+  double compute_efficiency = hlo::kDefaultComputeEfficiency;
+  double memory_efficiency = hlo::kDefaultMemoryEfficiency;
 };
 
 void add_run_flags(CLI::App& command, RunOptions& options);

@@ -7,7 +7,7 @@
 include(CMakePackageConfigHelpers)
 
 set(spmd_installed_libraries spmd_reference spmd_support spmd_topology spmd_cost_model
-    spmd_collectives spmd_sim)
+    spmd_collectives spmd_sim spmd_hlo)
 foreach(library ${spmd_installed_libraries})
   string(REPLACE "spmd_" "" export_name ${library})
   set_target_properties(${library} PROPERTIES EXPORT_NAME ${export_name})
@@ -31,7 +31,7 @@ install(TARGETS ${spmd_installed_libraries} spmd_package EXPORT spmdsimTargets
 set_target_properties(spmd_testing PROPERTIES EXPORT_NAME testing)
 install(TARGETS spmd_testing EXPORT spmdsimTestingTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS spmdsim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(folder reference support topology cost_model collectives sim testing)
+foreach(folder reference support topology cost_model collectives sim hlo testing)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/spmdsim
           FILES_MATCHING PATTERN "*.h")
 endforeach()
