@@ -9,9 +9,11 @@
 #include "cli/placement_flag.h"
 #include "cli/run_outputs.h"
 #include "sim/machine.h"
+#include "reference/error.h"
 #include "sim/machine_presets.h"
 #include "support/units.h"
 #include "traces/run_report.h"
+#include "workloads/transformer_report.h"
 #include "workloads/workload.h"
 
 namespace spmd {
@@ -36,6 +38,21 @@ void print_collectives(const sim::CostLog& log, std::ostream& out) {
   }
 }
 
+// The preset at -n devices, or the machine (preset or file) as it is.
+sim::MachineSpec run_machine(const RunOptions& options) {
+  if (options.devices == 0) return machine_from_name_or_file(options.machine);
+  if (!machine_preset(options.machine)) {
+    throw Error(fmt::format("--devices {}: machine {} is no preset, and a machine file fixes its "
+                            "own devices",
+                            options.devices, options.machine));
+  }
+  try {
+    return machine_preset_with_devices(options.machine, options.devices);
+  } catch (const Error& e) {
+    throw Error(fmt::format("--devices {}: {}", options.devices, e.what()));
+  }
+}
+
 }  // namespace
 
 void add_run_flags(CLI::App& command, RunOptions& options) {
@@ -43,6 +60,9 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
       .add_option("MACHINE", options.machine,
                   fmt::format("A preset ({}) or a machine file", preset_names()))
       ->required();
+  command.add_option("-n,--devices", options.devices,
+                     "With a preset: its machine at this many devices (e.g. 64: eight nodes)")
+      ->check(CLI::PositiveNumber);
   command.add_option("WORKLOAD", options.workload, "A workload file (docs/workload-format.md)")
       ->required();
   command.add_option("--out", options.out_folder, "Folder for the trace and reports")
@@ -59,7 +79,7 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
 
 int run_run_command(const RunOptions& options, std::ostream& out) {
   const sim::MachineSpec spec =
-      with_fault_flags(machine_from_name_or_file(options.machine), options.faults);
+      with_fault_flags(run_machine(options), options.faults);
   const Workload workload = load_workload_file(options.workload);
   sim::SimOptions sim_options{.cost_only = true,
                               .record_link_transfers = 200'000,
@@ -92,6 +112,10 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
       << totals.critical_device << ")\n"
       << "memory: peak " << format_bytes(totals.peak_memory_bytes) << " on device "
       << totals.peak_memory_device << " of " << format_bytes(spec.memory_bytes) << " per device\n";
+  if (workload.kind == WorkloadKind::transformer) {
+    out << transformer_step_report(workload.transformer, spec, totals.step_ps,
+                                   totals.exposed_communication_ps / totals.steps);
+  }
   const RunOutputs written = write_run_outputs(options.out_folder, log, spec.name, spec.devices);
   out << "trace: " << written.trace_path << "; reports: " << written.folder << "\n";
   out.flush();

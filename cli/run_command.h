@@ -11,6 +11,7 @@ namespace spmd {
 
 struct RunOptions {
   std::string machine;
+  int devices = 0;  // -n: the preset at this many devices; 0: its own count
   std::string workload;
   std::string out_folder = "spmdsim-out/run";
   std::string algorithm;
