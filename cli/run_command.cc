@@ -113,7 +113,8 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
       << "memory: peak " << format_bytes(totals.peak_memory_bytes) << " on device "
       << totals.peak_memory_device << " of " << format_bytes(spec.memory_bytes) << " per device\n";
   if (workload.kind == WorkloadKind::transformer) {
-    out << transformer_step_report(workload.transformer, spec, totals.step_ps,
+    out << transformer_step_report(transformer_for_devices(workload.transformer, spec.devices),
+                                   spec, totals.step_ps,
                                    totals.exposed_communication_ps / totals.steps);
   }
   const RunOutputs written = write_run_outputs(options.out_folder, log, spec.name, spec.devices);

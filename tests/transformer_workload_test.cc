@@ -163,6 +163,19 @@ TEST(TransformerErrors, FieldsAreCheckedAndNamed) {
             "the machine's 8");
 }
 
+TEST(TransformerErrors, DataAutoTakesTheDevicesTheOthersLeave) {
+  const TransformerSpec spec = spec_of(with(small_model(), {{"data", "auto"}, {"tensor", 8}}));
+  EXPECT_EQ(transformer_for_devices(spec, 16).data, 2);
+  EXPECT_EQ(error_of([&] { transformer_for_devices(spec, 12); }),
+            "workload.data: \"auto\" on 12 devices, expected a device count that fsdp x tensor "
+            "x pipeline x context (8) divides");
+  EXPECT_EQ(error_of([&] { transformer_for_devices(spec, 256); }),
+            "workload.global_batch: 16, expected a multiple of data x fsdp x micro_batch_size "
+            "(32, with data \"auto\" = 32 on 256 devices)");
+  EXPECT_EQ(error_of([] { spec_of(with(small_model(), {{"data", "most"}})); }),
+            "workload.data: \"most\", expected a positive integer or \"auto\"");
+}
+
 TEST(TransformerErrors, UnknownFieldIsAnError) {
   const std::string message =
       error_of([] { spec_of(with(small_model(), {{"tensor_parallel", 8}})); });

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The training-step validation (docs/validation.md, "Training steps against published runs"):
-# runs every workload of docs/workloads/validation/published.csv with `spmdsim run` on its
-# machine and prints a markdown table of predicted against published step time and the signed
+# runs every workload of docs/workloads/validation/published.csv with `spmdsim scale` on its
+# machine at its device count and prints a markdown table of predicted against published step time and the signed
 # error, then the largest |error|.
 # Usage: tools/regenerate-training-validation.sh [--write] [--max-error X] [SPMDSIM]
 #   --write        also put the table in docs/validation.md between
@@ -28,24 +28,28 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 {
-  echo "| workload | machine | GPUs | published step (s) | predicted step (s) | error | predicted MFU | source |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| workload | machine | GPUs | published step (s) | predicted step (s) | error | source |"
+  echo "|---|---|---|---|---|---|---|"
 } > "$out/table"
 worst=0
 while IFS=, read -r workload machine devices published source; do
   [ "$workload" = workload ] && continue
-  "$spmdsim" run "$machine" -n "$devices" "$set_dir/$workload" --out "$out/run" > "$out/run.txt" 2> /dev/null
-  # The transformer report's line: "  step 13.75 s, ... MFU 51.4% (...".
-  predicted=$(sed -n 's/^  step \([0-9.e+-]*\) s,.*/\1/p' "$out/run.txt")
-  mfu=$(sed -n 's/^  step .* MFU \([0-9.]*%\).*/\1/p' "$out/run.txt")
+  # `scale` at the one device count: the simulation without the trace `run` writes (gigabytes
+  # at hundreds of devices). Its row: devices, step time (ms), ...
+  "$spmdsim" scale --workload "$set_dir/$workload" --machine "$machine" --devices "$devices" \
+    --out "$out/scale" > "$out/scale.txt" 2> "$out/scale.err" || {
+    echo "$workload: spmdsim scale failed: $(tail -1 "$out/scale.err")" >&2
+    exit 2
+  }
+  predicted=$(awk -v n="$devices" '$1 == n && NF == 7 { printf "%.3g", $2 / 1000; exit }' "$out/scale.txt")
   if [ -z "$predicted" ]; then
-    echo "$workload: no step time in the output of spmdsim run" >&2
+    echo "$workload: no step time in the output of spmdsim scale" >&2
     exit 2
   fi
   error=$(awk -v p="$predicted" -v m="$published" 'BEGIN { printf "%+.1f%%", 100 * (p - m) / m }')
   worst=$(awk -v p="$predicted" -v m="$published" -v w="$worst" \
     'BEGIN { e = (p - m) / m; if (e < 0) e = -e; print (e > w ? e : w) }')
-  echo "| \`${workload%.json}\` | \`$machine\` | $devices | $published | $predicted | $error | $mfu | $source |" >> "$out/table"
+  echo "| \`${workload%.json}\` | \`$machine\` | $devices | $published | $predicted | $error | $source |" >> "$out/table"
 done < "$set_dir/published.csv"
 cat "$out/table"
 echo

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 
@@ -27,6 +28,17 @@ std::int64_t optional_count(const JsonValue& j, std::string_view key, std::int64
 int optional_degree(const JsonValue& j, std::string_view key) {
   const std::optional<JsonValue> value = j.optional(key);
   return value ? value->positive_int32() : 1;
+}
+
+// A degree, or "auto" (0): the devices the other degrees leave.
+int data_degree(const JsonValue& j) {
+  const std::optional<JsonValue> value = j.optional("data");
+  if (!value) return 1;
+  if (value->is_string()) {
+    if (value->string() != "auto") value->fail_value("a positive integer or \"auto\"");
+    return 0;
+  }
+  return value->positive_int32();
 }
 
 bool optional_flag(const JsonValue& j, std::string_view key, bool fallback) {
@@ -69,7 +81,8 @@ void require_multiple(const JsonValue& j, std::string_view field, std::int64_t v
 
 void check_shapes_agree(const JsonValue& j, const TransformerSpec& s) {
   // Checked first: the products below (devices(), data x fsdp x micro_batch_size) then fit.
-  const double devices = static_cast<double>(s.data) * s.fsdp * s.tensor * s.pipeline * s.context;
+  const double devices =
+      static_cast<double>(std::max(s.data, 1)) * s.fsdp * s.tensor * s.pipeline * s.context;
   if (devices > static_cast<double>(kMostPerField)) {
     j.fail(fmt::format("data x fsdp x tensor x pipeline x context: {:.0f} devices, expected at "
                        "most {}",
@@ -83,9 +96,11 @@ void check_shapes_agree(const JsonValue& j, const TransformerSpec& s) {
   require_multiple(j, "vocabulary", s.vocabulary, s.tensor, "tensor");
   require_multiple(j, "layers", s.layers, s.pipeline, "pipeline");
   require_multiple(j, "sequence", s.sequence, s.context, "context");
-  require_multiple(j, "global_batch", s.global_batch,
-                   std::int64_t{s.data} * s.fsdp * s.micro_batch_size,  // < 2^62
-                   "data x fsdp x micro_batch_size");
+  if (s.data > 0) {  // "auto": checked once the device count is known
+    require_multiple(j, "global_batch", s.global_batch,
+                     std::int64_t{s.data} * s.fsdp * s.micro_batch_size,  // < 2^62
+                     "data x fsdp x micro_batch_size");
+  }
   if (s.sequence_parallel) {
     require_multiple(j, "micro_batch_size x sequence / context", s.micro_batch_tokens(), s.tensor,
                      "tensor, for sequence_parallel");
@@ -116,7 +131,7 @@ TransformerSpec transformer_spec_from_json(const JsonValue& j, DType dtype, bool
   s.sequence = required_count(j, "sequence");
   s.global_batch = required_count(j, "global_batch");
   s.micro_batch_size = optional_count(j, "micro_batch_size", 1);
-  s.data = optional_degree(j, "data");
+  s.data = data_degree(j);
   s.fsdp = optional_degree(j, "fsdp");
   s.tensor = optional_degree(j, "tensor");
   s.pipeline = optional_degree(j, "pipeline");
@@ -139,13 +154,30 @@ TransformerSpec transformer_spec_from_json(const JsonValue& j, DType dtype, bool
   return s;
 }
 
-void check_transformer_devices(const TransformerSpec& s, int devices) {
-  const std::int64_t product = s.devices();
-  if (product == devices) return;
-  throw Error(fmt::format(
-      "workload: data {} x fsdp {} x tensor {} x pipeline {} x context {} = {} devices, expected "
-      "the machine's {}",
-      s.data, s.fsdp, s.tensor, s.pipeline, s.context, product, devices));
+TransformerSpec transformer_for_devices(const TransformerSpec& spec, int devices) {
+  TransformerSpec s = spec;
+  if (s.data == 0) {
+    const std::int64_t others = std::int64_t{s.fsdp} * s.tensor * s.pipeline * s.context;
+    if (devices % others != 0) {
+      throw Error(fmt::format("workload.data: \"auto\" on {} devices, expected a device count "
+                              "that fsdp x tensor x pipeline x context ({}) divides",
+                              devices, others));
+    }
+    s.data = static_cast<int>(devices / others);
+    const std::int64_t replicas_batch = std::int64_t{s.data} * s.fsdp * s.micro_batch_size;
+    if (s.global_batch % replicas_batch != 0) {
+      throw Error(fmt::format("workload.global_batch: {}, expected a multiple of data x fsdp x "
+                              "micro_batch_size ({}, with data \"auto\" = {} on {} devices)",
+                              s.global_batch, replicas_batch, s.data, devices));
+    }
+  }
+  if (s.devices() != devices) {
+    throw Error(fmt::format(
+        "workload: data {} x fsdp {} x tensor {} x pipeline {} x context {} = {} devices, "
+        "expected the machine's {}",
+        s.data, s.fsdp, s.tensor, s.pipeline, s.context, s.devices(), devices));
+  }
+  return s;
 }
 
 std::string_view recompute_name(Recompute recompute) {

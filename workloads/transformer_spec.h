@@ -30,7 +30,8 @@ struct TransformerSpec {
   std::int64_t sequence = 0;
   std::int64_t global_batch = 0;
   std::int64_t micro_batch_size = 1;
-  // Degrees; their product is the device count.
+  // Degrees; their product is the device count. data 0 ("auto" in JSON): the devices the others
+  // leave, set by transformer_for_devices.
   int data = 1;
   int fsdp = 1;
   int tensor = 1;
@@ -68,8 +69,9 @@ void require_transformer_fields(const JsonValue& workload);
 // the replicas and micro-batches do not divide, ...).
 TransformerSpec transformer_spec_from_json(const JsonValue& workload, DType dtype, bool overlap);
 
-// spmd::Error unless the degrees multiply to `devices`.
-void check_transformer_devices(const TransformerSpec& spec, int devices);
+// `spec` on `devices` devices: data "auto" resolved; spmd::Error unless the degrees multiply to
+// `devices` (and, with data "auto", the global batch splits over the replicas).
+TransformerSpec transformer_for_devices(const TransformerSpec& spec, int devices);
 
 std::string_view recompute_name(Recompute recompute);
 

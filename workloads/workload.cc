@@ -123,12 +123,10 @@ void check_collective_count(const JsonValue& j, const Workload& w) {
   std::int64_t per_step = 1;
   if (w.kind == WorkloadKind::mlp_data_parallel) per_step = static_cast<std::int64_t>(w.layers.size());
   if (w.kind == WorkloadKind::collectives) per_step = static_cast<std::int64_t>(w.calls.size());
-  if (w.kind == WorkloadKind::transformer) per_step = transformer_collectives_per_step(w.transformer);
+  // A transformer's count depends on the device count (data "auto"): checked by run_workload.
+  if (w.kind == WorkloadKind::transformer) return;
   if (per_step <= kMostCollectivesPerRun / w.steps) return;
-  const std::string_view list = w.kind == WorkloadKind::collectives ? "calls"
-                                : w.kind == WorkloadKind::transformer
-                                    ? "layers, micro-batches and pipeline ticks"
-                                    : "layers";
+  const std::string_view list = w.kind == WorkloadKind::collectives ? "calls" : "layers";
   j.fail(fmt::format("steps {} x {} collectives per step (from {}), expected at most {} "
                      "collectives in all",
                      w.steps, per_step, list, kMostCollectivesPerRun));
@@ -389,6 +387,7 @@ sim::CostLog run_workload(sim::Machine& machine, const Workload& w) {
   const int devices = machine.device_count();
   Mesh mesh({devices}, {"i"});
   DeviceFunction step;
+  std::optional<TransformerSpec> resolved;  // transformer: outlives the steps that refer to it
   switch (w.kind) {
     case WorkloadKind::mlp_data_parallel:
       mesh = Mesh({devices}, {"data"});
@@ -406,12 +405,20 @@ sim::CostLog run_workload(sim::Machine& machine, const Workload& w) {
       step = transformer_step(w);
       break;
     case WorkloadKind::collectives: step = collectives_step(w, devices); break;
-    case WorkloadKind::transformer:
-      check_transformer_devices(w.transformer, devices);
-      check_transformer_fits(w.transformer, machine.spec().memory_bytes);
-      mesh = transformer_mesh(w.transformer);
-      step = transformer_training_step(w.transformer);
+    case WorkloadKind::transformer: {
+      const TransformerSpec& spec = resolved.emplace(transformer_for_devices(w.transformer, devices));
+      const std::int64_t per_step = transformer_collectives_per_step(spec);
+      if (per_step > kMostCollectivesPerRun / w.steps) {
+        throw Error(fmt::format("workload: steps {} x {} collectives per step (from layers, "
+                                "micro-batches and pipeline ticks), expected at most {} "
+                                "collectives in all",
+                                w.steps, per_step, kMostCollectivesPerRun));
+      }
+      check_transformer_fits(spec, machine.spec().memory_bytes);
+      mesh = transformer_mesh(spec);
+      step = transformer_training_step(spec);
       break;
+    }
   }
   check_sizes_fit(w);
   const std::vector<Values> inputs(static_cast<std::size_t>(devices));
