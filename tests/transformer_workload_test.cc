@@ -153,7 +153,7 @@ TEST(TransformerErrors, FieldsAreCheckedAndNamed) {
   EXPECT_EQ(error_of([] { spec_of(with(small_model(), {{"recompute", "some"}})); }),
             "workload.recompute: \"some\", expected none, selective or full");
   EXPECT_EQ(error_of([] { spec_of(with(small_model(), {{"matmul_efficiency", 1.5}})); }),
-            "workload.matmul_efficiency: 1.5, expected a fraction of peak in (0, 1]");
+            "workload.matmul_efficiency: 1.5, expected a fraction of peak in [0.001, 1]");
   EXPECT_EQ(error_of([] { spec_of(with(small_model(), {{"global_batch", 6}, {"data", 4}})); }),
             "workload: global_batch: 6, expected a multiple of data x fsdp x micro_batch_size (4)");
   EXPECT_EQ(error_of([] { spec_of(with(small_model(), {{"layers", 0}})); }),

@@ -64,10 +64,11 @@ Optimizer parse_optimizer(const JsonValue& value) {
 }
 
 double parse_efficiency(const JsonValue& value) {
-  constexpr std::string_view kExpected = "a fraction of peak in (0, 1]";
+  // At least 0.001: below it a step's compute time passes what 64-bit picoseconds hold.
+  constexpr std::string_view kExpected = "a fraction of peak in [0.001, 1]";
   if (!value.is_number()) value.fail_type(kExpected);
   const double fraction = value.json().get<double>();
-  if (!(fraction > 0.0 && fraction <= 1.0)) value.fail_value(kExpected);
+  if (!(fraction >= 0.001 && fraction <= 1.0)) value.fail_value(kExpected);
   return fraction;
 }
 
