@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <optional>
 
 #include "cli/algorithm_notes.h"
 #include "cli/machine_flags.h"
@@ -13,6 +14,7 @@
 #include "sim/machine_presets.h"
 #include "support/units.h"
 #include "traces/run_report.h"
+#include "workloads/transformer_report.h"
 #include "workloads/workload.h"
 
 namespace spmd {
@@ -103,6 +105,7 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
   std::string name;
   int steps = 1;
   sim::CostLog log;
+  std::optional<Workload> workload;
   if (hlo::is_hlo_file(options.workload)) {
     const hlo::HloModule module = hlo::load_hlo_file(options.workload);
     name = module.name;
@@ -110,10 +113,10 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
                               {.compute_efficiency = options.compute_efficiency,
                                .memory_efficiency = options.memory_efficiency});
   } else {
-    const Workload workload = load_workload_file(options.workload);
-    name = workload.name;
-    steps = workload.steps;
-    log = run_workload(machine, workload);
+    workload = load_workload_file(options.workload);
+    name = workload->name;
+    steps = workload->steps;
+    log = run_workload(machine, *workload);
   }
   const traces::RunTotals totals = traces::run_totals(log);
   out << "spmdsim run: " << name << " (" << steps << " step" << (steps == 1 ? "" : "s")
@@ -134,6 +137,11 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
       << totals.critical_device << ")\n"
       << "memory: peak " << format_bytes(totals.peak_memory_bytes) << " on device "
       << totals.peak_memory_device << " of " << format_bytes(spec.memory_bytes) << " per device\n";
+  if (workload && workload->kind == WorkloadKind::transformer) {
+    out << transformer_step_report(transformer_for_devices(workload->transformer, spec.devices),
+                                   spec, totals.step_ps,
+                                   totals.exposed_communication_ps / totals.steps);
+  }
   const RunOutputs written = write_run_outputs(options.out_folder, log, machine);
   out << "trace: " << written.trace_path << "; reports: " << written.folder << "\n"
       << dropped_arrows_line(log, "--trace-arrows N keeps more");

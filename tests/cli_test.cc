@@ -487,7 +487,7 @@ TEST(CliErrors, WorkloadFieldsAreRangeCheckedAndUnknownOnesRejected) {
       {R"({"kind": "collectives", "calls": [{"op": "all_reduce", "byte": 8}]})",
        "workload.calls[0].byte: unknown field, expected one of op, bytes, dtype"},
       {R"({"kind": "mlp", "layers": [4, 4]})",
-       "workload.kind: \"mlp\", expected mlp_data_parallel, transformer_layer or collectives"},
+       "workload.kind: \"mlp\", expected mlp_data_parallel, transformer_layer, collectives or transformer"},
       {R"({"kind": "transformer_layer", "model_parallel": "8"})",
        "workload.model_parallel: \"8\" is a string, expected a positive integer"},
   };

@@ -12,6 +12,10 @@ StepWork work_per_step(const Workload& workload, int devices) {
       return {static_cast<double>(workload.batch_per_device * workload.sequence) * data_shards,
               "tokens"};
     }
+    case WorkloadKind::transformer:
+      // The global batch is fixed: more devices share the same tokens (strong scaling).
+      return {static_cast<double>(workload.transformer.global_batch * workload.transformer.sequence),
+              "tokens"};
     case WorkloadKind::collectives:
       return {};
   }

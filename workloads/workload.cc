@@ -10,6 +10,8 @@
 #include "support/checked_math.h"
 #include "support/json_reader.h"
 #include "support/units.h"
+#include "workloads/transformer_memory.h"
+#include "workloads/transformer_step.h"
 
 namespace spmd {
 namespace {
@@ -77,6 +79,9 @@ void read_kind_fields(const JsonValue& j, Workload& w) {
       for (const JsonValue& call : entries) w.calls.push_back(collective_spec(call, w.dtype));
       return;
     }
+    case WorkloadKind::transformer:
+      w.transformer = transformer_spec_from_json(j, w.dtype, w.overlap);
+      return;
   }
 }
 
@@ -94,15 +99,18 @@ void require_kind_fields(const JsonValue& j, WorkloadKind kind) {
     case WorkloadKind::collectives:
       j.require_object({"kind", "name", "dtype", "steps", "calls"});
       return;
+    case WorkloadKind::transformer: require_transformer_fields(j); return;
   }
 }
 
 WorkloadKind parse_kind(const JsonValue& value) {
-  constexpr std::string_view kKinds = "mlp_data_parallel, transformer_layer or collectives";
+  constexpr std::string_view kKinds =
+      "mlp_data_parallel, transformer_layer, collectives or transformer";
   const std::string kind = value.string(kKinds);
   if (kind == "mlp_data_parallel") return WorkloadKind::mlp_data_parallel;
   if (kind == "transformer_layer") return WorkloadKind::transformer_layer;
   if (kind == "collectives") return WorkloadKind::collectives;
+  if (kind == "transformer") return WorkloadKind::transformer;
   value.fail_value(kKinds);
 }
 
@@ -115,7 +123,9 @@ void check_collective_count(const JsonValue& j, const Workload& w) {
   std::int64_t per_step = 1;
   if (w.kind == WorkloadKind::mlp_data_parallel) per_step = static_cast<std::int64_t>(w.layers.size());
   if (w.kind == WorkloadKind::collectives) per_step = static_cast<std::int64_t>(w.calls.size());
-  if (per_step * w.steps <= kMostCollectivesPerRun) return;
+  // A transformer's count depends on the device count (data "auto"): checked by run_workload.
+  if (w.kind == WorkloadKind::transformer) return;
+  if (per_step <= kMostCollectivesPerRun / w.steps) return;
   const std::string_view list = w.kind == WorkloadKind::collectives ? "calls" : "layers";
   j.fail(fmt::format("steps {} x {} collectives per step (from {}), expected at most {} "
                      "collectives in all",
@@ -125,8 +135,10 @@ void check_collective_count(const JsonValue& j, const Workload& w) {
 Workload read_workload(const JsonValue& j) {
   if (!j.json().is_object()) j.fail_type("an object with a kind");
   Workload w;
-  const JsonValue kind = j.required("kind", "mlp_data_parallel, transformer_layer or collectives");
+  const JsonValue kind =
+      j.required("kind", "mlp_data_parallel, transformer_layer, collectives or transformer");
   w.kind = parse_kind(kind);
+  if (w.kind == WorkloadKind::transformer) w.dtype = DType::bfloat16;  // its default
   require_kind_fields(j, w.kind);
   const std::optional<JsonValue> name = j.optional("name");
   w.name = name ? name->string() : kind.string();
@@ -188,6 +200,7 @@ void check_sizes_fit(const Workload& w) {
       return;
     }
     case WorkloadKind::collectives: return;  // each call's bytes are checked by its collective
+    case WorkloadKind::transformer: return;  // fields fit 32 bits (transformer_spec.h)
   }
 }
 
@@ -374,6 +387,7 @@ sim::CostLog run_workload(sim::Machine& machine, const Workload& w) {
   const int devices = machine.device_count();
   Mesh mesh({devices}, {"i"});
   DeviceFunction step;
+  std::optional<TransformerSpec> resolved;  // transformer: outlives the steps that refer to it
   switch (w.kind) {
     case WorkloadKind::mlp_data_parallel:
       mesh = Mesh({devices}, {"data"});
@@ -391,6 +405,20 @@ sim::CostLog run_workload(sim::Machine& machine, const Workload& w) {
       step = transformer_step(w);
       break;
     case WorkloadKind::collectives: step = collectives_step(w, devices); break;
+    case WorkloadKind::transformer: {
+      const TransformerSpec& spec = resolved.emplace(transformer_for_devices(w.transformer, devices));
+      const std::int64_t per_step = transformer_collectives_per_step(spec);
+      if (per_step > kMostCollectivesPerRun / w.steps) {
+        throw Error(fmt::format("workload: steps {} x {} collectives per step (from layers, "
+                                "micro-batches and pipeline ticks), expected at most {} "
+                                "collectives in all",
+                                w.steps, per_step, kMostCollectivesPerRun));
+      }
+      check_transformer_fits(spec, machine.spec().memory_bytes);
+      mesh = transformer_mesh(spec);
+      step = transformer_training_step(spec);
+      break;
+    }
   }
   check_sizes_fit(w);
   const std::vector<Values> inputs(static_cast<std::size_t>(devices));

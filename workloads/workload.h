@@ -1,7 +1,8 @@
 #pragma once
 // Built-in workloads for `spmdsim run` and `spmdsim scale`, described by a JSON file
 // (docs/workload-format.md): a data-parallel MLP training step, a transformer-like layer under
-// shard_map with data and model axes, or a list of collectives. They run on the simulator
+// shard_map with data and model axes, a list of collectives, or a whole transformer's training
+// step (workloads/transformer_step.h). They run on the simulator
 // without data (Context::collective_cost, charge_compute, hold_memory), so sizes can be those of
 // real models.
 
@@ -13,10 +14,11 @@
 #include "reference/dtype.h"
 #include "sim/cost_log.h"
 #include "sim/machine.h"
+#include "workloads/transformer_spec.h"
 
 namespace spmd {
 
-enum class WorkloadKind { mlp_data_parallel, transformer_layer, collectives };
+enum class WorkloadKind { mlp_data_parallel, transformer_layer, collectives, transformer };
 
 struct CollectiveSpec {
   std::string op;          // all_reduce, all_gather, reduce_scatter, all_to_all, ppermute
@@ -44,6 +46,8 @@ struct Workload {
   bool overlap = true;
   // collectives
   std::vector<CollectiveSpec> calls;
+  // transformer (workloads/transformer_spec.h); its dtype and overlap are the fields above.
+  TransformerSpec transformer;
 };
 
 // The per-device input element count that gives `spec.bytes` as nccl-tests counts it (rounded
