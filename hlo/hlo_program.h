@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cost_model/roofline.h"
 #include "hlo/hlo_collective.h"
 #include "hlo/hlo_module.h"
 #include "sim/cost_log.h"
@@ -22,9 +23,9 @@
 namespace spmd::hlo {
 
 // The fractions of the machine's peak FLOP/s and memory bandwidth that HLO ops reach
-// (docs/hlo-import.md, "Efficiency").
-inline constexpr double kDefaultComputeEfficiency = 0.7;
-inline constexpr double kDefaultMemoryEfficiency = 0.8;
+// (docs/hlo-import.md, "Efficiency"; the defaults' home is cost_model/roofline.h).
+inline constexpr double kDefaultComputeEfficiency = cost_model::kDefaultMatmulEfficiency;
+inline constexpr double kDefaultMemoryEfficiency = cost_model::kDefaultMemoryEfficiency;
 
 struct HloRunOptions {
   int steps = 1;

@@ -11,6 +11,28 @@ namespace {
 
 using nlohmann::json;
 
+// Where events go: a JSON array (chrome_trace), or straight into the text, one line each
+// (chrome_trace_text), so that a large trace never holds its events as JSON values at once.
+class EventSink {
+ public:
+  explicit EventSink(json* array) : array_(array) {}
+  explicit EventSink(std::string* text) : text_(text) {}
+  void push_back(json event) {
+    if (array_ != nullptr) {
+      array_->push_back(std::move(event));
+      return;
+    }
+    if (count_ > 0) *text_ += ",\n";
+    *text_ += event.dump();
+    ++count_;
+  }
+
+ private:
+  json* array_ = nullptr;
+  std::string* text_ = nullptr;
+  std::size_t count_ = 0;
+};
+
 constexpr int kComputeThread = 0;     // without groups: each device's process
 constexpr int kCollectiveThread = 1;  // the first collectives track; lane k is thread 1 + k
 
@@ -55,46 +77,107 @@ std::vector<int> collective_lanes(const sim::CostLog& log, int& lane_count) {
   return lanes;
 }
 
+// The log keeps compute spans in the order they were charged; the trace lists them by device.
+std::vector<std::vector<const sim::ComputeSpan*>> spans_by_device(const sim::CostLog& log,
+                                                                  int devices) {
+  std::vector<std::vector<const sim::ComputeSpan*>> by_device(static_cast<std::size_t>(devices));
+  for (const sim::ComputeSpan& span : log.compute_spans) {
+    if (span.device >= 0 && span.device < devices) {
+      by_device[static_cast<std::size_t>(span.device)].push_back(&span);
+    }
+  }
+  return by_device;
+}
+
+bool same_spans(const std::vector<const sim::ComputeSpan*>& a,
+                const std::vector<const sim::ComputeSpan*>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const sim::ComputeSpan* x, const sim::ComputeSpan* y) {
+                      return x->start_ps == y->start_ps && x->end_ps == y->end_ps &&
+                             x->flops == y->flops && x->bytes == y->bytes;
+                    });
+}
+
+bool same_memory(const std::vector<sim::MemoryPoint>& a, const std::vector<sim::MemoryPoint>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const sim::MemoryPoint& x, const sim::MemoryPoint& y) {
+                      return x.time_ps == y.time_ps && x.bytes_in_use == y.bytes_in_use;
+                    });
+}
+
 // Where each device's events go: its own process (no groups), or its group's process with a
-// thread of its own after the group's collectives lanes.
+// thread after the group's collectives lanes. In a group, consecutive devices whose compute and
+// memory are the same to the picosecond and byte (the tensor-parallel devices of a node, say)
+// share one thread, "devices 8-15": the trace shows what differs, and nothing is lost.
 class TrackLayout {
  public:
-  TrackLayout(int devices, const TrackGroups& groups, int lane_count)
+  TrackLayout(const sim::CostLog& log, int devices, const TrackGroups& groups, int lane_count)
       : devices_(devices),
         per_process_(std::max(1, groups.devices_per_group)),
         kind_(groups.kind),
-        lane_count_(lane_count) {}
+        lane_count_(lane_count),
+        spans_(spans_by_device(log, devices)),
+        first_alike_(static_cast<std::size_t>(devices)) {
+    for (int d = 0; d < devices; ++d) {
+      const bool joins_previous = grouped() && d % per_process_ != 0 &&
+                                  same_spans(spans(d), spans(d - 1)) &&
+                                  same_memory(memory(log, d), memory(log, d - 1));
+      first_alike_[static_cast<std::size_t>(d)] = joins_previous ? first_alike(d - 1) : d;
+    }
+  }
 
   bool grouped() const { return per_process_ > 1; }
   int processes() const { return (devices_ + per_process_ - 1) / per_process_; }
   int process_of(int device) const { return device / per_process_; }
-  int compute_thread(int device) const {
-    return grouped() ? kCollectiveThread + lane_count_ + device % per_process_ : kComputeThread;
-  }
-  int lane_count() const { return lane_count_; }
-  std::string process_name(int process) const {
-    if (!grouped()) return fmt::format("device {}", process);
-    const int first = process * per_process_;
-    const int last = std::min(devices_, first + per_process_) - 1;
-    return fmt::format("{} {} (devices {}-{})", kind_, process, first, last);
-  }
-  std::string compute_thread_name(int device) const {
-    return grouped() ? fmt::format("device {}", device) : "compute";
-  }
-  std::string memory_counter_name(int device) const {
-    return grouped() ? fmt::format("device {} memory in use", device) : "memory in use";
-  }
   int first_device(int process) const { return process * per_process_; }
   int end_device(int process) const { return std::min(devices_, (process + 1) * per_process_); }
+  int lane_count() const { return lane_count_; }
+  const std::vector<const sim::ComputeSpan*>& spans(int device) const {
+    return spans_[static_cast<std::size_t>(device)];
+  }
+  // The first device of the run of alike devices `device` belongs to: its thread's owner.
+  int first_alike(int device) const { return first_alike_[static_cast<std::size_t>(device)]; }
+  int last_alike(int first) const {
+    int last = first;
+    while (last + 1 < devices_ && first_alike(last + 1) == first) ++last;
+    return last;
+  }
+  int compute_thread(int device) const {
+    return grouped() ? kCollectiveThread + lane_count_ + first_alike(device) % per_process_
+                     : kComputeThread;
+  }
+  std::string process_name(int process) const {
+    if (!grouped()) return fmt::format("device {}", process);
+    return fmt::format("{} {} (devices {}-{})", kind_, process, first_device(process),
+                       end_device(process) - 1);
+  }
+  // "devices 8-15" for a run of alike devices, "device 8" for one.
+  std::string devices_name(int first) const {
+    const int last = last_alike(first);
+    return last == first ? fmt::format("device {}", first)
+                         : fmt::format("devices {}-{}", first, last);
+  }
+  std::string compute_thread_name(int first) const {
+    return grouped() ? devices_name(first) : "compute";
+  }
+  std::string memory_counter_name(int first) const {
+    return grouped() ? devices_name(first) + " memory in use" : "memory in use";
+  }
 
  private:
+  static const std::vector<sim::MemoryPoint>& memory(const sim::CostLog& log, int device) {
+    return log.memory.at(static_cast<std::size_t>(device)).timeline;
+  }
+
   int devices_;
   int per_process_;
   std::string kind_;
   int lane_count_;
+  std::vector<std::vector<const sim::ComputeSpan*>> spans_;
+  std::vector<int> first_alike_;
 };
 
-void add_process_tracks(json& events, const TrackLayout& layout, int process) {
+void add_process_tracks(EventSink& events, const TrackLayout& layout, int process) {
   events.push_back(metadata("process_name", process, 0, layout.process_name(process)));
   events.push_back(sort_index("process_sort_index", process, 0, process));
   for (int lane = 0; lane < layout.lane_count(); ++lane) {
@@ -104,6 +187,7 @@ void add_process_tracks(json& events, const TrackLayout& layout, int process) {
     if (layout.grouped()) events.push_back(sort_index("thread_sort_index", process, thread, lane));
   }
   for (int d = layout.first_device(process); d < layout.end_device(process); ++d) {
+    if (layout.first_alike(d) != d) continue;
     const int thread = layout.compute_thread(d);
     events.push_back(metadata("thread_name", process, thread, layout.compute_thread_name(d)));
     if (layout.grouped()) {
@@ -124,22 +208,10 @@ json collective_args(const sim::CollectiveRecord& record) {
           {"issue_us", microseconds(record.issue_ps)}};
 }
 
-// The log keeps compute spans in the order they were charged; the trace lists them by device.
-std::vector<std::vector<const sim::ComputeSpan*>> spans_by_device(const sim::CostLog& log,
-                                                                  int devices) {
-  std::vector<std::vector<const sim::ComputeSpan*>> by_device(static_cast<std::size_t>(devices));
-  for (const sim::ComputeSpan& span : log.compute_spans) {
-    if (span.device >= 0 && span.device < devices) {
-      by_device[static_cast<std::size_t>(span.device)].push_back(&span);
-    }
-  }
-  return by_device;
-}
-
-void add_device_events(json& events, const sim::CostLog& log, const TrackLayout& layout,
-                       int device, const std::vector<const sim::ComputeSpan*>& compute_spans) {
+void add_device_events(EventSink& events, const sim::CostLog& log, const TrackLayout& layout,
+                       int device) {
   const int process = layout.process_of(device);
-  for (const sim::ComputeSpan* span_pointer : compute_spans) {
+  for (const sim::ComputeSpan* span_pointer : layout.spans(device)) {
     const sim::ComputeSpan& span = *span_pointer;
     events.push_back(slice("compute", "compute", process, layout.compute_thread(device),
                            span.start_ps, span.end_ps,
@@ -157,7 +229,7 @@ void add_device_events(json& events, const sim::CostLog& log, const TrackLayout&
 
 // Every device of a mesh takes part in every collective (in one group or another), and a
 // collective's record holds one start and end for all: each process shows it once.
-void add_collectives(json& events, const sim::CostLog& log, int process,
+void add_collectives(EventSink& events, const sim::CostLog& log, int process,
                      const std::vector<int>& lanes) {
   for (std::size_t i = 0; i < log.collectives.size(); ++i) {
     const sim::CollectiveRecord& record = log.collectives[i];
@@ -168,7 +240,7 @@ void add_collectives(json& events, const sim::CostLog& log, int process,
 
 // A flow arrow per message: "s" on the sender at departure, "f" on the receiver at arrival,
 // both inside the collective's slice on the collectives thread of the device's process.
-void add_flows(json& events, const sim::CostLog& log, const TrackLayout& layout,
+void add_flows(EventSink& events, const sim::CostLog& log, const TrackLayout& layout,
                const std::vector<int>& lanes) {
   std::int64_t id = 0;
   for (const sim::LinkTransferRecord& t : log.transfers) {
@@ -199,7 +271,7 @@ void add_flows(json& events, const sim::CostLog& log, const TrackLayout& layout,
 
 // A fault (sim/faults.h) as an instant event: on its device's compute track for device faults,
 // across the whole trace for link faults.
-void add_faults(json& events, const sim::CostLog& log, const TrackLayout& layout, int devices) {
+void add_faults(EventSink& events, const sim::CostLog& log, const TrackLayout& layout, int devices) {
   for (const sim::FaultEvent& fault : log.faults) {
     const bool on_device = fault.device >= 0 && fault.device < devices;
     events.push_back({{"ph", "i"},
@@ -213,44 +285,47 @@ void add_faults(json& events, const sim::CostLog& log, const TrackLayout& layout
   }
 }
 
-}  // namespace
-
-json chrome_trace(const sim::CostLog& log, const TraceLabels& labels) {
-  json events = json::array();
+void add_events(EventSink& events, const sim::CostLog& log, const TraceLabels& labels) {
   int lane_count = 1;
   const std::vector<int> lanes = collective_lanes(log, lane_count);
-  const TrackLayout layout(labels.devices, labels.groups, lane_count);
+  const TrackLayout layout(log, labels.devices, labels.groups, lane_count);
   for (int p = 0; p < layout.processes(); ++p) add_process_tracks(events, layout, p);
-  const auto compute_spans = spans_by_device(log, labels.devices);
   for (int p = 0; p < layout.processes(); ++p) {
     for (int d = layout.first_device(p); d < layout.end_device(p); ++d) {
-      add_device_events(events, log, layout, d, compute_spans[static_cast<std::size_t>(d)]);
+      if (layout.first_alike(d) == d) add_device_events(events, log, layout, d);
     }
     add_collectives(events, log, p, lanes);
   }
   add_flows(events, log, layout, lanes);
   add_faults(events, log, layout, labels.devices);
+}
+
+json other_data(const sim::CostLog& log, const TraceLabels& labels) {
+  return {{"machine", labels.machine_name},
+          {"devices", labels.devices},
+          {"end_ps", log.end_ps},
+          {"link_messages", log.link_transfers},
+          {"link_messages_recorded", log.transfers.size()},
+          {"link_messages_truncated", log.transfers_truncated}};
+}
+
+}  // namespace
+
+json chrome_trace(const sim::CostLog& log, const TraceLabels& labels) {
+  json events = json::array();
+  EventSink sink(&events);
+  add_events(sink, log, labels);
   return {{"displayTimeUnit", "ns"},
-          {"otherData",
-           {{"machine", labels.machine_name},
-            {"devices", labels.devices},
-            {"end_ps", log.end_ps},
-            {"link_messages", log.link_transfers},
-            {"link_messages_recorded", log.transfers.size()},
-            {"link_messages_truncated", log.transfers_truncated}}},
+          {"otherData", other_data(log, labels)},
           {"traceEvents", std::move(events)}};
 }
 
 std::string chrome_trace_text(const sim::CostLog& log, const TraceLabels& labels) {
-  const json trace = chrome_trace(log, labels);
-  std::string text = "{\"displayTimeUnit\": \"ns\",\n\"otherData\": " + trace["otherData"].dump() +
-                     ",\n\"traceEvents\": [\n";
-  const json& events = trace["traceEvents"];
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    text += events[i].dump();
-    text += i + 1 < events.size() ? ",\n" : "\n";
-  }
-  text += "]}\n";
+  std::string text = "{\"displayTimeUnit\": \"ns\",\n\"otherData\": " +
+                     other_data(log, labels).dump() + ",\n\"traceEvents\": [\n";
+  EventSink sink(&text);
+  add_events(sink, log, labels);
+  text += "\n]}\n";
   return text;
 }
 

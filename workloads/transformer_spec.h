@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "cost_model/roofline.h"
 #include "reference/dtype.h"
 #include "support/json_reader.h"
 
@@ -42,7 +43,8 @@ struct TransformerSpec {
   Optimizer optimizer = Optimizer::adam;
   DType optimizer_state_dtype = DType::float32;  // Adam's m and v
   Recompute recompute = Recompute::none;
-  double matmul_efficiency = 0.7;  // fraction of peak FLOP/s the matmuls reach
+  // fraction of peak FLOP/s the matmuls reach (the default's source: cost_model/roofline.h)
+  double matmul_efficiency = cost_model::kDefaultMatmulEfficiency;
   DType dtype = DType::bfloat16;   // weights, activations, gradients and their collectives
   bool overlap = true;             // gradient reductions and FSDP gathers overlap compute
 
