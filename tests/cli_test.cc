@@ -325,7 +325,7 @@ TEST(RunCommand, TraceGroupsDevicesByNodeAndSaysWhenArrowsWereDropped) {
 }
 
 // Devices of a group whose compute and memory are the same share a thread; the rest keep
-// their own, and each collective is drawn once per group.
+// their own. (Collectives once per group where arrows join them: the run test below.)
 TEST(ChromeTrace, AlikeDevicesOfAGroupShareAThreadAndCollectivesAreDrawnOncePerGroup) {
   sim::CostLog log;
   log.memory.resize(4);
@@ -343,10 +343,12 @@ TEST(ChromeTrace, AlikeDevicesOfAGroupShareAThreadAndCollectivesAreDrawnOncePerG
     compute += event["ph"] == "X" && event["cat"] == "compute";
     collectives += event["ph"] == "X" && event["cat"] == "collective";
   }
-  EXPECT_EQ(processes, (std::set<std::string>{"node 0 (devices 0-1)", "node 1 (devices 2-3)"}));
+  // No arrows: the collective is drawn once, in a process of its own.
+  EXPECT_EQ(processes, (std::set<std::string>{"collectives (every device)", "node 0 (devices 0-1)",
+                                              "node 1 (devices 2-3)"}));
   EXPECT_EQ(threads, (std::set<std::string>{"collectives", "devices 0-1", "device 2", "device 3"}));
   EXPECT_EQ(compute, 3);
-  EXPECT_EQ(collectives, 2);
+  EXPECT_EQ(collectives, 1);
   // The text form is the same trace, written event by event.
   EXPECT_EQ(nlohmann::json::parse(traces::chrome_trace_text(
                 log, {.machine_name = "m", .devices = 4, .groups = {2, "node"}})),

@@ -116,6 +116,7 @@ class TrackLayout {
         per_process_(std::max(1, groups.devices_per_group)),
         kind_(groups.kind),
         lane_count_(lane_count),
+        has_arrows_(!log.transfers.empty()),
         spans_(spans_by_device(log, devices)),
         first_alike_(static_cast<std::size_t>(devices)) {
     for (int d = 0; d < devices; ++d) {
@@ -128,6 +129,11 @@ class TrackLayout {
 
   bool grouped() const { return per_process_ > 1; }
   int processes() const { return (devices_ + per_process_ - 1) / per_process_; }
+  // Grouped and without arrows, the collectives are drawn once for the whole run, in a process of
+  // their own after the groups: a record has one start and end for every device, and with no
+  // arrow to bind to a group's track, repeating it in each group would only multiply the file.
+  bool shared_collectives() const { return grouped() && !has_arrows_; }
+  int shared_collectives_process() const { return processes(); }
   int process_of(int device) const { return device / per_process_; }
   int first_device(int process) const { return process * per_process_; }
   int end_device(int process) const { return std::min(devices_, (process + 1) * per_process_); }
@@ -173,18 +179,25 @@ class TrackLayout {
   int per_process_;
   std::string kind_;
   int lane_count_;
+  bool has_arrows_;
   std::vector<std::vector<const sim::ComputeSpan*>> spans_;
   std::vector<int> first_alike_;
 };
 
-void add_process_tracks(EventSink& events, const TrackLayout& layout, int process) {
-  events.push_back(metadata("process_name", process, 0, layout.process_name(process)));
-  events.push_back(sort_index("process_sort_index", process, 0, process));
-  for (int lane = 0; lane < layout.lane_count(); ++lane) {
+void add_lane_threads(EventSink& events, int process, int lane_count, bool sorted) {
+  for (int lane = 0; lane < lane_count; ++lane) {
     const int thread = kCollectiveThread + lane;
     events.push_back(metadata("thread_name", process, thread,
                               lane == 0 ? "collectives" : fmt::format("collectives {}", lane + 1)));
-    if (layout.grouped()) events.push_back(sort_index("thread_sort_index", process, thread, lane));
+    if (sorted) events.push_back(sort_index("thread_sort_index", process, thread, lane));
+  }
+}
+
+void add_process_tracks(EventSink& events, const TrackLayout& layout, int process) {
+  events.push_back(metadata("process_name", process, 0, layout.process_name(process)));
+  events.push_back(sort_index("process_sort_index", process, 0, process));
+  if (!layout.shared_collectives()) {
+    add_lane_threads(events, process, layout.lane_count(), layout.grouped());
   }
   for (int d = layout.first_device(process); d < layout.end_device(process); ++d) {
     if (layout.first_alike(d) != d) continue;
@@ -194,6 +207,14 @@ void add_process_tracks(EventSink& events, const TrackLayout& layout, int proces
       events.push_back(sort_index("thread_sort_index", process, thread, layout.lane_count() + d));
     }
   }
+}
+
+// The process of the collectives drawn once, listed first.
+void add_shared_collectives_tracks(EventSink& events, const TrackLayout& layout) {
+  const int process = layout.shared_collectives_process();
+  events.push_back(metadata("process_name", process, 0, "collectives (every device)"));
+  events.push_back(sort_index("process_sort_index", process, 0, -1));
+  add_lane_threads(events, process, layout.lane_count(), true);
 }
 
 json collective_args(const sim::CollectiveRecord& record) {
@@ -289,12 +310,16 @@ void add_events(EventSink& events, const sim::CostLog& log, const TraceLabels& l
   int lane_count = 1;
   const std::vector<int> lanes = collective_lanes(log, lane_count);
   const TrackLayout layout(log, labels.devices, labels.groups, lane_count);
+  if (layout.shared_collectives()) add_shared_collectives_tracks(events, layout);
   for (int p = 0; p < layout.processes(); ++p) add_process_tracks(events, layout, p);
+  if (layout.shared_collectives()) {
+    add_collectives(events, log, layout.shared_collectives_process(), lanes);
+  }
   for (int p = 0; p < layout.processes(); ++p) {
     for (int d = layout.first_device(p); d < layout.end_device(p); ++d) {
       if (layout.first_alike(d) == d) add_device_events(events, log, layout, d);
     }
-    add_collectives(events, log, p, lanes);
+    if (!layout.shared_collectives()) add_collectives(events, log, p, lanes);
   }
   add_flows(events, log, layout, lanes);
   add_faults(events, log, layout, labels.devices);

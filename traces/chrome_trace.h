@@ -10,8 +10,9 @@
 // With groups (traces/track_groups.h) a process is a node or a torus row instead: a thread
 // "device D" of compute slices per device, a counter "device D memory in use" per device, and
 // the collectives threads once per group (a collective's record is the same on every device);
-// arrows join the groups' collectives threads. Consecutive devices of a group whose compute and
-// memory are identical share one thread and counter, "devices 8-15".
+// arrows join the groups' collectives threads. Without arrows (none recorded), the collectives
+// are drawn once, in a process "collectives (every device)" listed first. Consecutive devices of
+// a group whose compute and memory are identical share one thread and counter, "devices 8-15".
 
 #include <string>
 
