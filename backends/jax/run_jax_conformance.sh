@@ -18,16 +18,9 @@ jax_version=0.10.2  # the version docs/jax-checklist.md targets (tag jax-v0.10.2
 venv=$build_dir/jax-venv
 cases=$build_dir/jax-cases
 
-if ! "$venv/bin/python" -c "import jax, sys; sys.exit(jax.__version__ != '$jax_version')" 2>/dev/null; then
-  if ! python3 -c "import urllib.request; urllib.request.urlopen('https://pypi.org/simple/jax/', timeout=15)" 2>/dev/null; then
-    echo "SKIPPED: this machine cannot reach PyPI (https://pypi.org/simple/jax/), so jax==$jax_version cannot be installed; the JAX differential test needs it"
-    exit 77
-  fi
-  echo "installing jax==$jax_version jaxlib==$jax_version into $venv"
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check "jax==$jax_version" "jaxlib==$jax_version"
-fi
+# shellcheck source=backends/jax/jax_venv.sh
+source "$here/jax_venv.sh"
+ensure_jax_venv "$venv" "$jax_version" "the JAX differential test"
 
 rm -rf "$cases"
 XLA_FLAGS=--xla_force_host_platform_device_count=8 JAX_PLATFORMS=cpu \
