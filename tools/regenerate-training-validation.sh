@@ -37,11 +37,13 @@ while IFS=, read -r workload machine devices published source; do
   # `scale` at the one device count: the simulation without the trace `run` writes (gigabytes
   # at hundreds of devices). Its row: devices, step time (ms), ...
   "$spmdsim" scale --workload "$set_dir/$workload" --machine "$machine" --devices "$devices" \
-    --out "$out/scale" > "$out/scale.txt" 2> "$out/scale.err" || {
+    --no-plot --out "$out/scale" > "$out/scale.txt" 2> "$out/scale.err" || {
     echo "$workload: spmdsim scale failed: $(tail -1 "$out/scale.err")" >&2
     exit 2
   }
-  predicted=$(awk -v n="$devices" '$1 == n && NF == 7 { printf "%.3g", $2 / 1000; exit }' "$out/scale.txt")
+  # scale.dat: a header line (#), then devices, step time (ms), ... per device count.
+  predicted=$(awk -v n="$devices" '!/^#/ && $1 == n { printf "%.3g", $2 / 1000; exit }' \
+    "$out/scale/scale.dat")
   if [ -z "$predicted" ]; then
     echo "$workload: no step time in the output of spmdsim scale" >&2
     exit 2
