@@ -108,7 +108,7 @@ TEST(ForcedChoice, AlgorithmNamesWithNotesForceThatAlgorithm) {
 
 TEST(ForcedChoice, DefaultsRequestsAndEmptyForceNothing) {
   EXPECT_EQ(forced_algorithm(""), std::nullopt);
-  EXPECT_EQ(forced_algorithm("default (not forced)"), std::nullopt);
+  EXPECT_EQ(forced_algorithm("default (nothing forced)"), std::nullopt);
   EXPECT_EQ(forced_algorithm("default (tuner arm)"), std::nullopt);
   EXPECT_EQ(forced_algorithm("default tuner; log shows TREE/LL"), std::nullopt);
   // Asked for on an A100, which has no NVLS: the source cannot say what ran.
@@ -122,8 +122,8 @@ TEST(ForcedChoice, AnAlgorithmTheModelDoesNotKnowIsAnError) {
 }
 
 TEST(ForcedChoice, ProtocolNamesInAnyCaseForceThatProtocol) {
-  EXPECT_EQ(forced_protocol("LL", "default (not forced)"), Protocol::ll);
-  EXPECT_EQ(forced_protocol("LL128", "default (not forced)"), Protocol::ll128);
+  EXPECT_EQ(forced_protocol("LL", "default (nothing forced)"), Protocol::ll);
+  EXPECT_EQ(forced_protocol("LL128", "default (nothing forced)"), Protocol::ll128);
   EXPECT_EQ(forced_protocol("Simple", ""), Protocol::simple);
   EXPECT_EQ(forced_protocol("SIMPLE", "Ring (env)"), Protocol::simple);
   EXPECT_EQ(forced_protocol("", "Ring (env)"), std::nullopt);
@@ -180,14 +180,14 @@ TEST(CalibrationMachine, GpuNamesPickPresetsLongestNameFirst) {
             "gpu 'NVIDIA H100 PCIe': a PCIe card, expected an SXM or OAM GPU (the presets' NVLink "
             "and xGMI boards)");
   EXPECT_EQ(preset_for_gpu("NVIDIA GH200 96GB Grace Hopper").preset, "gh200-quad");
-  EXPECT_EQ(preset_for_gpu("NVIDIA H200 141GB (SXM)").preset, "hgx-h200");
+  EXPECT_EQ(preset_for_gpu("NVIDIA H200 SXM 141GB").preset, "hgx-h200");
   EXPECT_EQ(preset_for_gpu("NVIDIA GB200").preset, "gb200-nvl72");
   EXPECT_EQ(preset_for_gpu("NVIDIA B200").preset, "hgx-b200");
   EXPECT_EQ(preset_for_gpu("NVIDIA GB300 NVL72").preset, "gb300-nvl72");
   EXPECT_TRUE(preset_for_gpu("NVIDIA GB300 NVL72").nvlink_domain_spans_nodes);
   EXPECT_FALSE(preset_for_gpu("NVIDIA B200").nvlink_domain_spans_nodes);
-  EXPECT_EQ(preset_for_gpu("NVIDIA A100-SXM4-40GB").preset, "hgx-a100");
-  EXPECT_EQ(preset_for_gpu("AMD Instinct MI300X").preset, "mi300x");
+  EXPECT_EQ(preset_for_gpu("NVIDIA A100 SXM4 40GB").preset, "hgx-a100");
+  EXPECT_EQ(preset_for_gpu("AMD Instinct MI300X OAM").preset, "mi300x");
   EXPECT_EQ(preset_for_gpu("AMD Instinct MI325X").preset, "mi325x");
   EXPECT_EQ(preset_for_gpu("AMD Instinct MI355X").preset, "mi355x");
   // H800: H100 with NVLink at 400 GB/s both ways.
@@ -262,7 +262,7 @@ TEST(CalibrationMachine, AFullMeshOfFewerGpusUsesOnlyTheLinksToThoseThere) {
   mesh.scale_up = cost_model::ScaleUpKind::full_mesh;
   mesh.scale_up_bytes_per_s = 448'000'000'000;  // 7 links of 64 GB/s
   const Fabric four =
-      fitted_fabric(mesh, preset_for_gpu("MI300X"), {"MI300X", 4, 1, 4, "n/a (single node)"});
+      fitted_fabric(mesh, preset_for_gpu("MI300X"), {"MI300X", 4, 1, 4, "n/a (one node)"});
   EXPECT_EQ(four.devices_per_node, 4);
   EXPECT_EQ(four.scale_up_bytes_per_s, 3 * 64'000'000'000);
 }
@@ -271,7 +271,7 @@ TEST(CalibrationMachine, AnNvl72RackKeepsItsNvlinkDomainAcrossTrays) {
   Fabric rack = eight_gpu_switch();
   rack.devices_per_node = 72;
   const Fabric fabric =
-      fitted_fabric(rack, preset_for_gpu("GB300"), {"NVIDIA GB300", 32, 8, 4, "n/a (NVLink only)"});
+      fitted_fabric(rack, preset_for_gpu("GB300"), {"NVIDIA GB300", 32, 8, 4, "none: NVLink only"});
   EXPECT_EQ(fabric.devices_per_node, 72);
 }
 
