@@ -91,7 +91,7 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
   try {
     row.forced_algorithm = forced_algorithm(field("nccl_algo"));
   } catch (const Error&) {
-    // CollNet, PAT, NVLSTree and the like: a real algorithm the model does not time.
+    // An algorithm the model does not time (NCCL's CollNetChain is timed as Direct).
     if (row.not_predicted.empty()) {
       row.not_predicted =
           fmt::format("nccl_algo {} is not timed", shortened_text(trimmed(field("nccl_algo"))));
@@ -177,12 +177,15 @@ std::optional<LibraryAlgorithm> forced_algorithm(std::string_view nccl_algo) {
   // "NVLS requested (env); actual algo unknown": the source cannot say what ran (NVLS asked for
   // on hardware without it runs something else), so nothing is forced.
   if (text.find("requested") != std::string::npos) return std::nullopt;
+  std::string word(first_word(text));
+  // NCCL_ALGO names CollNet's two forms CollNetDirect and CollNetChain; the model times Direct.
+  if (word.starts_with("collnet")) word = "collnet";
   try {
-    return cost_model::library_algorithm_from_name(first_word(text));
+    return cost_model::library_algorithm_from_name(word);
   } catch (const Error&) {  // the column's own message, with every text it takes
     bad_field("nccl_algo", nccl_algo,
-              "Ring, Tree or NVLS (optionally followed by a note such as '(env)'), "
-              "'default ...', '... requested ...' or nothing");
+              "Ring, Tree, NVLS, NVLSTree, PAT or CollNet (optionally followed by a note such "
+              "as '(env)'), 'default ...', '... requested ...' or nothing");
   }
 }
 

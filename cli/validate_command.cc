@@ -53,7 +53,14 @@ Prediction predict(const CalibrationRow& row, const cost_model::Fabric& fabric,
   }
   const cost_model::TimingRequest request{row.op, row.size_bytes, row.machine.gpus_total,
                                           row.forced_algorithm, row.forced_protocol};
-  Prediction prediction{&row, cost_model::time_collective(fabric, request), 0, std::nullopt, ""};
+  // A run that forced CollNet shows that its network reduces (NCCL refuses CollNet otherwise);
+  // the machine's description does not say so, so the row says it for itself.
+  cost_model::Fabric row_fabric = fabric;
+  if (row.forced_algorithm == cost_model::LibraryAlgorithm::collnet) {
+    row_fabric.in_network_reduction = true;
+  }
+  Prediction prediction{&row, cost_model::time_collective(row_fabric, request), 0, std::nullopt,
+                        ""};
   prediction.predicted_us = static_cast<double>(prediction.choice.time_ps) / 1e6;
   if (row.measured_time_us) {
     prediction.error = relative_error(prediction.predicted_us, *row.measured_time_us);

@@ -133,20 +133,87 @@ double ring_us(const Fabric& fabric, const Layout& layout, Protocol protocol, do
          bus_bytes / (bus_gbps(fabric, layout, protocol) * 1e3);
 }
 
+// A tree across nodes fills its pipeline level by level: the first chunk crosses the
+// 2 * depth - 1 network levels one after another.
+double tree_fill_us(const Layout& layout, Protocol protocol, double bytes) {
+  if (layout.nodes < 2) return 0.0;
+  const double depth = std::ceil(std::log2(static_cast<double>(layout.nodes)));
+  return (2 * depth - 1) * std::min(bytes, kTreeChunkBytes) /
+         (kTreeLevelGBps[index(protocol)] * 1e3);
+}
+
 double tree_us(const Fabric& fabric, const Layout& layout, Protocol protocol, double bytes) {
   const double depth = std::ceil(std::log2(static_cast<double>(layout.nodes)));
   const double share = layout.nodes > 1 ? kTreeShareAcrossNodes : kTreeShareInNode;
-  const double fill_us = layout.nodes > 1 ? (2 * depth - 1) * std::min(bytes, kTreeChunkBytes) /
-                                               (kTreeLevelGBps[index(protocol)] * 1e3)
-                                         : 0.0;
   return launch_us(fabric) + kProtocolBaseUs[index(protocol)] +
          2.0 * hops_us(fabric, protocol, layout.per_node - 1, depth) +
-         bytes / (bus_gbps(fabric, layout, protocol) * share * 1e3) + fill_us;
+         bytes / (bus_gbps(fabric, layout, protocol) * share * 1e3) +
+         tree_fill_us(layout, protocol, bytes);
+}
+
+double nvls_gbps(const Fabric& fabric) {
+  return gbps(fabric.scale_up_bytes_per_s) * nvls_share(fabric.generation);
 }
 
 double nvls_us(const Fabric& fabric, double bytes) {
+  return launch_us(fabric) + kNvlsStartUs + bytes / (nvls_gbps(fabric) * 1e3);
+}
+
+// The node's NICs at the network's efficiency: the rate the between-node parts of NVLS-tree and
+// CollNet reach (Simple, the only protocol NCCL runs them with).
+double node_nics_gbps(const Fabric& fabric) {
+  return fabric.nics_per_node * gbps(fabric.nic_bytes_per_s) * kNetworkEfficiency;
+}
+
+// NVLS-tree all-reduce: the switches reduce inside each node (NVLS), each GPU's share of the
+// node's sum goes through a tree of nodes over its NICs, and NVLS broadcasts the result. Between
+// two nodes the tree is one exchange, each byte crossing the NICs once each way; in a deeper
+// (double binary) tree each node sends each byte twice, once up and once down.
+double nvls_tree_us(const Fabric& fabric, const Layout& layout, double bytes) {
+  const double depth = std::ceil(std::log2(static_cast<double>(layout.nodes)));
+  const double network_share = layout.nodes <= 2 ? 1.0 : 0.5;
+  const double rate_gbps = std::min(nvls_gbps(fabric), node_nics_gbps(fabric) * network_share);
   return launch_us(fabric) + kNvlsStartUs +
-         bytes / (gbps(fabric.scale_up_bytes_per_s) * nvls_share(fabric.generation) * 1e3);
+         2.0 * depth * kNetworkHopUs[index(Protocol::simple)] + bytes / (rate_gbps * 1e3) +
+         tree_fill_us(layout, Protocol::simple, bytes);
+}
+
+// PAT (Parallel Aggregated Trees) all-gather / reduce-scatter, which NCCL runs with one GPU per
+// node: NCCL's tuner model, a latency logarithmic in the nodes (a network hop / 3.5 per level)
+// plus kPatPerRankUs per rank, and 0.75 of the ring's bus rate (src/graph/tuning.cc).
+constexpr double kPatPerRankUs = 2.8;
+constexpr double kPatRateShare = 0.75;
+constexpr double kPatLevelShareOfHop = 1.0 / 3.5;
+
+double pat_us(const Fabric& fabric, const Layout& layout, double bus_bytes) {
+  const double depth = std::ceil(std::log2(static_cast<double>(layout.nodes)));
+  return launch_us(fabric) + kProtocolBaseUs[index(Protocol::simple)] +
+         depth * kNetworkHopUs[index(Protocol::simple)] * kPatLevelShareOfHop +
+         kPatPerRankUs * layout.ranks +
+         bus_bytes / (bus_gbps(fabric, layout, Protocol::simple) * kPatRateShare * 1e3);
+}
+
+// CollNet Direct all-reduce: the GPUs of a node reduce-scatter among themselves over the
+// scale-up links, each sends its share of the node's sum to the network, whose switches reduce
+// across nodes (SHARP) and send the result back once, and the node all-gathers it. The network
+// carries each byte once each way; inside the node a GPU sends and receives 2 (g - 1) / g of the
+// buffer. NCCL's tuner takes 0.85 of that rate on Hopper and later (src/graph/tuning.cc), and
+// 0.4 us per local rank to serialize the node's arrivals.
+constexpr double kCollNetRateShare = 0.85;
+constexpr double kCollNetPerLocalRankUs = 0.4;
+
+double collnet_us(const Fabric& fabric, const Layout& layout, double bytes) {
+  const double g = layout.per_node;
+  const double in_node_bytes = bytes * 2.0 * (g - 1) / g;
+  const double in_node_gbps =
+      gbps(fabric.scale_up_bytes_per_s) * scale_up_efficiency(fabric.generation);
+  const double bandwidth_us =
+      std::max(in_node_bytes / (in_node_gbps * 1e3), bytes / (node_nics_gbps(fabric) * 1e3)) /
+      kCollNetRateShare;
+  return launch_us(fabric) + kProtocolBaseUs[index(Protocol::simple)] +
+         2.0 * (scale_up_hop_us(fabric.generation, Protocol::simple) +
+                (g - 1) * kCollNetPerLocalRankUs) +
+         2.0 * kNetworkHopUs[index(Protocol::simple)] + bandwidth_us;
 }
 
 // All-to-all and permute send straight to their peers: the slower of the bytes a GPU sends
@@ -194,7 +261,8 @@ void check_request(const Fabric& fabric, const TimingRequest& request) {
   }
 }
 
-// One protocol's candidates for the request, in the order ring, tree, nvls.
+// One protocol's candidates for the request, in the order ring, tree, nvls, nvlstree, collnet
+// (all-reduce) or ring, pat (all-gather, reduce-scatter).
 void add_choices(const Fabric& fabric, const TimingRequest& request, Protocol protocol,
                  std::vector<TimedChoice>& out) {
   const Layout layout = layout_of(fabric, request.ranks);
@@ -209,14 +277,23 @@ void add_choices(const Fabric& fabric, const TimingRequest& request, Protocol pr
       add(LibraryAlgorithm::ring,
           ring_us(fabric, layout, protocol, 2 * (n - 1), 2, bytes * 2 * (n - 1) / n));
       if (layout.ranks > 2) add(LibraryAlgorithm::tree, tree_us(fabric, layout, protocol, bytes));
-      if (fabric.in_switch_reduction && layout.nodes == 1 && layout.ranks > 2 &&
-          protocol == Protocol::simple) {
+      if (protocol != Protocol::simple) return;
+      if (fabric.in_switch_reduction && layout.nodes == 1 && layout.ranks > 2) {
         add(LibraryAlgorithm::nvls, nvls_us(fabric, bytes));
+      }
+      if (fabric.in_switch_reduction && layout.nodes > 1 && layout.per_node > 1) {
+        add(LibraryAlgorithm::nvlstree, nvls_tree_us(fabric, layout, bytes));
+      }
+      if (fabric.in_network_reduction && layout.nodes > 1) {
+        add(LibraryAlgorithm::collnet, collnet_us(fabric, layout, bytes));
       }
       return;
     case TimedOp::all_gather:
     case TimedOp::reduce_scatter:
       add(LibraryAlgorithm::ring, ring_us(fabric, layout, protocol, n - 1, 1, bytes * (n - 1) / n));
+      if (protocol == Protocol::simple && layout.per_node == 1 && layout.nodes > 1) {
+        add(LibraryAlgorithm::pat, pat_us(fabric, layout, bytes * (n - 1) / n));
+      }
       return;
     case TimedOp::broadcast:
       add(LibraryAlgorithm::ring, ring_us(fabric, layout, protocol, n - 1, 1, bytes));
@@ -250,9 +327,13 @@ constexpr NameTable<TimedOp, 6> kOpNames = {{{TimedOp::all_reduce, "all_reduce"}
                                              {TimedOp::broadcast, "broadcast"},
                                              {TimedOp::all_to_all, "all_to_all"},
                                              {TimedOp::permute, "permute"}}};
-constexpr NameTable<LibraryAlgorithm, 3> kAlgorithmNames = {{{LibraryAlgorithm::ring, "ring"},
-                                                             {LibraryAlgorithm::tree, "tree"},
-                                                             {LibraryAlgorithm::nvls, "nvls"}}};
+constexpr NameTable<LibraryAlgorithm, 6> kAlgorithmNames = {
+    {{LibraryAlgorithm::ring, "ring"},
+     {LibraryAlgorithm::tree, "tree"},
+     {LibraryAlgorithm::nvls, "nvls"},
+     {LibraryAlgorithm::nvlstree, "nvlstree"},
+     {LibraryAlgorithm::pat, "pat"},
+     {LibraryAlgorithm::collnet, "collnet"}}};
 constexpr NameTable<Protocol, 3> kProtocolNames = {
     {{Protocol::ll, "LL"}, {Protocol::ll128, "LL128"}, {Protocol::simple, "Simple"}}};
 

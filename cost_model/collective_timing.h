@@ -1,5 +1,6 @@
 #pragma once
-// The time of one collective the way NCCL and RCCL run it: an algorithm (ring, tree, NVLS) and
+// The time of one collective the way NCCL and RCCL run it: an algorithm (ring, tree, NVLS,
+// NVLS-tree, PAT, CollNet) and
 // a protocol (LL, LL128, Simple), each with its own launch, per-hop latency and usable
 // bandwidth, over a Fabric's scale-up links and NICs. Every algorithm x protocol the fabric can
 // run is timed and the fastest is chosen, as NCCL's tuner does; a caller may force either, and
@@ -17,11 +18,16 @@
 namespace spmd::cost_model {
 
 enum class TimedOp { all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, permute };
-enum class LibraryAlgorithm { ring, tree, nvls };
+// nvls: the reduction done in the NVSwitches (NVLink SHARP), one node. nvlstree: NVLS inside
+// each node and a tree between nodes. pat: Parallel Aggregated Trees, all-gather and
+// reduce-scatter with one GPU per node. collnet: the reduction done in the network's switches
+// (InfiniBand SHARP; NCCL's CollNet Direct), only where the fabric says the network can.
+enum class LibraryAlgorithm { ring, tree, nvls, nvlstree, pat, collnet };
 enum class Protocol { ll, ll128, simple };
 
 std::string_view timed_op_name(TimedOp op);
-std::string_view library_algorithm_name(LibraryAlgorithm algorithm);  // "ring", "tree", "nvls"
+// "ring", "tree", "nvls", "nvlstree", "pat", "collnet"
+std::string_view library_algorithm_name(LibraryAlgorithm algorithm);
 std::string_view protocol_name(Protocol protocol);                    // "LL", "LL128", "Simple"
 // The inverses (case-insensitive); spmd::Error listing the names otherwise.
 TimedOp timed_op_from_name(std::string_view name);

@@ -32,7 +32,8 @@ struct Fabric {
   ScaleUpKind scale_up = ScaleUpKind::nvswitch;
   // Per GPU, per direction, all of its scale-up links together (H100: 18 x 25 GB/s = 450 GB/s).
   std::int64_t scale_up_bytes_per_s = 450'000'000'000;
-  bool in_switch_reduction = false;  // NVLink SHARP (NVLS) in the switches
+  bool in_switch_reduction = false;   // NVLink SHARP (NVLS) in the switches
+  bool in_network_reduction = false;  // the network's switches reduce (InfiniBand SHARP): CollNet
   int nics_per_node = 0;
   std::int64_t nic_bytes_per_s = 0;  // per NIC, per direction (400 Gb/s NDR: 50 GB/s)
   NetworkKind network = NetworkKind::infiniband;

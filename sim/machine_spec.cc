@@ -104,8 +104,8 @@ void read_nics(const JsonValue& fabric_json, int nodes, cost_model::Fabric& fabr
 // of a multi-node machine has cost_model::Fabric's default.
 cost_model::Fabric fabric_from_json(const JsonValue& object, int devices) {
   object.require_object({"generation", "host", "devices_per_node", "scale_up",
-                         "scale_up_bandwidth", "in_switch_reduction", "nics_per_node",
-                         "nic_bandwidth", "network", "algorithm", "protocol"});
+                         "scale_up_bandwidth", "in_switch_reduction", "in_network_reduction",
+                         "nics_per_node", "nic_bandwidth", "network", "algorithm", "protocol"});
   cost_model::Fabric fabric;
   if (auto generation = object.optional("generation")) {
     fabric.generation = generation->named("a GPU generation", cost_model::generation_from_name);
@@ -122,6 +122,9 @@ cost_model::Fabric fabric_from_json(const JsonValue& object, int devices) {
   }
   if (auto reduction = object.optional("in_switch_reduction")) {
     fabric.in_switch_reduction = reduction->boolean();
+  }
+  if (auto reduction = object.optional("in_network_reduction")) {
+    fabric.in_network_reduction = reduction->boolean();
   }
   const int nodes = (devices + fabric.devices_per_node - 1) / fabric.devices_per_node;
   read_nics(object, nodes, fabric);
@@ -152,6 +155,7 @@ json fabric_to_json(const cost_model::Fabric& fabric, const cost_model::LibraryC
       {"scale_up", std::string(cost_model::scale_up_kind_name(fabric.scale_up))},
       {"scale_up_bandwidth", exact_bandwidth_text(fabric.scale_up_bytes_per_s)},
       {"in_switch_reduction", fabric.in_switch_reduction},
+      {"in_network_reduction", fabric.in_network_reduction},
       {"nics_per_node", fabric.nics_per_node},
       {"network", std::string(cost_model::network_kind_name(fabric.network))},
   };

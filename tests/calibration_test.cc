@@ -115,10 +115,18 @@ TEST(ForcedChoice, DefaultsRequestsAndEmptyForceNothing) {
   EXPECT_EQ(forced_algorithm("NVLS requested; what ran is unknown"), std::nullopt);
 }
 
+TEST(ForcedChoice, NcclsOtherAlgorithmNamesForceTheirAlgorithm) {
+  EXPECT_EQ(forced_algorithm("NVLSTree (env)"), LibraryAlgorithm::nvlstree);
+  EXPECT_EQ(forced_algorithm("PAT"), LibraryAlgorithm::pat);
+  EXPECT_EQ(forced_algorithm("CollNetDirect (env)"), LibraryAlgorithm::collnet);
+  EXPECT_EQ(forced_algorithm("collnetchain"), LibraryAlgorithm::collnet);
+}
+
 TEST(ForcedChoice, AnAlgorithmTheModelDoesNotKnowIsAnError) {
-  EXPECT_EQ(error_of([] { forced_algorithm("CollNetDirect (env)"); }),
-            "nccl_algo 'CollNetDirect (env)': expected Ring, Tree or NVLS (optionally followed "
-            "by a note such as '(env)'), 'default ...', '... requested ...' or nothing");
+  EXPECT_EQ(error_of([] { forced_algorithm("MSCCL (env)"); }),
+            "nccl_algo 'MSCCL (env)': expected Ring, Tree, NVLS, NVLSTree, PAT or CollNet "
+            "(optionally followed by a note such as '(env)'), 'default ...', '... requested ...' "
+            "or nothing");
 }
 
 TEST(ForcedChoice, ProtocolNamesInAnyCaseForceThatProtocol) {

@@ -438,8 +438,9 @@ TEST(CliErrors, BadValuesExitWithCodeTwoAndOneLineNamingTheFlag) {
       {"perf --machine hgx-h100 -n 16 --link 1GB/s,1us",
        "error: --link 1GB/s,1us: given with --machine hgx-h100"},
       {"perf --machine dgx-h100 --topology torus", "error: --topology torus: given with --machine"},
-      {"perf --machine hgx-h100 --nccl-algo collnet",
-       R"(error: --nccl-algo: "collnet" is no library algorithm, expected ring, tree or nvls)"},
+      {"perf --machine hgx-h100 --nccl-algo sharp",
+       R"(error: --nccl-algo: "sharp" is no library algorithm, expected ring, tree, nvls, )"
+       R"(nvlstree, pat or collnet)"},
       {"perf --machine hgx-h100 --nccl-proto LL256",
        R"(error: --nccl-proto: "LL256" is no protocol, expected LL, LL128 or Simple)"},
       {"cases --order nccl_ring --out x --seed -1",

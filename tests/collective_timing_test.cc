@@ -87,6 +87,64 @@ TEST(CollectiveTiming, ForcedChoicesAreHonouredOrFallBackWithANote) {
   EXPECT_EQ(time_collective(hgx_h100(), request).fallback, "");
 }
 
+TEST(CollectiveTiming, NvlsTreeAcrossTwoNodesRunsAtTheSlowerOfNvlsAndTheNics) {
+  // 2 nodes of 8 H100 with 8 x 50 GB/s NICs: NVLS gives 450 x 0.59 = 265.5 GB/s, the NICs 8 x 50
+  // x 0.93 = 372 GB/s, each byte crossing them once each way between two nodes.
+  const std::int64_t bytes = std::int64_t{1} << 30;
+  const TimedChoice choice = time_collective(hgx_h100(), {.bytes = bytes, .ranks = 16});
+  EXPECT_EQ(choice.label(), "nvlstree/Simple");
+  const double fill_us = 131072 / 3.2e3;
+  EXPECT_NEAR(static_cast<double>(choice.time_ps) / 1e6,
+              20.8 + 10.0 + 2 * 12.8 + static_cast<double>(bytes) / (450e3 * 0.59) + fill_us,
+              0.01);
+  // Deeper trees send each byte up and down: half the NICs' rate, here below NVLS's.
+  Fabric slow_nics = hgx_h100();
+  slow_nics.nic_bytes_per_s = 25'000'000'000;
+  const TimingRequest deep{.bytes = bytes, .ranks = 64, .algorithm = LibraryAlgorithm::nvlstree};
+  EXPECT_NEAR(time_us(slow_nics, deep),
+              20.8 + 10.0 + 2 * 3 * 12.8 + static_cast<double>(bytes) / (200e3 * 0.93 * 0.5) +
+                  5 * fill_us,
+              0.01);
+}
+
+TEST(CollectiveTiming, PatRunsAllGatherWithOneGpuPerNode) {
+  Fabric one_per_node = hgx_h100();
+  one_per_node.devices_per_node = 1;
+  one_per_node.nics_per_node = 1;
+  const TimingRequest request{.op = TimedOp::all_gather, .bytes = 1 << 20, .ranks = 64,
+                              .algorithm = LibraryAlgorithm::pat};
+  const TimedChoice choice = time_collective(one_per_node, request);
+  EXPECT_EQ(choice.label(), "pat/Simple");
+  // NCCL's PAT model: log2(64) levels at a network hop / 3.5, 2.8 us per rank, 0.75 of the
+  // ring's bus rate (one 50 GB/s NIC at 0.93).
+  EXPECT_NEAR(static_cast<double>(choice.time_ps) / 1e6,
+              20.8 + 1.1 + 6 * 12.8 / 3.5 + 2.8 * 64 + (1 << 20) * 63.0 / 64 / (50e3 * 0.93 * 0.75),
+              0.01);
+  // With 8 GPUs per node NCCL does not run PAT.
+  EXPECT_THAT(time_collective(hgx_h100(), {.op = TimedOp::all_gather, .bytes = 1 << 20,
+                                           .ranks = 64, .algorithm = LibraryAlgorithm::pat})
+                  .fallback,
+              testing::HasSubstr("pat cannot run all_gather of 64 ranks"));
+}
+
+TEST(CollectiveTiming, CollNetRunsOnlyWhereTheNetworkReduces) {
+  const TimingRequest request{.bytes = std::int64_t{1} << 30, .ranks = 32,
+                              .algorithm = LibraryAlgorithm::collnet};
+  Fabric fabric = hgx_a100();
+  EXPECT_THAT(time_collective(fabric, request).fallback,
+              testing::HasSubstr("collnet cannot run all_reduce of 32 ranks"));
+  fabric.in_network_reduction = true;
+  const TimedChoice choice = time_collective(fabric, request);
+  EXPECT_EQ(choice.label(), "collnet/Simple");
+  // Inside the node 2 x 7/8 of the buffer at 300 x 0.76 GB/s; the NICs carry it once at 8 x 50
+  // x 0.93 GB/s: the node is slower. NCCL's 0.85 of that rate, 0.4 us per local rank.
+  const double bytes = static_cast<double>(request.bytes);
+  EXPECT_NEAR(static_cast<double>(choice.time_ps) / 1e6,
+              20.8 + 1.1 + 2 * (2 * 3.8 + 7 * 0.4) + 2 * 12.8 +
+                  bytes * 2 * 7 / 8 / (300e3 * 0.76) / 0.85,
+              0.01);
+}
+
 TEST(CollectiveTiming, LowLatencyProtocolOverSlingshotIsNotLl128) {
   Fabric fabric = hgx_h100();
   fabric.network = NetworkKind::slingshot;

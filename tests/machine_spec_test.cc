@@ -343,6 +343,7 @@ json with_full_fabric(json machine) {
                        {"scale_up", "full_mesh"},
                        {"scale_up_bandwidth", "448GB/s"},
                        {"in_switch_reduction", true},
+                       {"in_network_reduction", true},
                        {"nics_per_node", 2},
                        {"nic_bandwidth", "50GB/s"},
                        {"network", "roce"}};
@@ -365,6 +366,7 @@ TEST(MachineFabric, ReadsEveryField) {
   EXPECT_EQ(fabric.scale_up, cost_model::ScaleUpKind::full_mesh);
   EXPECT_EQ(fabric.scale_up_bytes_per_s, 448'000'000'000);
   EXPECT_TRUE(fabric.in_switch_reduction);
+  EXPECT_TRUE(fabric.in_network_reduction);
   EXPECT_EQ(fabric.nics_per_node, 2);
   EXPECT_EQ(fabric.nic_bytes_per_s, 50'000'000'000);  // 400 Gbit/s
   EXPECT_EQ(fabric.network, cost_model::NetworkKind::roce);
@@ -381,6 +383,7 @@ TEST(MachineFabric, OmittedFieldsTakeTheDocumentedDefaults) {
   EXPECT_EQ(fabric.scale_up, cost_model::ScaleUpKind::nvswitch);
   EXPECT_EQ(fabric.scale_up_bytes_per_s, 450'000'000'000);
   EXPECT_FALSE(fabric.in_switch_reduction);
+  EXPECT_FALSE(fabric.in_network_reduction);
   EXPECT_EQ(fabric.nics_per_node, 0);  // one node needs no NICs
   EXPECT_EQ(fabric.nic_bytes_per_s, 0);
   EXPECT_EQ(fabric.network, cost_model::NetworkKind::infiniband);
@@ -433,8 +436,9 @@ TEST(MachineFabric, EachBadFieldIsNamedByItsPath) {
       {with(good, "/fabric/network", "token_ring"),
        R"(fabric.network: "token_ring" is no network, expected infiniband, roce, slingshot or )"
        R"(ethernet)"},
-      {with(good, "/fabric/algorithm", "collnet"),
-       R"(fabric.algorithm: "collnet" is no library algorithm, expected ring, tree or nvls)"},
+      {with(good, "/fabric/algorithm", "sharp"),
+       R"(fabric.algorithm: "sharp" is no library algorithm, expected ring, tree, nvls, )"
+       R"(nvlstree, pat or collnet)"},
       {with(good, "/fabric/protocol", "LL256"),
        R"(fabric.protocol: "LL256" is no protocol, expected LL, LL128 or Simple)"},
       {with(good, "/fabric/devices_per_node", 0),
@@ -447,6 +451,8 @@ TEST(MachineFabric, EachBadFieldIsNamedByItsPath) {
        R"(like "100GB/s", "400Gb/s" or "25GiB/s")"},
       {with(good, "/fabric/in_switch_reduction", "yes"),
        R"(fabric.in_switch_reduction: "yes" is a string, expected true or false)"},
+      {with(good, "/fabric/in_network_reduction", 1),
+       "fabric.in_network_reduction: 1 is a number, expected true or false"},
       {with(good, "/fabric/nics_per_node", -1),
        "fabric.nics_per_node: -1, expected an integer >= 0"},
       {with(good, "/fabric/nics_per_node", 0),
@@ -456,12 +462,12 @@ TEST(MachineFabric, EachBadFieldIsNamedByItsPath) {
        R"("100GB/s", "400Gb/s" or "25GiB/s")"},
       {with(good, "/fabric/speed", 1),
        "fabric.speed: unknown field, expected one of generation, host, devices_per_node, "
-       "scale_up, scale_up_bandwidth, in_switch_reduction, nics_per_node, nic_bandwidth, "
-       "network, algorithm, protocol"},
+       "scale_up, scale_up_bandwidth, in_switch_reduction, in_network_reduction, "
+       "nics_per_node, nic_bandwidth, network, algorithm, protocol"},
       {with(good, "/fabric", "hopper"),
        R"(fabric: "hopper" is a string, expected an object with fields generation, host, )"
-       R"(devices_per_node, scale_up, scale_up_bandwidth, in_switch_reduction, nics_per_node, )"
-       R"(nic_bandwidth, network, algorithm, protocol)"},
+       R"(devices_per_node, scale_up, scale_up_bandwidth, in_switch_reduction, )"
+       R"(in_network_reduction, nics_per_node, nic_bandwidth, network, algorithm, protocol)"},
   };
   for (const auto& [machine, expected] : cases) {
     EXPECT_EQ(error_of(machine), expected) << machine["fabric"].dump();

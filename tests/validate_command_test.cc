@@ -153,7 +153,7 @@ TEST(ValidateCommand, BadInputExitsTwoWithOneLineNamingFileLineAndField) {
                "v,NVIDIA V100,8,1,8,,,all_reduce,float,sum,8,10,,,,,,,,,\n"
                "box,NVIDIA H100 80GB HBM3,8,1,8,,n/a (single node),gather,float,none,8,10,,,,,,,,,\n"
                "box,NVIDIA H100 80GB HBM3,8,1,8,,n/a (single node),all_reduce,float,sum,8,10,,,,"
-               "CollNetDirect,,,,,\n");
+               "MSCCL,,,,,\n");
   const CommandResult gpu = run_binary("validate '" + unsupported.string() + "'");
   EXPECT_EQ(gpu.exit_code, 0) << gpu.output;
   EXPECT_NE(gpu.output.find("1 row not predicted (v: gpu 'NVIDIA V100': expected a name holding "
@@ -163,7 +163,7 @@ TEST(ValidateCommand, BadInputExitsTwoWithOneLineNamingFileLineAndField) {
   EXPECT_NE(gpu.output.find("1 row not predicted (box: op gather is not timed)"),
             std::string::npos)
       << gpu.output;
-  EXPECT_NE(gpu.output.find("1 row not predicted (box: nccl_algo CollNetDirect is not timed)"),
+  EXPECT_NE(gpu.output.find("1 row not predicted (box: nccl_algo MSCCL is not timed)"),
             std::string::npos)
       << gpu.output;
 
