@@ -72,7 +72,7 @@ constexpr std::array<double, 3> kTreeLevelGBps = {0.56, 3.2, 3.2};
 // share of the scale-up rate per generation, after a fixed setup of the multicast objects.
 constexpr double kNvlsStartUs = 10.0;
 double nvls_share(GpuGeneration generation) {
-  return generation == GpuGeneration::blackwell ? 0.51 : 0.59;
+  return generation == GpuGeneration::blackwell ? 0.574 : 0.664;
 }
 
 struct Layout {
@@ -151,12 +151,47 @@ double tree_us(const Fabric& fabric, const Layout& layout, Protocol protocol, do
          tree_fill_us(layout, protocol, bytes);
 }
 
-double nvls_gbps(const Fabric& fabric) {
-  return gbps(fabric.scale_up_bytes_per_s) * nvls_share(fabric.generation);
+// NVLS's rate over `gpus` GPUs reducing in the switches: each GPU sends its whole buffer into
+// the switch for the reduction and its share (1/gpus) for the broadcast, and receives the same,
+// so it moves (1 + 1/gpus) times the buffer each way.
+double nvls_gbps(const Fabric& fabric, double gpus) {
+  return gbps(fabric.scale_up_bytes_per_s) * nvls_share(fabric.generation) * gpus / (gpus + 1);
 }
 
-double nvls_us(const Fabric& fabric, double bytes) {
-  return launch_us(fabric) + kNvlsStartUs + bytes / (nvls_gbps(fabric) * 1e3);
+double nvls_us(const Fabric& fabric, const Layout& layout, double bytes) {
+  return launch_us(fabric) + kNvlsStartUs + bytes / (nvls_gbps(fabric, layout.ranks) * 1e3);
+}
+
+// Whether NCCL's tuner runs NVLS rather than the Simple ring for an all-reduce of `bytes` inside
+// one node. NCCL chooses by its own estimates (src/graph/tuning.cc, src/graph/search.cc), which
+// can pass over NVLS where NVLS would be faster, as published runs on 4 GPUs show. Its NVLS
+// estimate has one channel per GPU, each at most scale_up / (n + 1) (a GPU's links carry every
+// channel once and its own twice) and at most the fastest per-channel speed the topology search
+// tries, times nvlsEfficiency; its algorithm rate is n channels at that rate. Its ring estimate
+// is the scale-up rate times n / (2 (n - 1)). Latencies: NVLS 25 us, the ring 8.4 us + 3.4 us
+// per step (NCCL's NVLink tables).
+constexpr double kNcclNvlsLatencyUs = 25.0;
+constexpr double kNcclRingSimpleBaseUs = 8.4;
+constexpr double kNcclRingSimpleHopUs = 3.4;
+
+double nccl_channel_speed_cap_gbps(GpuGeneration generation) {
+  return generation == GpuGeneration::blackwell ? 90.0 : 60.0;
+}
+double nccl_nvls_efficiency(GpuGeneration generation) {
+  return generation == GpuGeneration::blackwell ? 0.74 : 0.85;
+}
+
+bool library_prefers_nvls(const Fabric& fabric, const Layout& layout, double bytes) {
+  const double n = layout.ranks;
+  const double scale_up = gbps(fabric.scale_up_bytes_per_s);
+  const double channel_gbps =
+      std::min(scale_up / (n + 1), nccl_channel_speed_cap_gbps(fabric.generation));
+  const double nvls_gbps_estimate = n * channel_gbps * nccl_nvls_efficiency(fabric.generation);
+  const double ring_gbps_estimate = scale_up * n / (2 * (n - 1));
+  const double nvls_estimate_us = kNcclNvlsLatencyUs + bytes / (nvls_gbps_estimate * 1e3);
+  const double ring_estimate_us = kNcclRingSimpleBaseUs + 2 * (n - 1) * kNcclRingSimpleHopUs +
+                                  bytes / (ring_gbps_estimate * 1e3);
+  return nvls_estimate_us < ring_estimate_us;
 }
 
 // The node's NICs at the network's efficiency: the rate the between-node parts of NVLS-tree and
@@ -172,7 +207,8 @@ double node_nics_gbps(const Fabric& fabric) {
 double nvls_tree_us(const Fabric& fabric, const Layout& layout, double bytes) {
   const double depth = std::ceil(std::log2(static_cast<double>(layout.nodes)));
   const double network_share = layout.nodes <= 2 ? 1.0 : 0.5;
-  const double rate_gbps = std::min(nvls_gbps(fabric), node_nics_gbps(fabric) * network_share);
+  const double rate_gbps =
+      std::min(nvls_gbps(fabric, layout.per_node), node_nics_gbps(fabric) * network_share);
   return launch_us(fabric) + kNvlsStartUs +
          2.0 * depth * kNetworkHopUs[index(Protocol::simple)] + bytes / (rate_gbps * 1e3) +
          tree_fill_us(layout, Protocol::simple, bytes);
@@ -278,8 +314,10 @@ void add_choices(const Fabric& fabric, const TimingRequest& request, Protocol pr
           ring_us(fabric, layout, protocol, 2 * (n - 1), 2, bytes * 2 * (n - 1) / n));
       if (layout.ranks > 2) add(LibraryAlgorithm::tree, tree_us(fabric, layout, protocol, bytes));
       if (protocol != Protocol::simple) return;
-      if (fabric.in_switch_reduction && layout.nodes == 1 && layout.ranks > 2) {
-        add(LibraryAlgorithm::nvls, nvls_us(fabric, bytes));
+      // Left to itself, the library runs NVLS only where its tuner prefers it; forced, always.
+      if (fabric.in_switch_reduction && layout.nodes == 1 && layout.ranks > 2 &&
+          (request.algorithm || library_prefers_nvls(fabric, layout, bytes))) {
+        add(LibraryAlgorithm::nvls, nvls_us(fabric, layout, bytes));
       }
       if (fabric.in_switch_reduction && layout.nodes > 1 && layout.per_node > 1) {
         add(LibraryAlgorithm::nvlstree, nvls_tree_us(fabric, layout, bytes));

@@ -58,7 +58,8 @@ struct TimedChoice {
   std::string label() const;  // "ring/LL128"
 };
 
-// Every algorithm x protocol the fabric can run for the request, in a fixed order.
+// Every algorithm x protocol the library would run for the request on the fabric, in a fixed
+// order. Unforced, NVLS is among them only where NCCL's tuner prefers it to the ring.
 std::vector<TimedChoice> timed_choices(const Fabric& fabric, const TimingRequest& request);
 // The fastest of them, or the forced one (with a fallback note when it cannot run).
 TimedChoice time_collective(const Fabric& fabric, const TimingRequest& request);

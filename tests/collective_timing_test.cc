@@ -50,9 +50,25 @@ TEST(CollectiveTiming, LargeAllReduceOnNvSwitchUsesNvlsAndItsRate) {
   const std::int64_t bytes = std::int64_t{8} << 30;
   const TimedChoice choice = time_collective(hgx_h100(), {.bytes = bytes, .ranks = 8});
   EXPECT_EQ(choice.label(), "nvls/Simple");
-  // Each byte crosses a GPU's links once: bytes / (450 GB/s * 0.59), after 30.8 us.
+  // Each GPU moves (1 + 1/8) of the buffer each way: bytes / (450 GB/s * 0.664 * 8 / 9), after
+  // 30.8 us.
   EXPECT_NEAR(static_cast<double>(choice.time_ps) / 1e6,
-              30.8 + static_cast<double>(bytes) / (450e3 * 0.59), 0.01);
+              30.8 + static_cast<double>(bytes) / (450e3 * 0.664 * 8 / 9), 0.01);
+}
+
+TEST(CollectiveTiming, LeftToItselfTheLibraryRunsNvlsWhereItsTunerPrefersIt) {
+  // On 4 GPUs NCCL's estimate of NVLS (4 channels of at most 60 GB/s, x 0.85) is below its ring
+  // estimate (450 GB/s x 4/6), so it runs the ring though NVLS would be faster; forced, NVLS runs.
+  const std::int64_t bytes = std::int64_t{1} << 30;
+  const TimedChoice chosen = time_collective(hgx_h100(), {.bytes = bytes, .ranks = 4});
+  EXPECT_EQ(chosen.label(), "ring/Simple");
+  const TimedChoice forced =
+      time_collective(hgx_h100(), {.bytes = bytes, .ranks = 4, .algorithm = LibraryAlgorithm::nvls});
+  EXPECT_EQ(forced.label(), "nvls/Simple");
+  EXPECT_EQ(forced.fallback, "");
+  EXPECT_LT(forced.time_ps, chosen.time_ps);
+  // On 8 the NVLS estimate (8 channels of 50 GB/s x 0.85) wins.
+  EXPECT_EQ(time_collective(hgx_h100(), {.bytes = bytes, .ranks = 8}).label(), "nvls/Simple");
 }
 
 TEST(CollectiveTiming, LargeAllReduceWithoutNvlsUsesTheRing) {
@@ -88,14 +104,15 @@ TEST(CollectiveTiming, ForcedChoicesAreHonouredOrFallBackWithANote) {
 }
 
 TEST(CollectiveTiming, NvlsTreeAcrossTwoNodesRunsAtTheSlowerOfNvlsAndTheNics) {
-  // 2 nodes of 8 H100 with 8 x 50 GB/s NICs: NVLS gives 450 x 0.59 = 265.5 GB/s, the NICs 8 x 50
-  // x 0.93 = 372 GB/s, each byte crossing them once each way between two nodes.
+  // 2 nodes of 8 H100 with 8 x 50 GB/s NICs: NVLS gives 450 x 0.664 x 8/9 = 265.6 GB/s, the NICs
+  // 8 x 50 x 0.93 = 372 GB/s, each byte crossing them once each way between two nodes.
   const std::int64_t bytes = std::int64_t{1} << 30;
   const TimedChoice choice = time_collective(hgx_h100(), {.bytes = bytes, .ranks = 16});
   EXPECT_EQ(choice.label(), "nvlstree/Simple");
   const double fill_us = 131072 / 3.2e3;
   EXPECT_NEAR(static_cast<double>(choice.time_ps) / 1e6,
-              20.8 + 10.0 + 2 * 12.8 + static_cast<double>(bytes) / (450e3 * 0.59) + fill_us,
+              20.8 + 10.0 + 2 * 12.8 + static_cast<double>(bytes) / (450e3 * 0.664 * 8 / 9) +
+                  fill_us,
               0.01);
   // Deeper trees send each byte up and down: half the NICs' rate, here below NVLS's.
   Fabric slow_nics = hgx_h100();
