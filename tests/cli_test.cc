@@ -522,7 +522,8 @@ TEST(CliErrors, WorkloadFieldsAreRangeCheckedAndUnknownOnesRejected) {
       {R"({"kind": "collectives", "calls": [{"op": "all_reduce", "bytes": 1.5}]})",
        "workload.calls[0].bytes: 1.5, expected a positive integer"},
       {R"({"kind": "collectives", "calls": [{"op": "all_reduce", "byte": 8}]})",
-       "workload.calls[0].byte: unknown field, expected one of op, bytes, dtype"},
+       "workload.calls[0].byte: unknown field, expected one of op, bytes, dtype, nccl_algo, "
+       "nccl_proto"},
       {R"({"kind": "mlp", "layers": [4, 4]})",
        "workload.kind: \"mlp\", expected mlp_data_parallel, transformer_layer, collectives or transformer"},
       {R"({"kind": "transformer_layer", "model_parallel": "8"})",

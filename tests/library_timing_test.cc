@@ -8,11 +8,14 @@
 #include "reference/context.h"
 #include "sim/machine.h"
 #include "support/random_array.h"
+#include "tests/error_of.h"
 #include "tests/test_machines.h"
 #include "workloads/workload.h"
 
 namespace spmd::sim {
 namespace {
+
+using test_errors::error_of;
 
 cost_model::Fabric eight_hopper_gpus() {
   return {.generation = cost_model::GpuGeneration::hopper,
@@ -96,6 +99,30 @@ TEST(LibraryTiming, OneCallMayForceItsOwn) {
   ASSERT_EQ(records.size(), 2u);
   EXPECT_NE(records[0].algorithm.substr(0, 4), "tree");
   EXPECT_EQ(records[1].algorithm.substr(0, 4), "tree");
+}
+
+TEST(LibraryTiming, AWorkloadCallMayForceItsOwnAndComesBeforeTheRun) {
+  const Workload workload = workload_from_json(
+      {{"kind", "collectives"},
+       {"calls",
+        {{{"op", "all_reduce"}, {"bytes", "1GiB"}, {"nccl_algo", "Tree"}, {"nccl_proto", "LL128"}},
+         {{"op", "all_reduce"}, {"bytes", "1GiB"}}}}});
+  ASSERT_EQ(workload.calls.size(), 2u);
+  EXPECT_EQ(workload.calls[0].library.algorithm, cost_model::LibraryAlgorithm::tree);
+  EXPECT_EQ(workload.calls[0].library.protocol, cost_model::Protocol::ll128);
+  Machine run_forces_ring(machine(true), {.cost_only = true,
+                                          .library = {.algorithm = cost_model::LibraryAlgorithm::ring}});
+  const CostLog log = run_workload(run_forces_ring, workload);
+  ASSERT_EQ(log.collectives.size(), 2u);
+  EXPECT_EQ(log.collectives[0].algorithm, "tree/LL128");
+  EXPECT_EQ(log.collectives[1].algorithm.substr(0, 4), "ring");
+  EXPECT_EQ(error_of([] {
+              workload_from_json({{"kind", "collectives"},
+                                  {"calls", {{{"op", "all_reduce"}, {"bytes", 8},
+                                              {"nccl_algo", "sharp"}}}}});
+            }),
+            "workload.calls[0].nccl_algo: \"sharp\" is no library algorithm, expected ring, tree, "
+            "nvls, nvlstree, pat or collnet");
 }
 
 TEST(LibraryTiming, ResultsKeepTheScheduleBits) {

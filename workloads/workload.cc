@@ -38,7 +38,7 @@ std::int64_t bytes_value(const JsonValue& value) {
 }
 
 CollectiveSpec collective_spec(const JsonValue& call, DType default_dtype) {
-  call.require_object({"op", "bytes", "dtype"});
+  call.require_object({"op", "bytes", "dtype", "nccl_algo", "nccl_proto"});
   constexpr std::string_view kOps =
       "all_reduce, all_gather, reduce_scatter, all_to_all or ppermute";
   static const std::set<std::string, std::less<>> ops = {
@@ -50,6 +50,13 @@ CollectiveSpec collective_spec(const JsonValue& call, DType default_dtype) {
   spec.bytes = bytes_value(call.required("bytes", "a size in bytes"));
   const std::optional<JsonValue> dtype = call.optional("dtype");
   spec.dtype = dtype ? parse_dtype(*dtype) : default_dtype;
+  if (auto algorithm = call.optional("nccl_algo")) {
+    spec.library.algorithm =
+        algorithm->named("a library algorithm", cost_model::library_algorithm_from_name);
+  }
+  if (auto protocol = call.optional("nccl_proto")) {
+    spec.library.protocol = protocol->named("a protocol", cost_model::protocol_from_name);
+  }
   return spec;
 }
 
@@ -342,6 +349,7 @@ DeviceFunction transformer_step(const Workload& w) {
 DeviceFunction collectives_step(const Workload& w, int devices) {
   return [&w, devices](Context& ctx, const Values&) {
     for (const CollectiveSpec& spec : w.calls) {
+      const sim::ScopedLibraryChoice library(ctx, spec.library);
       ctx.collective_cost(collective_call_for(spec, devices), spec.dtype,
                           {collective_input_elements(spec, devices)});
     }

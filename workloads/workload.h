@@ -24,6 +24,9 @@ struct CollectiveSpec {
   std::string op;          // all_reduce, all_gather, reduce_scatter, all_to_all, ppermute
   std::int64_t bytes = 0;  // per device, nccl-tests' S (all_gather: the gathered result)
   DType dtype = DType::float32;
+  // What this call forces the collective library to run ("nccl_algo", "nccl_proto"), on a
+  // machine with a fabric; unset, the run's or the machine's choice, else the fastest.
+  cost_model::LibraryChoice library;
 };
 
 struct Workload {
