@@ -51,8 +51,11 @@ Prediction predict(const CalibrationRow& row, const cost_model::Fabric& fabric,
     return {&row, {}, 0, std::nullopt,
             machine_not_predicted.empty() ? row.not_predicted : machine_not_predicted};
   }
-  const cost_model::TimingRequest request{row.op, row.size_bytes, row.machine.gpus_total,
-                                          row.forced_algorithm, row.forced_protocol};
+  const cost_model::TimingRequest request{.op = row.op,
+                                          .bytes = row.size_bytes,
+                                          .ranks = row.machine.gpus_total,
+                                          .algorithm = row.forced_algorithm,
+                                          .protocol = row.forced_protocol};
   // A run that forced CollNet shows that its network reduces (NCCL refuses CollNet otherwise);
   // the machine's description does not say so, so the row says it for itself.
   cost_model::Fabric row_fabric = fabric;

@@ -79,22 +79,45 @@ struct Layout {
   int ranks = 1;
   int nodes = 1;
   int per_node = 1;
+  // The share of a node's NICs, and of a GPU's scale-up rate, that the group has (1: all).
+  double nic_share = 1.0;
+  double scale_up_share = 1.0;
 };
 
-Layout layout_of(const Fabric& fabric, int ranks) {
-  const int per_node = std::min(ranks, fabric.devices_per_node);
-  return {ranks, (ranks + per_node - 1) / per_node, per_node};
+Layout layout_of(const Fabric& fabric, const TimingRequest& request) {
+  const int per_node = request.ranks_per_node > 0
+                           ? std::min(request.ranks_per_node, request.ranks)
+                           : std::min(request.ranks, fabric.devices_per_node);
+  Layout layout{request.ranks, (request.ranks + per_node - 1) / per_node, per_node};
+  if (request.ranks_per_node > 0 && per_node < fabric.devices_per_node) {
+    layout.nic_share = static_cast<double>(per_node) / fabric.devices_per_node;
+    // One link to each peer: a GPU reaches only its group's per_node - 1 peers.
+    if (fabric.scale_up == ScaleUpKind::full_mesh && fabric.devices_per_node > 1) {
+      layout.scale_up_share =
+          static_cast<double>(std::max(per_node - 1, 1)) / (fabric.devices_per_node - 1);
+    }
+  }
+  return layout;
 }
 
 double gbps(std::int64_t bytes_per_s) { return static_cast<double>(bytes_per_s) / 1e9; }
 
-// The bus rate a protocol reaches: the scale-up links, or the node's NICs when the group spans
-// nodes, whichever is slower, times the protocol's payload share and caps.
+// A GPU's scale-up links, and its group's NICs on a node, at their efficiencies: the group's
+// share of them (Layout).
+double scale_up_gbps(const Fabric& fabric, const Layout& layout) {
+  return gbps(fabric.scale_up_bytes_per_s) * scale_up_efficiency(fabric.generation) *
+         layout.scale_up_share;
+}
+double node_nics_gbps(const Fabric& fabric, const Layout& layout) {
+  return fabric.nics_per_node * gbps(fabric.nic_bytes_per_s) * kNetworkEfficiency *
+         layout.nic_share;
+}
+
+// The bus rate a protocol reaches: the scale-up links, or the group's NICs when it spans nodes,
+// whichever is slower, times the protocol's payload share and caps.
 double bus_gbps(const Fabric& fabric, const Layout& layout, Protocol protocol) {
-  double rate = gbps(fabric.scale_up_bytes_per_s) * scale_up_efficiency(fabric.generation);
-  if (layout.nodes > 1) {
-    rate = std::min(rate, fabric.nics_per_node * gbps(fabric.nic_bytes_per_s) * kNetworkEfficiency);
-  }
+  double rate = scale_up_gbps(fabric, layout);
+  if (layout.nodes > 1) rate = std::min(rate, node_nics_gbps(fabric, layout));
   rate *= kProtocolPayloadShare[index(protocol)];
   if (protocol == Protocol::ll) {
     rate = std::min(rate, ll_cap_gbps(fabric.generation));
@@ -194,12 +217,6 @@ bool library_prefers_nvls(const Fabric& fabric, const Layout& layout, double byt
   return nvls_estimate_us < ring_estimate_us;
 }
 
-// The node's NICs at the network's efficiency: the rate the between-node parts of NVLS-tree and
-// CollNet reach (Simple, the only protocol NCCL runs them with).
-double node_nics_gbps(const Fabric& fabric) {
-  return fabric.nics_per_node * gbps(fabric.nic_bytes_per_s) * kNetworkEfficiency;
-}
-
 // NVLS-tree all-reduce: the switches reduce inside each node (NVLS), each GPU's share of the
 // node's sum goes through a tree of nodes over its NICs, and NVLS broadcasts the result. Between
 // two nodes the tree is one exchange, each byte crossing the NICs once each way; in a deeper
@@ -208,7 +225,7 @@ double nvls_tree_us(const Fabric& fabric, const Layout& layout, double bytes) {
   const double depth = std::ceil(std::log2(static_cast<double>(layout.nodes)));
   const double network_share = layout.nodes <= 2 ? 1.0 : 0.5;
   const double rate_gbps =
-      std::min(nvls_gbps(fabric, layout.per_node), node_nics_gbps(fabric) * network_share);
+      std::min(nvls_gbps(fabric, layout.per_node), node_nics_gbps(fabric, layout) * network_share);
   return launch_us(fabric) + kNvlsStartUs +
          2.0 * depth * kNetworkHopUs[index(Protocol::simple)] + bytes / (rate_gbps * 1e3) +
          tree_fill_us(layout, Protocol::simple, bytes);
@@ -241,11 +258,9 @@ constexpr double kCollNetPerLocalRankUs = 0.4;
 double collnet_us(const Fabric& fabric, const Layout& layout, double bytes) {
   const double g = layout.per_node;
   const double in_node_bytes = bytes * 2.0 * (g - 1) / g;
-  const double in_node_gbps =
-      gbps(fabric.scale_up_bytes_per_s) * scale_up_efficiency(fabric.generation);
-  const double bandwidth_us =
-      std::max(in_node_bytes / (in_node_gbps * 1e3), bytes / (node_nics_gbps(fabric) * 1e3)) /
-      kCollNetRateShare;
+  const double bandwidth_us = std::max(in_node_bytes / (scale_up_gbps(fabric, layout) * 1e3),
+                                       bytes / (node_nics_gbps(fabric, layout) * 1e3)) /
+                              kCollNetRateShare;
   return launch_us(fabric) + kProtocolBaseUs[index(Protocol::simple)] +
          2.0 * (scale_up_hop_us(fabric.generation, Protocol::simple) +
                 (g - 1) * kCollNetPerLocalRankUs) +
@@ -257,12 +272,9 @@ double collnet_us(const Fabric& fabric, const Layout& layout, double bytes) {
 double direct_us(const Fabric& fabric, const Layout& layout, Protocol protocol,
                  double in_node_bytes, double off_node_bytes) {
   const double payload = kProtocolPayloadShare[index(protocol)];
-  const double in_node_gbps =
-      gbps(fabric.scale_up_bytes_per_s) * scale_up_efficiency(fabric.generation) * payload;
-  double time_us = in_node_bytes / (in_node_gbps * 1e3);
+  double time_us = in_node_bytes / (scale_up_gbps(fabric, layout) * payload * 1e3);
   if (off_node_bytes > 0) {
-    const double per_gpu_nic_gbps = fabric.nics_per_node * gbps(fabric.nic_bytes_per_s) *
-                                    kNetworkEfficiency * payload / layout.per_node;
+    const double per_gpu_nic_gbps = node_nics_gbps(fabric, layout) * payload / layout.per_node;
     time_us = std::max(time_us, off_node_bytes / (per_gpu_nic_gbps * 1e3));
   }
   const double network_hops = layout.nodes > 1 ? 1.0 : 0.0;
@@ -288,7 +300,11 @@ void check_request(const Fabric& fabric, const TimingRequest& request) {
   if (fabric.devices_per_node < 1 || fabric.scale_up_bytes_per_s <= 0) {
     throw Error("fabric: devices_per_node and scale_up_bandwidth must be positive");
   }
-  if (request.ranks > fabric.devices_per_node &&
+  if (request.ranks_per_node < 0) {
+    throw Error(fmt::format("collective timing: {} ranks per node, expected 0 (consecutive) or more",
+                            request.ranks_per_node));
+  }
+  if (layout_of(fabric, request).nodes > 1 &&
       (fabric.nics_per_node < 1 || fabric.nic_bytes_per_s <= 0)) {
     throw Error(fmt::format(
         "collective timing: {} ranks span nodes of {} devices, but the fabric has no NICs; "
@@ -301,7 +317,7 @@ void check_request(const Fabric& fabric, const TimingRequest& request) {
 // (all-reduce) or ring, pat (all-gather, reduce-scatter).
 void add_choices(const Fabric& fabric, const TimingRequest& request, Protocol protocol,
                  std::vector<TimedChoice>& out) {
-  const Layout layout = layout_of(fabric, request.ranks);
+  const Layout layout = layout_of(fabric, request);
   if (!protocol_runs(fabric, layout, protocol)) return;
   const double n = layout.ranks;
   const double bytes = static_cast<double>(request.bytes);

@@ -45,7 +45,13 @@ struct TimingRequest {
   // nccl-tests' size: all_reduce / broadcast / all_to_all / permute the buffer on each rank,
   // all_gather the gathered output, reduce_scatter the per-rank input.
   std::int64_t bytes = 0;
-  int ranks = 1;  // the group, on consecutive devices: ranks / devices_per_node nodes
+  int ranks = 1;
+  // How many of the group's ranks share a node (the most on any one). 0: the group lies on
+  // consecutive devices, filling ceil(ranks / devices_per_node) nodes. Fewer than the node's
+  // devices: the node's other devices run sibling groups of the same collective (an SPMD
+  // program's groups run at once), so the group has its own GPUs' share of the node's NICs, and
+  // on a full mesh only the links between its own GPUs.
+  int ranks_per_node = 0;
   std::optional<LibraryAlgorithm> algorithm;  // forced, else the fastest
   std::optional<Protocol> protocol;           // forced, else the fastest
 };

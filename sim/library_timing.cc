@@ -1,5 +1,8 @@
 #include "sim/library_timing.h"
 
+#include <algorithm>
+#include <map>
+
 namespace spmd::sim {
 namespace {
 
@@ -31,15 +34,26 @@ LibraryChoice first_forced(std::initializer_list<LibraryChoice> choices) {
   return forced;
 }
 
+int group_ranks_per_node(const MachineSpec& machine, const std::vector<int>& devices) {
+  if (!machine.fabric || machine.fabric->devices_per_node < 1) return 0;
+  std::map<int, int> ranks_on_node;
+  int most = 0;
+  for (int device : devices) {
+    most = std::max(most, ++ranks_on_node[device / machine.fabric->devices_per_node]);
+  }
+  return most;
+}
+
 std::optional<cost_model::TimedChoice> library_timing(const MachineSpec& machine, CollectiveOp op,
-                                                      std::int64_t bytes, int group_size,
+                                                      std::int64_t bytes, GroupSpread group,
                                                       const LibraryChoice& forced) {
   const std::optional<cost_model::TimedOp> timed = timed_op(op);
   // A group of one device moves nothing (XLA drops such a collective): no library call to time.
-  if (!machine.fabric || !timed || group_size <= 1) return std::nullopt;
+  if (!machine.fabric || !timed || group.ranks <= 1) return std::nullopt;
   return cost_model::time_collective(*machine.fabric, {.op = *timed,
                                                        .bytes = bytes,
-                                                       .ranks = group_size,
+                                                       .ranks = group.ranks,
+                                                       .ranks_per_node = group.ranks_per_node,
                                                        .algorithm = forced.algorithm,
                                                        .protocol = forced.protocol});
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <vector>
 
 #include "cost_model/collective_timing.h"
 #include "reference/collective_call.h"
@@ -19,11 +20,21 @@ using cost_model::LibraryChoice;
 // call's choice, then its run's, then its machine's.
 LibraryChoice first_forced(std::initializer_list<LibraryChoice> choices);
 
+// The group's size and how many of its ranks lie on one node.
+struct GroupSpread {
+  int ranks = 1;
+  int ranks_per_node = 0;  // 0: consecutive devices (cost_model::TimingRequest::ranks_per_node)
+};
+
+// The most ranks of a group on any one node of the machine's fabric, from the machine devices
+// the group runs on; 0 without a fabric.
+int group_ranks_per_node(const MachineSpec& machine, const std::vector<int>& devices);
+
 // None when the machine has no fabric, `op` moves nothing (axis_index) or the group is one
-// device. `bytes` is the
-// nccl-tests size: all_gather's gathered output, every other op's per-device input.
+// device. `bytes` is the nccl-tests size: all_gather's gathered output, every other op's
+// per-device input.
 std::optional<cost_model::TimedChoice> library_timing(const MachineSpec& machine, CollectiveOp op,
-                                                      std::int64_t bytes, int group_size,
+                                                      std::int64_t bytes, GroupSpread group,
                                                       const LibraryChoice& forced = {});
 
 }  // namespace spmd::sim

@@ -91,10 +91,12 @@ struct SimRun::Slot {
   CollectiveRecord record;
   std::optional<std::size_t> logged_at;
   bool record_started = false;
-  // On a machine with a fabric, the library's time for groups of `library_group_size`: every
-  // group of one collective has the same size and bytes, so it is computed once, at the first.
+  // On a machine with a fabric, the library's time for groups of `library_group_size` ranks
+  // lying `library_ranks_per_node` to a node: the groups of one collective have the same size
+  // and bytes, and usually the same spread, so it is computed again only when that changes.
   std::optional<cost_model::TimedChoice> library;
   int library_group_size = 0;  // 0: not computed yet
+  int library_ranks_per_node = 0;
 };
 
 // ---- SimContext
@@ -497,11 +499,14 @@ void SimRun::start_group(int index, int group) {
       first.call.op == CollectiveOp::all_gather ? input_bytes * n : input_bytes;
   // Faults act on links and devices, which the library's closed form does not see: a run with
   // faults carries every collective on the links.
-  if (slot.library_group_size != n) {
+  const int ranks_per_node = group_ranks_per_node(machine_.spec(), placed.devices);
+  if (slot.library_group_size != n || slot.library_ranks_per_node != ranks_per_node) {
     slot.library_group_size = n;
+    slot.library_ranks_per_node = ranks_per_node;
     slot.library = faults_.changes_collectives()
                        ? std::nullopt
-                       : library_timing(machine_.spec(), first.call.op, nccl_bytes, n,
+                       : library_timing(machine_.spec(), first.call.op, nccl_bytes,
+                                        {.ranks = n, .ranks_per_node = ranks_per_node},
                                         first_forced({first.library, machine_.options().library,
                                                       machine_.spec().library}));
   }

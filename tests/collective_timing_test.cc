@@ -162,6 +162,41 @@ TEST(CollectiveTiming, CollNetRunsOnlyWhereTheNetworkReduces) {
               0.01);
 }
 
+TEST(CollectiveTiming, AGroupWithOneRankPerNodeHasItsOwnGpusNics) {
+  // The data-parallel groups of 8 nodes x 8 GPUs: 8 groups of 8 ranks, one on each node, run at
+  // once, so each has one GPU's NIC per node (50 GB/s x 0.93), not the node's eight, and no
+  // NVLink step.
+  const std::int64_t bytes = std::int64_t{1} << 30;
+  const TimingRequest spread{.bytes = bytes, .ranks = 8, .ranks_per_node = 1,
+                             .algorithm = LibraryAlgorithm::ring, .protocol = Protocol::simple};
+  EXPECT_NEAR(time_us(hgx_h100(), spread),
+              20.8 + 1.1 + 14 * 12.8 + static_cast<double>(bytes) * 14 / 8 / (50e3 * 0.93), 0.01);
+  // Consecutive (the default) the same 8 ranks are one node on NVLink.
+  TimingRequest consecutive = spread;
+  consecutive.ranks_per_node = 0;
+  EXPECT_NEAR(time_us(hgx_h100(), consecutive),
+              20.8 + 1.1 + 14 * 3.8 + static_cast<double>(bytes) * 14 / 8 / (450e3 * 0.76), 0.01);
+  // Whole nodes given explicitly are the same as consecutive ones.
+  TimingRequest whole_nodes{.bytes = bytes, .ranks = 32, .ranks_per_node = 8};
+  EXPECT_EQ(time_collective(hgx_h100(), whole_nodes).time_ps,
+            time_collective(hgx_h100(), {.bytes = bytes, .ranks = 32}).time_ps);
+}
+
+TEST(CollectiveTiming, AGroupOnPartOfAFullMeshUsesOnlyTheLinksToItsPeers) {
+  Fabric mesh = hgx_h100();
+  mesh.generation = GpuGeneration::cdna3;
+  mesh.scale_up = ScaleUpKind::full_mesh;
+  mesh.scale_up_bytes_per_s = 448'000'000'000;  // 7 links of 64 GB/s
+  mesh.in_switch_reduction = false;
+  const std::int64_t bytes = std::int64_t{1} << 30;
+  const TimingRequest four{.bytes = bytes, .ranks = 4, .ranks_per_node = 4,
+                           .algorithm = LibraryAlgorithm::ring, .protocol = Protocol::simple};
+  // 3 of the 7 links, at xGMI's 0.705; RCCL's launch 7.1 us.
+  EXPECT_NEAR(time_us(mesh, four),
+              7.1 + 1.1 + 6 * 3.8 + static_cast<double>(bytes) * 6 / 4 / (448e3 * 0.705 * 3 / 7),
+              0.01);
+}
+
 TEST(CollectiveTiming, LowLatencyProtocolOverSlingshotIsNotLl128) {
   Fabric fabric = hgx_h100();
   fabric.network = NetworkKind::slingshot;

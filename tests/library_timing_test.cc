@@ -7,6 +7,7 @@
 
 #include "reference/context.h"
 #include "sim/machine.h"
+#include "sim/machine_presets.h"
 #include "support/random_array.h"
 #include "tests/error_of.h"
 #include "tests/test_machines.h"
@@ -123,6 +124,27 @@ TEST(LibraryTiming, AWorkloadCallMayForceItsOwnAndComesBeforeTheRun) {
             }),
             "workload.calls[0].nccl_algo: \"sharp\" is no library algorithm, expected ring, tree, "
             "nvls, nvlstree, pat or collnet");
+}
+
+TEST(LibraryTiming, AGroupAcrossNodesIsTimedWithItsSpread) {
+  const MachineSpec two_nodes = machine_preset_with_devices("hgx-h100", 16);
+  EXPECT_EQ(group_ranks_per_node(two_nodes, {0, 8}), 1);
+  EXPECT_EQ(group_ranks_per_node(two_nodes, {0, 1, 8, 9}), 2);
+  EXPECT_EQ(group_ranks_per_node(two_nodes, {0, 1, 2, 3, 4, 5, 6, 7}), 8);
+  // A mesh (data 2, model 8), model inside a node: each 'data' group is one GPU on each node.
+  Machine simulated(two_nodes, {.cost_only = true});
+  std::vector<Values> inputs(16, Values{Array(DType::float32, {1 << 20})});
+  simulated.run(Mesh({2, 8}, {"data", "model"}), inputs,
+                [](Context& ctx, const Values& xs) { return Values{ctx.psum(xs[0], "data")}; },
+                false);
+  const CollectiveRecord& record = simulated.cost_log().collectives.at(0);
+  const cost_model::TimedChoice across = cost_model::time_collective(
+      *two_nodes.fabric, {.bytes = std::int64_t{4} << 20, .ranks = 2, .ranks_per_node = 1});
+  EXPECT_EQ(record.algorithm, across.label());
+  EXPECT_EQ(record.end_ps - record.start_ps, across.time_ps);
+  const cost_model::TimedChoice as_if_in_one_node = cost_model::time_collective(
+      *two_nodes.fabric, {.bytes = std::int64_t{4} << 20, .ranks = 2});
+  EXPECT_GT(across.time_ps, as_if_in_one_node.time_ps);
 }
 
 TEST(LibraryTiming, ResultsKeepTheScheduleBits) {
