@@ -1,5 +1,7 @@
 #include "sim/library_timing.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 
@@ -56,6 +58,21 @@ std::optional<cost_model::TimedChoice> library_timing(const MachineSpec& machine
                                                        .ranks_per_node = group.ranks_per_node,
                                                        .algorithm = forced.algorithm,
                                                        .protocol = forced.protocol});
+}
+
+std::string library_note(const cost_model::TimedChoice& choice, CollectiveOp op) {
+  using cost_model::LibraryAlgorithm;
+  const bool sums = op == CollectiveOp::psum || op == CollectiveOp::pmean ||
+                    op == CollectiveOp::psum_scatter;
+  const bool in_hardware = choice.algorithm == LibraryAlgorithm::nvls ||
+                           choice.algorithm == LibraryAlgorithm::nvlstree ||
+                           choice.algorithm == LibraryAlgorithm::collnet;
+  if (!sums || !in_hardware) return choice.fallback;
+  const std::string order = fmt::format(
+      "{} sums in the switches, in an order the hardware fixes (order unspecified); the results "
+      "keep the planned schedule's order",
+      cost_model::library_algorithm_name(choice.algorithm));
+  return choice.fallback.empty() ? order : choice.fallback + "; " + order;
 }
 
 }  // namespace spmd::sim

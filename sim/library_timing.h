@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "cost_model/collective_timing.h"
@@ -36,5 +37,10 @@ int group_ranks_per_node(const MachineSpec& machine, const std::vector<int>& dev
 std::optional<cost_model::TimedChoice> library_timing(const MachineSpec& machine, CollectiveOp op,
                                                       std::int64_t bytes, GroupSpread group,
                                                       const LibraryChoice& forced = {});
+
+// The note a collective's record carries for the library's choice: the fallback, if any, and,
+// for a sum the switches or the network reduce (NVLS, NVLS-tree, CollNet), that the hardware
+// fixes its order: the results keep the planned schedule's order, not the hardware's.
+std::string library_note(const cost_model::TimedChoice& choice, CollectiveOp op);
 
 }  // namespace spmd::sim

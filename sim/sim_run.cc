@@ -524,7 +524,8 @@ void SimRun::start_group(int index, int group) {
     record.bytes = nccl_bytes;
     record.algorithm = library ? library->label()
                                : std::string(collectives::algorithm_name(plan.algorithm));
-    record.algorithm_note = library ? library->fallback : plan.algorithm_note;
+    record.algorithm_note =
+        library ? library_note(*library, first.call.op) : plan.algorithm_note;
     record.groups = static_cast<int>(slot.groups.size());
     record.group_size = n;
     record.with_data = first.with_data;
