@@ -17,10 +17,13 @@ using collectives::Algorithm;
 }  // namespace
 
 Algorithm algorithm_for_order(const ReductionOrder& order) {
+  // A switch's order is unknown; the ring folds as the reference folds in_switch (as nccl_ring),
+  // and conformance checks in_switch only where every order gives the same bits.
+  if (order_is_unspecified(order.algorithm)) return Algorithm::ring;
   if (const auto algorithm = collectives::algorithm_folding_as(order.algorithm)) return *algorithm;
   std::vector<std::string_view> simulated;
   for (ReductionAlgorithm candidate : kAllReductionAlgorithms) {
-    if (collectives::algorithm_folding_as(candidate)) {
+    if (collectives::algorithm_folding_as(candidate) || order_is_unspecified(candidate)) {
       simulated.push_back(reduction_algorithm_name(candidate));
     }
   }

@@ -14,8 +14,9 @@
 
 namespace spmd {
 
-// The simulator algorithm that folds in `order` (xla_cpu -> direct, nccl_ring -> ring, ...);
-// spmd::Error for orders only a real library has (Gloo, Open MPI, NCCL's tree chain).
+// The simulator algorithm that folds in `order` (xla_cpu -> direct, nccl_ring -> ring, in_switch
+// -> ring, ...); spmd::Error for orders only a real library has (Gloo, Open MPI, NCCL's tree
+// chain).
 collectives::Algorithm algorithm_for_order(const ReductionOrder& order);
 // The reference order of a simulator algorithm run with rings in group rank order.
 ReductionOrder order_for_algorithm(collectives::Algorithm algorithm);

@@ -27,11 +27,12 @@ struct ConformOptions {
 
 void add_conform_flags(CLI::App& command, ConformOptions& options);
 
-// Loads every case, then runs them; prints one line per failing case and a final
-// "N passed, M failed"; returns the exit code (0 when none failed, 1 otherwise, 2 when a case
-// file is malformed). Throws spmd::Error for bad flags, a plugin that cannot be loaded or whose
-// call fails or hangs, and, before any case runs, for a --ring whose length is not a case's
-// device count.
+// Loads every case, then runs them; prints one line per failing case, a line counting the cases
+// run in an unspecified order (in_switch) when there are any, and a final "N passed, M failed";
+// returns the exit code (0 when none failed, 1 otherwise, 2 when a case file is malformed or a
+// case in an unspecified order has data whose bits are not defined: both are ERROR lines).
+// Throws spmd::Error for bad flags, a plugin that cannot be loaded or whose call fails or hangs,
+// and, before any case runs, for a --ring whose length is not a case's device count.
 int run_conform_command(const ConformOptions& options, std::ostream& out);
 
 }  // namespace spmd

@@ -443,4 +443,10 @@ DeviceFunction body_function(const Case& c) {
   };
 }
 
+Values run_body(Backend& backend, const Case& c) {
+  const DeviceFunction body = body_function(c);
+  return c.is_pmap ? run_pmap(backend, body, c.pmap, c.inputs)
+                   : run_shard_map(backend, c.mesh, body, c.shard_map, c.inputs);
+}
+
 }  // namespace spmd::conformance

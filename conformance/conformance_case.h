@@ -62,4 +62,8 @@ Case load_case(const std::string& json_path);
 // The per-device program the case's body describes.
 DeviceFunction body_function(const Case& c);
 
+// The case's program run on `backend` over the case's inputs: its global outputs. Throws what
+// the program raises (spmd::Error).
+Values run_body(Backend& backend, const Case& c);
+
 }  // namespace spmd::conformance

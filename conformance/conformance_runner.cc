@@ -1,12 +1,14 @@
 #include "conformance/conformance_runner.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <memory>
 
 #include "backends/backend_registry.h"
+#include "conformance/unspecified_order.h"
 #include "reference/array_difference.h"
 #include "reference/elementwise.h"
 #include "reference/input_file.h"
@@ -25,12 +27,6 @@ std::optional<Array> narrowed_expected(const Array& got, const Array& expected) 
   const Array narrowed = convert(expected, got.dtype());
   if (!convert(narrowed, expected.dtype()).bitwise_equal(expected)) return std::nullopt;
   return narrowed;
-}
-
-Values run_on(Backend& backend, const Case& c) {
-  const DeviceFunction body = body_function(c);
-  return c.is_pmap ? run_pmap(backend, body, c.pmap, c.inputs)
-                   : run_shard_map(backend, c.mesh, body, c.shard_map, c.inputs);
 }
 
 // Compares outputs; fills result.failure with the first difference.
@@ -73,7 +69,7 @@ std::optional<Values> compare_with_jax(const Case& c, const std::string& backend
     return std::nullopt;
   }
   try {
-    Values got = run_on(*backend, c);
+    Values got = run_body(*backend, c);
     if (c.expected_error) {
       result.failure = fmt::format("ran without error, expected an error ({})", *c.expected_error);
       return std::nullopt;
@@ -121,7 +117,7 @@ void compare_in_backend_order(const Case& c, const std::optional<Values>& got,
   result.failure.clear();
   try {
     ReferenceBackend reference(order, c.device_count);
-    compare(*got, run_on(reference, c), result,
+    compare(*got, run_body(reference, c), result,
             fmt::format("the reference in {} order", order.describe()));
   } catch (const Error& e) {
     result.failure = fmt::format("raised an error: {}", e.what());
@@ -134,18 +130,45 @@ void compare_in_backend_order(const Case& c, const std::optional<Values>& got,
   }
 }
 
+// In an unspecified order (result.order_unspecified: the case's own `order` or the run's
+// --order is one) the case's bits are defined only where every reduction is exact in any order.
+// Sets result.error, and returns false, for a case whose data are not.
+bool bits_defined_in_unspecified_order(const Case& c, const ReductionOrder& run_order,
+                                       CaseResult& result) {
+  if (!result.order_unspecified || c.expected_error) return true;  // no bits to compare
+  const bool case_order_unspecified = order_is_unspecified(c.order.algorithm);
+  const ReductionOrder& unspecified = case_order_unspecified ? c.order : run_order;
+  const auto inexact = first_reduction_not_exact_in_any_order(c, unspecified);
+  if (!inexact) return true;
+  result.error = fmt::format(
+      "{}: {} {}: its inputs' {} is not exact in every order ({} over devices {}, element {}), "
+      "so the case's bits are not defined; expected data whose reductions are exact in any "
+      "order (docs/reduction-orders.md, \"In-switch reductions\")",
+      c.json_path.empty() ? c.name : c.json_path, case_order_unspecified ? "order:" : "--order",
+      reduction_algorithm_name(unspecified.algorithm), reduce_op_name(inexact->op),
+      inexact->collective, fmt::join(inexact->devices, ","), inexact->element);
+  return false;
+}
+
 }  // namespace
 
 CaseResult run_case(const Case& c, const RunOptions& options) {
   CaseResult result{.name = c.name};
   const ReductionOrder order = options.order.value_or(c.order);
+  result.order_unspecified =
+      order_is_unspecified(c.order.algorithm) || order_is_unspecified(order.algorithm);
   if (c.program_error) {
     record_error(c, *c.program_error, result);  // JAX rejects the program before it runs
-  } else {
+  } else if (bits_defined_in_unspecified_order(c, order, result)) {
     const std::optional<Values> got = compare_with_jax(c, options.backend, order, result);
     if (order != c.order && !c.expected_error) compare_in_backend_order(c, got, order, result);
   }
-  result.passed = result.failure.empty();
+  if (result.order_unspecified && result.error.empty() && !c.expected_error && !c.program_error) {
+    result.notes.push_back(
+        "order unspecified (in_switch): compared bit for bit on data whose reductions are exact "
+        "in every order");
+  }
+  result.passed = result.failure.empty() && result.error.empty();
   return result;
 }
 

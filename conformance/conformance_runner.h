@@ -21,8 +21,15 @@ struct CaseResult {
   bool passed = false;
   std::string failure;             // one line: the first difference, or the unexpected error
   std::vector<std::string> notes;  // one line each: how the comparison was made, when unusual
+  // The case's or the run's order is unspecified (in_switch): bits are compared only on data
+  // whose reductions are exact in any order (conformance/unspecified_order.h).
+  bool order_unspecified = false;
+  // One line, naming the case's file, the order field and its value: why the case cannot be
+  // judged at all (in an unspecified order, data whose bits are not defined). Not run then.
+  std::string error;
 };
 
+// Runs `c` and compares; passed when neither failure nor error is set.
 CaseResult run_case(const Case& c, const RunOptions& options);
 
 // Every NAME.json under the given files and folders (recursively), sorted; spmd::Error for a

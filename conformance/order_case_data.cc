@@ -231,6 +231,12 @@ std::int64_t order_case_count(SizeClass size, std::int64_t unit_elements) {
 
 OrderCase make_order_case(const ReductionOrder& order, const OrderCaseShape& shape,
                           std::uint64_t seed) {
+  if (order_is_unspecified(order.algorithm)) {
+    throw Error(fmt::format(
+        "order {} is unspecified: no data tell it apart from another order, expected an order "
+        "with a defined fold",
+        reduction_algorithm_name(order.algorithm)));
+  }
   OrderCase c{.order = order, .shape = shape};
   c.count =
       order_case_count(shape.size, pipeline_unit_elements(order, shape.group_size, shape.dtype));

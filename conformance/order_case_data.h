@@ -49,7 +49,8 @@ std::int64_t pipeline_unit_elements(const ReductionOrder& order, int group_size,
 std::int64_t order_case_count(SizeClass size, std::int64_t unit_elements);
 
 // Searches seeds derived from `seed` (a bounded number of tries) for data that separate `order`
-// from each of its wrong orders; spmd::Error naming the case when none does.
+// from each of its wrong orders; spmd::Error naming the case when none does, and for an
+// unspecified order (in_switch), which no data separate.
 OrderCase make_order_case(const ReductionOrder& order, const OrderCaseShape& shape,
                           std::uint64_t seed);
 

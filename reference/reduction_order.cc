@@ -49,6 +49,7 @@ constexpr OrderEntry kOrders[] = {
     {ReductionAlgorithm::torus, "torus", reduction_orders::torus_parts},
     {ReductionAlgorithm::bidirectional_torus, "bidirectional_torus",
      reduction_orders::bidirectional_torus_parts},
+    {ReductionAlgorithm::in_switch, "in_switch", reduction_orders::in_switch_parts},
 };
 
 const OrderEntry* find_entry(ReductionAlgorithm algorithm) {
@@ -85,7 +86,8 @@ void check_group_size(int group_size) {
 
 void check_parameters(const ReductionOrder& order, std::int64_t element_bytes) {
   const bool nccl_chunks = order.algorithm == ReductionAlgorithm::nccl_ring ||
-                           order.algorithm == ReductionAlgorithm::bidirectional_ring;
+                           order.algorithm == ReductionAlgorithm::bidirectional_ring ||
+                           order.algorithm == ReductionAlgorithm::in_switch;
   if (nccl_chunks && order.nccl_chunk_bytes < element_bytes) {
     throw Error(fmt::format("nccl_chunk_bytes {}, expected at least one element ({} bytes)",
                             order.nccl_chunk_bytes, element_bytes));

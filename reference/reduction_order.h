@@ -55,6 +55,11 @@ enum class ReductionAlgorithm {
                        // each, then all-gathers back; see reduction_orders/simulator.cc
   bidirectional_torus,  // 2D even parts of the elements, each as torus with its own dimension
                         // order and ring direction (reference/torus_passes.h)
+  // A reduction done inside a switch (NCCL's NVLS / NVLink SHARP, SHARP / CollNet in-network
+  // reduction): the hardware fixes the order and nobody documents it. The reference and the
+  // simulator fold it as nccl_ring, one order the switch may use; its bits are defined only where
+  // every order gives the same (order_is_unspecified, reference/exact_in_any_order.h).
+  in_switch,
 };
 
 inline constexpr ReductionAlgorithm kAllReductionAlgorithms[] = {
@@ -74,7 +79,14 @@ inline constexpr ReductionAlgorithm kAllReductionAlgorithms[] = {
     ReductionAlgorithm::double_binary_tree,
     ReductionAlgorithm::torus,
     ReductionAlgorithm::bidirectional_torus,
+    ReductionAlgorithm::in_switch,
 };
+
+// Whether nobody can say in which order `algorithm` folds (in_switch): a conformance run checks
+// its bits only on data whose reductions are exact in any order, and says "order unspecified".
+constexpr bool order_is_unspecified(ReductionAlgorithm algorithm) {
+  return algorithm == ReductionAlgorithm::in_switch;
+}
 
 std::string_view reduction_algorithm_name(ReductionAlgorithm algorithm);  // "nccl_ring", ...
 ReductionAlgorithm reduction_algorithm_from_name(std::string_view name);  // throws spmd::Error
@@ -93,9 +105,9 @@ struct ReductionOrder {
   // Ring / chain order. Given to a backend: ring[i] is the device id at ring position i, a
   // permutation of the mesh's devices. In the fold functions below (the order of one group, as
   // for_group gives it): ring[i] is the group rank at ring position i. Empty: 0, 1, ..., n-1.
-  // Used by nccl_ring, nccl_tree_chain and binary_tree; the other algorithms fold over group
-  // ranks (Gloo and MPI ranks are the group ranks) but still reject a ring that is not a
-  // permutation of 0..n-1.
+  // Used by nccl_ring, nccl_tree_chain and binary_tree (and in_switch, folded as nccl_ring); the
+  // other algorithms fold over group ranks (Gloo and MPI ranks are the group ranks) but still
+  // reject a ring that is not a permutation of 0..n-1.
   std::vector<int> ring;
   // NCCL Simple chunk in bytes for full loops (NCCL_BUFFSIZE / 8 * 4 = 2 MiB by default).
   std::int64_t nccl_chunk_bytes = 2 * 1024 * 1024;

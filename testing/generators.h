@@ -197,12 +197,14 @@ inline rc::Gen<Array> order_sensitive_array(DType dtype, Shape shape,
 
 // ---- Reduction orders
 
-// An algorithm whose order is modelled for a group of n (gloo_bcube: powers of two and 3), with
-// a random ring and small chunk / segment sizes, so that small arrays still split into chunks.
+// An algorithm whose order is modelled for a group of n (gloo_bcube: powers of two and 3; not
+// in_switch, whose order nobody knows), with a random ring and small chunk / segment sizes, so
+// that small arrays still split into chunks.
 inline rc::Gen<ReductionOrder> reduction_order(int n) {
   return rc::gen::exec([=] {
     std::vector<ReductionAlgorithm> algorithms;
     for (ReductionAlgorithm a : kAllReductionAlgorithms) {
+      if (order_is_unspecified(a)) continue;
       if (a == ReductionAlgorithm::gloo_bcube && !std::has_single_bit(static_cast<unsigned>(n)) &&
           n != 3) {
         continue;

@@ -53,6 +53,22 @@ class CaseFolder : public ::testing::Test {
                       expected_file + R"("}]}})");
   }
 
+  // psum4 in the in_switch order over x.npy = `x` (one element per device), its expected file
+  // the exact sums.
+  std::string in_switch_psum_case(const std::vector<float>& x) {
+    write_npy((folder_ / "x.npy").string(), Array::from_values<float>({4}, x));
+    const float sum = static_cast<float>(static_cast<double>(x[0]) + x[1] + x[2] + x[3]);
+    write_npy((folder_ / "sums.npy").string(),
+              Array::from_values<float>({4}, {sum, sum, sum, sum}));
+    return write_case(R"({"format": 1, "name": "psum4", "order": "in_switch",
+      "mesh": {"shape": [4], "axis_names": ["i"]},
+      "map": {"kind": "pmap", "axis_name": "i", "in_axes": [0], "out_axes": [0]},
+      "inputs": [{"file": "x.npy"}],
+      "body": [{"op": "psum", "args": ["in0"], "axis_name": "i"}],
+      "outputs": ["s0"],
+      "expected": {"outputs": [{"file": "sums.npy"}]}})");
+  }
+
   fs::path folder_;
 };
 
@@ -375,6 +391,68 @@ TEST_F(CaseFolder, WrongExpectationIsNotExcusedByAnotherOrder) {
               "reduction-order difference: the reference in the case's own order xla_cpu differs "
               "from JAX too");
     EXPECT_FALSE(run_case(psum, options).passed) << reduction_algorithm_name(algorithm);
+  }
+}
+
+// ---- An unspecified order (in_switch): bits checked only on data exact in any order
+
+TEST_F(CaseFolder, InSwitchCaseWithIntegerValuedDataPassesSayingOrderUnspecified) {
+  const CaseResult result = run_case(load_case(in_switch_psum_case({1, 2, 3, 4})), RunOptions{});
+  EXPECT_TRUE(result.passed) << result.failure << result.error;
+  EXPECT_TRUE(result.order_unspecified);
+  EXPECT_THAT(result.notes, ::testing::Contains(HasSubstr("order unspecified (in_switch)")));
+  std::ostringstream out;
+  ConformOptions options;
+  options.paths = {folder_.string()};
+  options.verbose = true;
+  EXPECT_EQ(run_conform_command(options, out), 0);
+  EXPECT_EQ(out.str(),
+            "PASS psum4 (order unspecified)\n"
+            "  note: order unspecified (in_switch): compared bit for bit on data whose reductions "
+            "are exact in every order\n"
+            "order unspecified in 1 case(s): bits compared only on data whose reductions are "
+            "exact in every order\n"
+            "1 passed, 0 failed\n");
+}
+
+// 1 + 1e8 rounds in float32: the sum's bits depend on which pair adds first.
+TEST_F(CaseFolder, InSwitchCaseWhoseSumIsNotExactInEveryOrderIsAnErrorNamingTheField) {
+  const std::string path = in_switch_psum_case({1, 1e8f, -1e8f, 0});
+  const CaseResult result = run_case(load_case(path), RunOptions{});
+  EXPECT_FALSE(result.passed);
+  EXPECT_EQ(result.error,
+            path +
+                ": order: in_switch: its inputs' sum is not exact in every order (psum('i') over "
+                "devices 0,1,2,3, element 0), so the case's bits are not defined; expected data "
+                "whose reductions are exact in any order (docs/reduction-orders.md, \"In-switch "
+                "reductions\")");
+  std::ostringstream out;
+  ConformOptions options;
+  options.paths = {folder_.string()};
+  EXPECT_EQ(run_conform_command(options, out), 2);
+  EXPECT_EQ(out.str(), "ERROR " + result.error + "\n0 passed, 1 failed\n");
+}
+
+TEST(OtherOrders, InSwitchRunRefusesACaseWhoseSumsDependOnTheOrderNamingTheFlag) {
+  const std::string path = std::string(SPMD_CONFORMANCE_DIR) + "/pmap_psum_f32_rank_order.json";
+  RunOptions options;
+  options.order = ReductionOrder{.algorithm = ReductionAlgorithm::in_switch};
+  const CaseResult result = run_case(load_case(path), options);
+  EXPECT_FALSE(result.passed);
+  EXPECT_THAT(result.error, ::testing::StartsWith(path + ": --order in_switch: its inputs' sum is "
+                                                         "not exact in every order (psum('i')"));
+}
+
+TEST(OtherOrders, InSwitchRunComparesExactCasesWithJaxAsUsual) {
+  // Integer sums, bool sums, max / min and data movement are exact in any order.
+  RunOptions options;
+  options.order = ReductionOrder{.algorithm = ReductionAlgorithm::in_switch};
+  for (const std::string name : {"pmap_psum_int32_wraps", "pmap_psum_bool_is_int32",
+                                 "pmap_all_to_all_tiled", "pmap_ppermute_ring"}) {
+    const CaseResult result =
+        run_case(load_case(std::string(SPMD_CONFORMANCE_DIR) + "/" + name + ".json"), options);
+    EXPECT_TRUE(result.passed) << name << ": " << result.failure << result.error;
+    EXPECT_TRUE(result.order_unspecified) << name;
   }
 }
 

@@ -7,10 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "backends/backend_registry.h"
+#include "cli/cases_command.h"
 #include "conformance/conformance_runner.h"
 #include "conformance/order_case_data.h"
 #include "conformance/order_field.h"
@@ -63,6 +66,7 @@ TEST(OrderCases, CoverEveryOrderWithSeveralGroupSizesAndDtypes) {
     dtypes[c.order.algorithm].insert(c.inputs.at(0).dtype());
   }
   for (ReductionAlgorithm algorithm : kAllReductionAlgorithms) {
+    if (order_is_unspecified(algorithm)) continue;  // no data tell in_switch apart
     SCOPED_TRACE(reduction_algorithm_name(algorithm));
     EXPECT_GE(groups[algorithm].size(), 3u);
     EXPECT_EQ(dtypes[algorithm].size(), 3u);
@@ -251,6 +255,21 @@ TEST(OrderCaseData, SearchIsDeterministic) {
   const OrderCase b = make_order_case(order, shape, 7);
   EXPECT_TRUE(a.expected.bitwise_equal(b.expected));
   EXPECT_EQ(a.name, "nccl_ring_n4_float16_below_93");
+}
+
+// No data tell an unspecified order apart: in_switch has no order cases, and asking for them is
+// an error before any file is written.
+TEST(OrderCaseData, NoneForAnUnspecifiedOrder) {
+  const ReductionOrder order{.algorithm = ReductionAlgorithm::in_switch};
+  EXPECT_EQ(error_of([&] { make_order_case(order, {4, DType::float32, SizeClass::at}, 1); }),
+            "order in_switch is unspecified: no data tell it apart from another order, expected "
+            "an order with a defined fold");
+  std::ostringstream out;
+  const CasesOptions options{.order = "in_switch", .out_folder = "never_written"};
+  EXPECT_EQ(error_of([&] { run_cases_command(options, out); }),
+            "--order in_switch: its order is unspecified, so no data tell it apart from another "
+            "order; expected an order with a defined fold");
+  EXPECT_FALSE(std::filesystem::exists("never_written"));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // NCCL: the ring (src/device/all_reduce.h runRing, Simple protocol, one channel) and the tree
 // within one node, which is a chain (connect.cc ncclTopoPreset). Read from source, not run; see
-// docs/reduction-orders.md.
+// docs/reduction-orders.md. Also in_switch, NCCL's NVLS and in-network (CollNet) reductions,
+// whose order the switch fixes and no source shows: folded as the ring.
 
 #include "reference/nccl_ring_loops.h"
 #include "reference/reduction_orders/chunk_plans.h"
@@ -62,6 +63,11 @@ const OrderParts& nccl_ring_parts() {
   static const OrderParts parts{ring_plan, ring_reduce_scatter_fold};
   return parts;
 }
+
+// The switch adds in an order nobody documents; the ring is one it may use. Conformance checks
+// in_switch's bits only where every order gives the same (docs/reduction-orders.md, "In-switch
+// reductions"), so which order stands in here does not show in any result it checks.
+const OrderParts& in_switch_parts() { return nccl_ring_parts(); }
 
 const OrderParts& nccl_tree_chain_parts() {
   static const OrderParts parts{tree_chain_plan, tree_chain_reduce_scatter_fold};

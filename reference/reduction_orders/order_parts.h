@@ -1,8 +1,8 @@
 #pragma once
 // Inside reference/: each ReductionAlgorithm's plan and reduce-scatter fold, defined with the
-// other orders of its library (xla_cpu.cc, nccl.cc, gloo.cc, open_mpi.cc, simulator.cc) and
-// dispatched by reference/reduction_order.cc, which has already checked the group size, the
-// ring and the parameters, and handled a group of one.
+// other orders of its library (xla_cpu.cc, nccl.cc with in_switch, gloo.cc, open_mpi.cc,
+// simulator.cc) and dispatched by reference/reduction_order.cc, which has already checked the group
+// size, the ring and the parameters, and handled a group of one.
 
 #include <cstdint>
 #include <vector>
@@ -39,6 +39,7 @@ const OrderParts& bidirectional_ring_parts();
 const OrderParts& double_binary_tree_parts();
 const OrderParts& torus_parts();
 const OrderParts& bidirectional_torus_parts();
+const OrderParts& in_switch_parts();
 
 // The group ranks in ring form, for the orders whose ranks are the group ranks (XLA:CPU, Gloo,
 // Open MPI).
