@@ -137,14 +137,26 @@ std::int64_t phased_closed_form_time_ps(Algorithm algorithm, const CollectiveSha
   return parts.time_ps(shape, per_phase[0].latency_ps, per_phase[0].bandwidth_bytes_per_s);
 }
 
+namespace {
+
+// A large all-reduce, reduce-scatter or all-gather over a grid of two or more dimensions: the
+// bidirectional torus where the grid's lines close into rings of links (with wrap-around every
+// hop of both directions is one link of its own), else the torus; the ring where neither runs.
+Algorithm large_message_algorithm(const CollectiveShape& shape,
+                                  const topology::TopologyTraits& topology) {
+  if (topology.grid && shape.torus_dims.size() >= 2) {
+    for (Algorithm a : {Algorithm::bidirectional_torus, Algorithm::torus}) {
+      const bool fits_topology = a != Algorithm::bidirectional_torus || topology.wrap_around;
+      if (fits_topology && supports(a, shape)) return a;
+    }
+  }
+  return Algorithm::ring;
+}
+
+}  // namespace
+
 Algorithm choose_algorithm(const CollectiveShape& shape, const topology::TopologyTraits& topology) {
   const bool small = shape.elements * shape.element_bytes < kSmallMessageBytes;
-  const auto first_supported = [&](std::initializer_list<Algorithm> candidates) {
-    for (Algorithm a : candidates) {
-      if (supports(a, shape)) return a;
-    }
-    return Algorithm::direct;
-  };
   if (shape.ranks == 1 || shape.kind == CollectiveKind::permute) return Algorithm::direct;
   switch (shape.kind) {
     case CollectiveKind::all_reduce: {
@@ -152,19 +164,12 @@ Algorithm choose_algorithm(const CollectiveShape& shape, const topology::Topolog
         return is_power_of_two(shape.ranks) ? Algorithm::halving_doubling
                                             : Algorithm::double_binary_tree;
       }
-      if (topology.grid && shape.torus_dims.size() >= 2) {
-        // With wrap-around every hop of both directions is one link of its own.
-        if (topology.wrap_around) {
-          return first_supported({Algorithm::bidirectional_torus, Algorithm::ring});
-        }
-        return first_supported({Algorithm::torus, Algorithm::ring});
-      }
-      return Algorithm::ring;
+      return large_message_algorithm(shape, topology);
     }
     case CollectiveKind::reduce_scatter:
     case CollectiveKind::all_gather:
       if (small && is_power_of_two(shape.ranks)) return Algorithm::halving_doubling;
-      return Algorithm::ring;
+      return small ? Algorithm::ring : large_message_algorithm(shape, topology);
     case CollectiveKind::all_to_all: return Algorithm::direct;
     case CollectiveKind::broadcast: return small ? Algorithm::binary_tree : Algorithm::ring;
     case CollectiveKind::permute: break;

@@ -26,7 +26,8 @@ enum class Algorithm {
   halving_doubling,    // recursive halving-doubling (butterfly)
   binary_tree,         // reduce up a heap-ordered binary tree, broadcast down
   double_binary_tree,  // two binary trees, half the data each (NCCL's double binary tree)
-  torus,               // per dimension: reduce-scatter along each, then all-gather back
+  torus,               // per dimension: reduce-scatter along each, then all-gather back (also
+                       // reduce-scatter and all-gather alone)
   bidirectional_torus,  // 2D parts of the data as torus, each its own dimension order and
                         // direction, all at once: both ways of every dimension's links busy
 };
@@ -104,9 +105,10 @@ std::vector<Algorithm> all_algorithms();
 
 // Which algorithms can run `shape` (e.g. halving_doubling needs a power of two ranks, the tori
 // need torus_dims), and the automatic choice by message size and topology kind: a large
-// all-reduce over a grid of two or more dimensions runs as the bidirectional torus where the
-// grid's lines close into rings of links (topology::TopologyTraits::wrap_around), else as the
-// torus.
+// all-reduce, reduce-scatter or all-gather over a grid of two or more dimensions runs as the
+// bidirectional torus where the grid's lines close into rings of links
+// (topology::TopologyTraits::wrap_around) and it can run the shape, else as the torus where it
+// can, else as the ring.
 bool supports(Algorithm algorithm, const CollectiveShape& shape);
 Algorithm choose_algorithm(const CollectiveShape& shape, const topology::TopologyTraits& topology);
 

@@ -1,7 +1,9 @@
 // Torus: the group is a row-major grid over shape.torus_dims (last dimension fastest). One pass
-// (reference/torus_passes.h) over all the elements: dimensions are reduce-scattered last first,
-// along every line as on a ring towards higher coordinates, then all-gathered back, dimension 0
-// first. All lines of a dimension run together (collectives/torus_schedule.h).
+// (reference/torus_passes.h) over all the elements: the all-reduce's dimensions are
+// reduce-scattered last first, along every line as on a ring towards higher coordinates, then
+// all-gathered back, dimension 0 first. A reduce-scatter runs dimension 0 first and an all-gather
+// gathers it last (torus_rank_order_passes), so each block is a run of whole shards in rank order.
+// All lines of a dimension run together (collectives/torus_schedule.h).
 
 #include "collectives/algorithm_parts.h"
 #include "collectives/ring_parts.h"
@@ -10,17 +12,30 @@
 namespace spmd::collectives {
 namespace {
 
+// A reduce-scatter's shards, like the ring's, need the elements to split evenly over the ranks.
 bool supports(const CollectiveShape& shape) {
-  return shape.kind == CollectiveKind::all_reduce &&
-         torus_dims_cover(shape.torus_dims, shape.ranks);
+  if (!torus_dims_cover(shape.torus_dims, shape.ranks)) return false;
+  switch (shape.kind) {
+    case CollectiveKind::all_reduce:
+    case CollectiveKind::all_gather: return true;
+    case CollectiveKind::reduce_scatter: return shape.elements % shape.ranks == 0;
+    default: return false;
+  }
+}
+
+std::vector<TorusPass> passes(const CollectiveShape& shape) {
+  if (shape.kind == CollectiveKind::all_reduce) {
+    return torus_passes(shape.torus_dims, shape.elements);
+  }
+  return torus_rank_order_passes(shape.torus_dims, torus_work_elements(shape));
 }
 
 Schedule build(const CollectiveShape& shape) {
-  return build_torus_schedule("torus", shape, torus_passes(shape.torus_dims, shape.elements));
+  return build_torus_schedule("torus", shape, passes(shape));
 }
 
 std::shared_ptr<const StepSource> steps(const CollectiveShape& shape) {
-  return torus_step_source(shape, torus_passes(shape.torus_dims, shape.elements));
+  return torus_step_source(shape, passes(shape));
 }
 
 ReductionOrder order(const CollectiveShape& shape) {
@@ -29,12 +44,12 @@ ReductionOrder order(const CollectiveShape& shape) {
   return torus;
 }
 
-// Dimension j's steps each carry the largest block of that level, both ways (reduce-scatter and
-// all-gather), across dimension j's links.
+// Dimension j's steps each carry the largest block of that level across dimension j's links,
+// once for a reduce-scatter or an all-gather, twice for an all-reduce.
 std::int64_t phased_time_ps(const CollectiveShape& shape,
                             std::span<const cost_model::RouteCost> per_dimension) {
-  if (!torus_dims_cover(shape.torus_dims, shape.ranks)) return 0;
-  return torus_passes_time_ps(shape, torus_passes(shape.torus_dims, shape.elements), per_dimension);
+  if (!supports(shape)) return 0;
+  return torus_passes_time_ps(shape, passes(shape), per_dimension);
 }
 
 std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,

@@ -40,15 +40,23 @@ int phase_steps(const TorusGrid& grid, const std::vector<TorusPass>& passes, std
   return steps;
 }
 
+// An all-reduce runs both halves; a reduce-scatter only the first, an all-gather only the second.
+bool runs_reduce_scatter(CollectiveKind kind) { return kind != CollectiveKind::all_gather; }
+bool runs_all_gather(CollectiveKind kind) { return kind != CollectiveKind::reduce_scatter; }
+
 class TorusSteps final : public StepSource {
  public:
   TorusSteps(const CollectiveShape& shape, std::vector<TorusPass> passes)
-      : StepSource(shape.ranks, shape.elements),
+      : StepSource(shape.ranks, torus_work_elements(shape)),
         grid_(shape.torus_dims),
         passes_(std::move(passes)) {
     const std::size_t count = levels(passes_);
-    for (std::size_t level = 0; level < count; ++level) phases_.push_back({level, true});
-    for (std::size_t level = count; level-- > 0;) phases_.push_back({level, false});
+    if (runs_reduce_scatter(shape.kind)) {
+      for (std::size_t level = 0; level < count; ++level) phases_.push_back({level, true});
+    }
+    if (runs_all_gather(shape.kind)) {
+      for (std::size_t level = count; level-- > 0;) phases_.push_back({level, false});
+    }
     // One pass: each step someone receives the level's largest block. Several: a rank receives
     // from each pass at once, so walk the steps.
     set_max_received(passes_.size() == 1 ? one_pass_max_received() : received_walk(*this));
@@ -126,10 +134,20 @@ class TorusSteps final : public StepSource {
 
 }  // namespace
 
+std::int64_t torus_work_elements(const CollectiveShape& shape) {
+  return shape.kind == CollectiveKind::all_gather ? shape.ranks * shape.elements : shape.elements;
+}
+
 Schedule build_torus_schedule(std::string algorithm_name, const CollectiveShape& shape,
                               const std::vector<TorusPass>& passes) {
-  ScheduleBuilder b(std::move(algorithm_name), shape, shape.elements, shape.elements,
-                    WorkFill::identity);
+  const bool gathers = shape.kind == CollectiveKind::all_gather;
+  ScheduleBuilder b(std::move(algorithm_name), shape, shape.elements, torus_work_elements(shape),
+                    gathers ? WorkFill::zero : WorkFill::identity);
+  const std::int64_t shard = shape.elements / shape.ranks;
+  for (int r = 0; r < shape.ranks; ++r) {
+    if (gathers) b.set_input_offset(r, r * shape.elements);
+    if (shape.kind == CollectiveKind::reduce_scatter) b.set_result(r, r * shard, (r + 1) * shard);
+  }
   const TorusSteps steps(shape, passes);
   std::vector<Transfer> transfers;
   for (std::size_t i = 0; i < steps.raw_step_count(); ++i) {
@@ -146,7 +164,7 @@ std::shared_ptr<const StepSource> torus_step_source(const CollectiveShape& shape
 
 // Along a pass's level-th dimension j every step carries, on some line, the largest block of the
 // level, ceil(L / dims[j]) of the level's largest range L; the all-gather phases repeat the
-// reduce-scatter ones with the same blocks.
+// reduce-scatter ones with the same blocks, so an all-reduce takes twice a reduce-scatter.
 std::int64_t torus_passes_time_ps(const CollectiveShape& shape,
                                   const std::vector<TorusPass>& passes,
                                   std::span<const cost_model::RouteCost> per_dimension) {
@@ -174,7 +192,7 @@ std::int64_t torus_passes_time_ps(const CollectiveShape& shape,
     }
     for (std::int64_t ps : step_ps) reduce_scatter_ps += ps;
   }
-  return 2 * reduce_scatter_ps;
+  return shape.kind == CollectiveKind::all_reduce ? 2 * reduce_scatter_ps : reduce_scatter_ps;
 }
 
 std::vector<RankPair> torus_neighbour_pairs(const TorusGrid& grid, std::size_t j, int direction) {

@@ -43,8 +43,8 @@ enum class ReductionAlgorithm {
   binary_tree,             // heap-ordered binary tree: node i = (x_i + sub(2i+1)) + sub(2i+2)
   // The simulator's own algorithms (collectives/), with no real library behind them. Where the
   // simulator cannot run one (halving_doubling over a group that is not a power of two, torus
-  // whose dims do not cover the group, reduce-scatter by a tree or a two-way ring) it runs a
-  // ring instead, and these orders fold as nccl_ring there too.
+  // whose dims do not cover the group, reduce-scatter by a tree, a two-way ring or the
+  // bidirectional torus) it runs a ring instead, and these orders fold as nccl_ring there too.
   halving_doubling,    // recursive halving by distance n/2, n/4, ..., 1: a butterfly over bit-
                        // reversed ranks
   bidirectional_ring,  // first half of the elements as nccl_ring on `ring`, the rest on the
@@ -137,7 +137,8 @@ struct ReductionOrder {
 
   // Reduce-scatter: the fold that produces the block owned by group rank `destination`. Rings
   // (nccl_ring, gloo_ring, gloo_ring_chunked, mpi_ring) use the fold of their chunk that ends at
-  // `destination`; the simulator's trees, two-way ring and tori use nccl_ring's; the other
+  // `destination`; torus the torus fold of the destination's coordinates; the simulator's trees,
+  // two-way ring and bidirectional torus use nccl_ring's; the other
   // algorithms use their all-reduce fold for every block (a model choice for most of them, see
   // docs/reduction-orders.md).
   FoldTree reduce_scatter_fold(int group_size, int destination) const;

@@ -19,6 +19,12 @@ std::vector<TorusPass> torus_passes(std::span<const int> dims, std::int64_t coun
   return {pass};
 }
 
+std::vector<TorusPass> torus_rank_order_passes(std::span<const int> dims, std::int64_t count) {
+  TorusPass pass{.begin = 0, .end = count};
+  for (std::size_t j = 0; j < dims.size(); ++j) pass.dimension_order.push_back(static_cast<int>(j));
+  return {pass};
+}
+
 std::vector<TorusPass> bidirectional_torus_passes(std::span<const int> dims, std::int64_t count) {
   std::vector<int> rings;  // a dimension of size 1 has nothing to reduce along
   for (std::size_t j = 0; j < dims.size(); ++j) {

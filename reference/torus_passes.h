@@ -9,7 +9,8 @@
 // block b is reduced around every line of dimension j as on a ring: starting one hop after
 // coordinate b, each receiver's value + received, ending at b, which keeps it), then all-gathers
 // the blocks back in the reverse order. Its rings run towards higher coordinates (direction +1)
-// or lower ones (direction -1).
+// or lower ones (direction -1). A reduce-scatter runs only the first half of its passes, an
+// all-gather only the second (starting from the blocks the first half would have left).
 
 #include <cstdint>
 #include <span>
@@ -29,6 +30,12 @@ bool torus_dims_cover(std::span<const int> dims, int group_size);
 
 // torus: one pass over all `count` elements, the last dimension first, direction +1.
 std::vector<TorusPass> torus_passes(std::span<const int> dims, std::int64_t count);
+
+// torus reduce-scatter and all-gather: one pass over all `count` elements (the ranks' shards in
+// rank order), dimension 0 first, direction +1. Dimension 0 varies slowest in rank order, so
+// every block a step moves is one run of whole shards, and the block a rank keeps at the end of
+// the reduce-scatter is its own shard (rank r's, elements r * count / ranks onwards).
+std::vector<TorusPass> torus_rank_order_passes(std::span<const int> dims, std::int64_t count);
 
 // bidirectional_torus over the D dimensions of size above 1 (r_0 < r_1 < ...; those of size 1
 // have no ring): 2D passes over the even parts of the elements (even_split_begin(count, 2D, p)).

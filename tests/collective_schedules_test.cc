@@ -227,6 +227,30 @@ TEST(CollectiveSchedules, AutomaticChoiceFollowsSizeAndTopology) {
   EXPECT_EQ(collectives::choose_algorithm(
                 shape, topology::TopologyTraits{.grid = true, .wrap_around = true}),
             Algorithm::bidirectional_torus);
+  // One rule for the large reduce-scatter and all-gather: the bidirectional torus runs neither, so
+  // the torus on a torus as on a mesh; the ring where the torus cannot run (6 elements over 6
+  // ranks are small; 2^20 + 1 do not split into 6 shards) or the grid has one dimension.
+  for (CollectiveKind kind : {CollectiveKind::reduce_scatter, CollectiveKind::all_gather}) {
+    shape.kind = kind;
+    shape.elements = 6 << 20;
+    EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{.grid = true}),
+              Algorithm::torus);
+    EXPECT_EQ(collectives::choose_algorithm(
+                  shape, topology::TopologyTraits{.grid = true, .wrap_around = true}),
+              Algorithm::torus);
+    EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{}), Algorithm::ring);
+    shape.elements = 6;
+    EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{.grid = true}),
+              Algorithm::ring);
+  }
+  shape.kind = CollectiveKind::reduce_scatter;
+  shape.elements = (1 << 20) + 1;
+  EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{.grid = true}),
+            Algorithm::ring);
+  shape.torus_dims = {6};
+  shape.elements = 6 << 20;
+  EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{.grid = true}),
+            Algorithm::ring);
   shape.kind = CollectiveKind::permute;
   EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{.grid = true}),
             Algorithm::direct);
@@ -246,8 +270,19 @@ TEST(CollectiveSchedules, UnsupportedShapesAreRefused) {
   EXPECT_FALSE(collectives::supports(Algorithm::torus, grid));
   EXPECT_FALSE(collectives::supports(Algorithm::bidirectional_torus, grid));
   grid.torus_dims = {2, 3};
-  grid.kind = CollectiveKind::all_gather;  // as torus: all-reduce only
+  grid.kind = CollectiveKind::all_gather;  // the torus gathers; the bidirectional torus does not
+  EXPECT_TRUE(collectives::supports(Algorithm::torus, grid));
   EXPECT_FALSE(collectives::supports(Algorithm::bidirectional_torus, grid));
+  grid.kind = CollectiveKind::reduce_scatter;  // as the ring: shards split evenly
+  EXPECT_TRUE(collectives::supports(Algorithm::torus, grid));
+  EXPECT_FALSE(collectives::supports(Algorithm::bidirectional_torus, grid));
+  grid.elements = 7;
+  EXPECT_FALSE(collectives::supports(Algorithm::torus, grid));
+  EXPECT_FALSE(collectives::supports(Algorithm::ring, grid));
+  EXPECT_THROW(collectives::build_schedule(Algorithm::torus, grid), Error);
+  grid.kind = CollectiveKind::all_to_all;
+  grid.elements = 6;
+  EXPECT_FALSE(collectives::supports(Algorithm::torus, grid));
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The simulator's own algorithms (collectives/): no library behind them, so their orders are
 // definitions, which the schedules in collectives/ must reproduce. Where the simulator runs a
 // ring instead (halving_doubling over a group that is not a power of two, torus dims that do not
-// cover the group, every reduce-scatter but halving_doubling's), they fold as nccl_ring.
+// cover the group, every reduce-scatter but halving_doubling's and torus's), they fold as
+// nccl_ring.
 
 #include <fmt/format.h>
 
@@ -19,8 +20,8 @@ namespace spmd::reduction_orders {
 namespace {
 
 // Where the simulator runs a ring instead (an algorithm that cannot run the group, and every
-// reduce-scatter by a tree or a two-way ring, which have no per-block fold), the orders fold as
-// NCCL's ring.
+// reduce-scatter by a tree, a two-way ring or the bidirectional torus, which have no per-block
+// fold), the orders fold as NCCL's ring.
 std::vector<ChunkFold> ring_plan(const ReductionOrder& order, const RingOrder& ring,
                                  std::int64_t count, std::int64_t element_bytes) {
   return nccl_ring_parts().all_reduce_plan(order, ring, count, element_bytes);
@@ -188,6 +189,22 @@ std::vector<ChunkFold> torus_plan(const ReductionOrder& order, const RingOrder& 
   return torus_passes_plan(order, ring, count, element_bytes, torus_passes);
 }
 
+// The torus reduce-scatter (torus_rank_order_passes) keeps, at every rank, its own shard: the
+// blocks of its elements along each dimension are the destination's coordinates, so the whole
+// shard folds as the torus fold of those blocks.
+FoldTree torus_reduce_scatter_fold(const ReductionOrder& order, const RingOrder& ring,
+                                   int destination) {
+  const std::vector<int>& dims = order.torus_dims;
+  if (!torus_dims_cover(dims, ring.size())) {
+    return ring_reduce_scatter_fold(order, ring, destination);
+  }
+  const TorusGrid grid(dims);
+  std::vector<int> blocks;
+  for (std::size_t j = 0; j < grid.count(); ++j) blocks.push_back(grid.coordinate(destination, j));
+  TorusFold folds(dims, torus_rank_order_passes(dims, ring.size()).front());
+  return folds.fold(blocks);
+}
+
 std::vector<ChunkFold> bidirectional_torus_plan(const ReductionOrder& order, const RingOrder& ring,
                                                 std::int64_t count, std::int64_t element_bytes) {
   return torus_passes_plan(order, ring, count, element_bytes, bidirectional_torus_passes);
@@ -216,7 +233,7 @@ const OrderParts& double_binary_tree_parts() {
 }
 
 const OrderParts& torus_parts() {
-  static const OrderParts parts{torus_plan, ring_reduce_scatter_fold};
+  static const OrderParts parts{torus_plan, torus_reduce_scatter_fold};
   return parts;
 }
 
