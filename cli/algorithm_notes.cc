@@ -1,5 +1,7 @@
 #include "cli/algorithm_notes.h"
 
+#include <iostream>
+
 namespace spmd {
 
 void AlgorithmNotes::add(const sim::CostLog& log) {
@@ -11,6 +13,7 @@ void AlgorithmNotes::add(const sim::CollectiveRecord& record) {
 }
 
 void AlgorithmNotes::print(std::ostream& err) const {
+  std::cout.flush();  // the notes follow what stdout printed before them, in a terminal too
   for (const std::string& note : notes_) err << "note: " << note << '\n';
   err.flush();
 }

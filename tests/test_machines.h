@@ -3,6 +3,7 @@
 // per picosecond, on a topology named as --topology names it.
 
 #include <string>
+#include <vector>
 
 #include "sim/machine_spec.h"
 #include "topology/topology_spec.h"
@@ -17,6 +18,29 @@ inline sim::MachineSpec machine_for(const std::string& topology, int devices,
   spec.peak_flops_per_s = 1e12;                           // 1 FLOP per ps
   spec.memory_bandwidth_bytes_per_s = 1'000'000'000'000;  // 1 byte per ps
   return spec;
+}
+
+// One-way ICI link of a TPU v4 / v5e (docs/machine-presets.md): 45 GB/s, 1 us per hop.
+inline constexpr topology::LinkSpec kIci{.bandwidth_bytes_per_s = 45'000'000'000,
+                                         .latency_ps = 1'000'000};
+
+// A torus of `dims` with ICI links on every dimension.
+inline sim::MachineSpec ici_torus_machine(const std::vector<int>& dims) {
+  sim::MachineSpec spec;
+  spec.devices = 1;
+  for (int d : dims) spec.devices *= d;
+  spec.topology =
+      topology::TorusSpec{{.devices = spec.devices,
+                           .dims = dims,
+                           .dim_links = std::vector<topology::LinkSpec>(dims.size(), kIci)}};
+  return spec;
+}
+
+// The axis names of a mesh laid on a torus one axis per dimension: a0, a1, ...
+inline std::vector<std::string> torus_axis_names(std::size_t dims) {
+  std::vector<std::string> names;
+  for (std::size_t j = 0; j < dims; ++j) names.push_back("a" + std::to_string(j));
+  return names;
 }
 
 }  // namespace spmd::test_machines

@@ -17,6 +17,7 @@
 #include "sim/machine.h"
 #include "support/random_array.h"
 #include "tests/generators.h"
+#include "tests/test_machines.h"
 
 namespace spmd {
 namespace {
@@ -24,8 +25,6 @@ namespace {
 using collectives::Algorithm;
 using collectives::CollectiveKind;
 
-// One-way ICI link of a TPU v4 / v5e (docs/machine-presets.md): 45 GB/s, 1 us per hop.
-constexpr topology::LinkSpec kIci{.bandwidth_bytes_per_s = 45'000'000'000, .latency_ps = 1'000'000};
 
 int product(const std::vector<int>& dims) {
   int n = 1;
@@ -33,15 +32,9 @@ int product(const std::vector<int>& dims) {
   return n;
 }
 
-sim::MachineSpec torus_machine(const std::vector<int>& dims) {
-  sim::MachineSpec spec;
-  spec.devices = product(dims);
-  spec.topology =
-      topology::TorusSpec{{.devices = spec.devices,
-                           .dims = dims,
-                           .dim_links = std::vector<topology::LinkSpec>(dims.size(), kIci)}};
-  return spec;
-}
+using test_machines::ici_torus_machine;
+using test_machines::kIci;
+using test_machines::torus_axis_names;
 
 struct OpRun {
   std::vector<Array> inputs;  // per device (empty when cost only)
@@ -56,9 +49,8 @@ struct OpRun {
 OpRun run_over_all(const std::vector<int>& dims, CollectiveKind kind,
                    std::optional<Algorithm> algorithm, std::int64_t elements, bool cost_only,
                    bool fast_path) {
-  const sim::MachineSpec spec = torus_machine(dims);
-  std::vector<std::string> names;
-  for (std::size_t j = 0; j < dims.size(); ++j) names.push_back("a" + std::to_string(j));
+  const sim::MachineSpec spec = ici_torus_machine(dims);
+  const std::vector<std::string> names = torus_axis_names(dims.size());
   const Mesh mesh(std::vector<int>(dims.begin(), dims.end()), names);
   sim::Machine machine(spec, {.cost_only = cost_only,
                               .algorithm = algorithm,
