@@ -193,16 +193,32 @@ void print_machine(const MachineRows& machine, std::ostream& out) {
       << "\n\n";
 }
 
-// The machine's rows' sources, each once, in the order they first appear.
+// Where one source entry was published, short: `owner/name` for a GitHub repository, whether
+// written `github:owner/name@commit:path` or as a github.com address; any other text as it is.
+// The table names the repositories; the file itself holds each row's full source.
+std::string source_repository(std::string_view entry) {
+  for (std::string_view prefix : {"github:", "https://github.com/"}) {
+    if (!entry.starts_with(prefix)) continue;
+    const std::string_view rest = entry.substr(prefix.size());
+    const std::size_t owner_end = rest.find('/');
+    if (owner_end == std::string_view::npos) break;
+    const std::size_t name_end = rest.find_first_of("@/:#", owner_end + 1);
+    return std::string(rest.substr(0, name_end));
+  }
+  return std::string(entry);
+}
+
+// The repositories the machine's rows come from, each once, in the order they first appear.
 std::string sources_of(const MachineRows& machine) {
   std::vector<std::string> sources;
   for (const Prediction& p : machine.predictions) {
-    if (!p.row->source.empty() &&
-        std::find(sources.begin(), sources.end(), p.row->source) == sources.end()) {
-      sources.push_back(p.row->source);
+    const std::string repository = source_repository(p.row->source);
+    if (!repository.empty() &&
+        std::find(sources.begin(), sources.end(), repository) == sources.end()) {
+      sources.push_back(repository);
     }
   }
-  return fmt::format("{}", fmt::join(sources, "; "));
+  return fmt::format("{}", fmt::join(sources, ", "));
 }
 
 void print_summary_table(const std::vector<MachineRows>& machines, const ErrorSummary& overall,

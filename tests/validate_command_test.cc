@@ -77,6 +77,22 @@ TEST(ValidateCommand, PrintsEveryMeasuredRowPerMachineWithItsErrorAndTheSummarie
   EXPECT_NE(text.find("4666.41"), std::string::npos) << text;
 }
 
+TEST(ValidateCommand, SummaryNamesEachMachinesSourceRepositoriesOnce) {
+  const fs::path csv = write_csv(
+      scratch_folder("summary_sources"),
+      std::string(kHeader) +
+          "box,NVIDIA H100 80GB HBM3,8,1,8,,n/a (single node),all_reduce,float,sum,8,30,,,,,,,,"
+          "github:o/r@0123abc:results/a.txt; a vendor's guide,\n"
+          "box,NVIDIA H100 80GB HBM3,8,1,8,,n/a (single node),all_reduce,float,sum,16,30,,,,,,,,"
+          "https://github.com/p/q/issues/7,\n"
+          "box,NVIDIA H100 80GB HBM3,8,1,8,,n/a (single node),all_reduce,float,sum,32,30,,,,,,,,"
+          "github:o/r@4567def:results/b.txt,\n");
+  const CommandResult result = run_binary("validate --summary '" + csv.string() + "'");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find(" | o/r, p/q |\n"), std::string::npos)
+      << result.output;
+}
+
 TEST(ValidateCommand, SummaryIsOneMarkdownTableRowPerMachineAndAll) {
   const fs::path csv = write_csv(scratch_folder("summary"), std::string(kHeader) + kRows);
   const CommandResult result = run_binary("validate --summary '" + csv.string() + "'");
