@@ -174,7 +174,7 @@ std::optional<double> measured_time_us(const MeasuredFigures& figures, TimedOp o
 std::optional<LibraryAlgorithm> forced_algorithm(std::string_view nccl_algo) {
   const std::string text = ascii_lowercase(trimmed(nccl_algo));
   if (text.empty() || text.starts_with("default")) return std::nullopt;
-  // "NVLS requested (env); actual algo unknown": the source cannot say what ran (NVLS asked for
+  // "NVLS requested; what ran is not known": the source cannot say what ran (NVLS asked for
   // on hardware without it runs something else), so nothing is forced.
   if (text.find("requested") != std::string::npos) return std::nullopt;
   std::string word(first_word(text));
