@@ -102,6 +102,11 @@ Layout layout_of(const Fabric& fabric, const TimingRequest& request) {
 
 double gbps(std::int64_t bytes_per_s) { return static_cast<double>(bytes_per_s) / 1e9; }
 
+// The levels of a binary tree over the group's nodes: ceil(log2 nodes), 0 for one node.
+double tree_depth(const Layout& layout) {
+  return std::ceil(std::log2(static_cast<double>(layout.nodes)));
+}
+
 // A GPU's scale-up links, and its group's NICs on a node, at their efficiencies: the group's
 // share of them (Layout).
 double scale_up_gbps(const Fabric& fabric, const Layout& layout) {
@@ -160,13 +165,13 @@ double ring_us(const Fabric& fabric, const Layout& layout, Protocol protocol, do
 // 2 * depth - 1 network levels one after another.
 double tree_fill_us(const Layout& layout, Protocol protocol, double bytes) {
   if (layout.nodes < 2) return 0.0;
-  const double depth = std::ceil(std::log2(static_cast<double>(layout.nodes)));
+  const double depth = tree_depth(layout);
   return (2 * depth - 1) * std::min(bytes, kTreeChunkBytes) /
          (kTreeLevelGBps[index(protocol)] * 1e3);
 }
 
 double tree_us(const Fabric& fabric, const Layout& layout, Protocol protocol, double bytes) {
-  const double depth = std::ceil(std::log2(static_cast<double>(layout.nodes)));
+  const double depth = tree_depth(layout);
   const double share = layout.nodes > 1 ? kTreeShareAcrossNodes : kTreeShareInNode;
   return launch_us(fabric) + kProtocolBaseUs[index(protocol)] +
          2.0 * hops_us(fabric, protocol, layout.per_node - 1, depth) +
@@ -222,7 +227,7 @@ bool library_prefers_nvls(const Fabric& fabric, const Layout& layout, double byt
 // two nodes the tree is one exchange, each byte crossing the NICs once each way; in a deeper
 // (double binary) tree each node sends each byte twice, once up and once down.
 double nvls_tree_us(const Fabric& fabric, const Layout& layout, double bytes) {
-  const double depth = std::ceil(std::log2(static_cast<double>(layout.nodes)));
+  const double depth = tree_depth(layout);
   const double network_share = layout.nodes <= 2 ? 1.0 : 0.5;
   const double rate_gbps =
       std::min(nvls_gbps(fabric, layout.per_node), node_nics_gbps(fabric, layout) * network_share);
@@ -239,7 +244,7 @@ constexpr double kPatRateShare = 0.75;
 constexpr double kPatLevelShareOfHop = 1.0 / 3.5;
 
 double pat_us(const Fabric& fabric, const Layout& layout, double bus_bytes) {
-  const double depth = std::ceil(std::log2(static_cast<double>(layout.nodes)));
+  const double depth = tree_depth(layout);
   return launch_us(fabric) + kProtocolBaseUs[index(Protocol::simple)] +
          depth * kNetworkHopUs[index(Protocol::simple)] * kPatLevelShareOfHop +
          kPatPerRankUs * layout.ranks +
@@ -315,9 +320,8 @@ void check_request(const Fabric& fabric, const TimingRequest& request) {
 
 // One protocol's candidates for the request, in the order ring, tree, nvls, nvlstree, collnet
 // (all-reduce) or ring, pat (all-gather, reduce-scatter).
-void add_choices(const Fabric& fabric, const TimingRequest& request, Protocol protocol,
-                 std::vector<TimedChoice>& out) {
-  const Layout layout = layout_of(fabric, request);
+void add_choices(const Fabric& fabric, const TimingRequest& request, const Layout& layout,
+                 Protocol protocol, std::vector<TimedChoice>& out) {
   if (!protocol_runs(fabric, layout, protocol)) return;
   const double n = layout.ranks;
   const double bytes = static_cast<double>(request.bytes);
@@ -416,7 +420,8 @@ std::string TimedChoice::label() const {
 std::vector<TimedChoice> timed_choices(const Fabric& fabric, const TimingRequest& request) {
   check_request(fabric, request);
   std::vector<TimedChoice> choices;
-  for (Protocol protocol : kProtocols) add_choices(fabric, request, protocol, choices);
+  const Layout layout = layout_of(fabric, request);
+  for (Protocol protocol : kProtocols) add_choices(fabric, request, layout, protocol, choices);
   return choices;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "reference/error.h"
+#include "sim/library_choice_json.h"
 #include "sim/machine_presets.h"
 #include "support/json_reader.h"
 #include "support/json_units.h"
@@ -134,19 +135,6 @@ cost_model::Fabric fabric_from_json(const JsonValue& object, int devices) {
   return fabric;
 }
 
-// The fabric section's "algorithm" and "protocol": what the library runs on this machine.
-cost_model::LibraryChoice library_choice_from_json(const JsonValue& object) {
-  cost_model::LibraryChoice choice;
-  if (auto algorithm = object.optional("algorithm")) {
-    choice.algorithm =
-        algorithm->named("a library algorithm", cost_model::library_algorithm_from_name);
-  }
-  if (auto protocol = object.optional("protocol")) {
-    choice.protocol = protocol->named("a protocol", cost_model::protocol_from_name);
-  }
-  return choice;
-}
-
 json fabric_to_json(const cost_model::Fabric& fabric, const cost_model::LibraryChoice& library) {
   json out = {
       {"generation", std::string(cost_model::generation_name(fabric.generation))},
@@ -202,7 +190,8 @@ MachineSpec machine_from_json(const json& document) {
   }
   if (auto fabric = root.optional("fabric")) {
     machine.fabric = fabric_from_json(*fabric, machine.devices);
-    machine.library = library_choice_from_json(*fabric);
+    // The fabric section's "algorithm" and "protocol": what the library runs on this machine.
+    machine.library = library_choice_from_json(*fabric, {"algorithm", "protocol"});
   }
   return machine;
 }

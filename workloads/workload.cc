@@ -7,6 +7,7 @@
 #include <set>
 
 #include "reference/error.h"
+#include "sim/library_choice_json.h"
 #include "support/checked_math.h"
 #include "support/json_reader.h"
 #include "support/units.h"
@@ -50,13 +51,7 @@ CollectiveSpec collective_spec(const JsonValue& call, DType default_dtype) {
   spec.bytes = bytes_value(call.required("bytes", "a size in bytes"));
   const std::optional<JsonValue> dtype = call.optional("dtype");
   spec.dtype = dtype ? parse_dtype(*dtype) : default_dtype;
-  if (auto algorithm = call.optional("nccl_algo")) {
-    spec.library.algorithm =
-        algorithm->named("a library algorithm", cost_model::library_algorithm_from_name);
-  }
-  if (auto protocol = call.optional("nccl_proto")) {
-    spec.library.protocol = protocol->named("a protocol", cost_model::protocol_from_name);
-  }
+  spec.library = sim::library_choice_from_json(call, {"nccl_algo", "nccl_proto"});
   return spec;
 }
 
