@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "reference/error.h"
 #include "support/name_table.h"
@@ -69,10 +70,44 @@ constexpr double kTreeChunkBytes = 131072;
 constexpr std::array<double, 3> kTreeLevelGBps = {0.56, 3.2, 3.2};
 
 // NVLS: the switch reduces, so each byte crosses a GPU's links once each way; its rate is a
-// share of the scale-up rate per generation, after a fixed setup of the multicast objects.
-constexpr double kNvlsStartUs = 10.0;
+// share of the scale-up rate per generation. Its fixed cost does not follow the host: on Grace
+// hosts, where a ring starts in 6.5 us, NVLS still takes about as long as on x86 hosts (the
+// switch's multicast barriers, not the launch, set it), so it is one constant.
+constexpr double kNvlsFixedUs = 31.0;
 double nvls_share(GpuGeneration generation) {
-  return generation == GpuGeneration::blackwell ? 0.574 : 0.664;
+  return generation == GpuGeneration::blackwell ? 0.51 : 0.94;
+}
+
+// NVLS moves the buffer in chunks spread over its channels (CTAs), and every chunk costs its
+// channel one synchronization round through the switch. NCCL shrinks the chunk for smaller
+// buffers (src/enqueue.cc, calcCollChunking), which is why NVLS reaches its full rate only on
+// buffers of hundreds of MiB.
+constexpr double kNvlsChunkSyncUs = 1.5;
+constexpr double kNvlsMaxChunkBytes = 131072;
+
+// NCCL's NVLS channels (src/transport/nvls.cc): 16 on Hopper; on Blackwell 24 inside one
+// NVLink domain and 32 across nodes.
+double nvls_channels(GpuGeneration generation, bool across_nodes) {
+  if (generation != GpuGeneration::blackwell) return 16;
+  return across_nodes ? 32 : 24;
+}
+
+// The chunk of an NVLS all-reduce of `bytes` whose channels and heads (GPUs) make
+// `concurrent_ops` chunks in flight.
+double nvls_chunk_bytes(double bytes, double concurrent_ops) {
+  double chunk = kNvlsMaxChunkBytes;
+  if (bytes < 64 * concurrent_ops * chunk) chunk = 65536;
+  if (bytes < 8 * concurrent_ops * chunk) chunk = 32768;
+  if (bytes < 2 * concurrent_ops * chunk) chunk = 16384;
+  return chunk;
+}
+
+// NVLS-tree's chunk: at most 64 KiB from four nodes on, and smaller for small buffers.
+double nvls_tree_chunk_bytes(double bytes, double concurrent_ops, int nodes) {
+  double chunk = nodes >= 4 ? 65536 : kNvlsMaxChunkBytes;
+  if (bytes < 4 * concurrent_ops * chunk && chunk > 65536) chunk = 65536;
+  if (bytes < concurrent_ops * chunk && chunk > 32768) chunk = 32768;
+  return chunk;
 }
 
 struct Layout {
@@ -179,28 +214,35 @@ double tree_us(const Fabric& fabric, const Layout& layout, Protocol protocol, do
          tree_fill_us(layout, protocol, bytes);
 }
 
-// NVLS's rate over `gpus` GPUs reducing in the switches: each GPU sends its whole buffer into
-// the switch for the reduction and its share (1/gpus) for the broadcast, and receives the same,
-// so it moves (1 + 1/gpus) times the buffer each way.
-double nvls_gbps(const Fabric& fabric, double gpus) {
-  return gbps(fabric.scale_up_bytes_per_s) * nvls_share(fabric.generation) * gpus / (gpus + 1);
+// NVLS's rate over `gpus` GPUs reducing in the switches, in chunks of `chunk_bytes` over
+// `channels` channels. Each GPU sends its whole buffer into the switch for the reduction and its
+// share (1/gpus) for the broadcast, and receives the same, so its links move (1 + 1/gpus) times
+// the buffer each way; each chunk adds a channel's synchronization round.
+double nvls_gbps(const Fabric& fabric, double gpus, double channels, double chunk_bytes) {
+  const double links_gbps =
+      gbps(fabric.scale_up_bytes_per_s) * nvls_share(fabric.generation) * gpus / (gpus + 1);
+  const double us_per_byte = 1.0 / (links_gbps * 1e3) + kNvlsChunkSyncUs / (channels * chunk_bytes);
+  return 1.0 / (us_per_byte * 1e3);
 }
 
 double nvls_us(const Fabric& fabric, const Layout& layout, double bytes) {
-  return launch_us(fabric) + kNvlsStartUs + bytes / (nvls_gbps(fabric, layout.ranks) * 1e3);
+  const double channels = nvls_channels(fabric.generation, false);
+  const double chunk = nvls_chunk_bytes(bytes, channels * layout.ranks);
+  return kNvlsFixedUs + bytes / (nvls_gbps(fabric, layout.ranks, channels, chunk) * 1e3);
 }
 
-// Whether NCCL's tuner runs NVLS rather than the Simple ring for an all-reduce of `bytes` inside
-// one node. NCCL chooses by its own estimates (src/graph/tuning.cc, src/graph/search.cc), which
-// can pass over NVLS where NVLS would be faster, as published runs on 4 GPUs show. Its NVLS
-// estimate has one channel per GPU, each at most scale_up / (n + 1) (a GPU's links carry every
-// channel once and its own twice) and at most the fastest per-channel speed the topology search
-// tries, times nvlsEfficiency; its algorithm rate is n channels at that rate. Its ring estimate
-// is the scale-up rate times n / (2 (n - 1)). Latencies: NVLS 25 us, the ring 8.4 us + 3.4 us
-// per step (NCCL's NVLink tables).
+// Whether NCCL's tuner runs NVLS rather than a ring for an all-reduce of `bytes` inside one
+// node. NCCL chooses by its own estimates (src/graph/tuning.cc, src/graph/search.cc), not by
+// the time NVLS then takes: it passes over NVLS on 4 GPUs, where NVLS would be faster than its
+// ring, and takes it on 8 GB300 at 4 MiB, where LL would be faster. Its NVLS estimate has one
+// channel per GPU, each at most scale_up / (n + 1) (a GPU's links carry every channel once and
+// its own twice) and at most the fastest per-channel speed the topology search tries, times
+// nvlsEfficiency; its algorithm rate is n channels at that rate, after 25 us. Its ring estimate,
+// per protocol, is a base plus a latency per step (NCCL's NVLink tables) and the scale-up rate
+// times n / (2 (n - 1)), LL's at most half of it and llMaxBw, LL128's 0.92 of it.
 constexpr double kNcclNvlsLatencyUs = 25.0;
-constexpr double kNcclRingSimpleBaseUs = 8.4;
-constexpr double kNcclRingSimpleHopUs = 3.4;
+constexpr std::array<double, 3> kNcclRingBaseUs = {6.6, 14.0, 8.4};
+constexpr std::array<double, 3> kNcclRingNvlinkStepUs = {0.6, 1.9, 3.4};
 
 double nccl_channel_speed_cap_gbps(GpuGeneration generation) {
   return generation == GpuGeneration::blackwell ? 90.0 : 60.0;
@@ -209,17 +251,34 @@ double nccl_nvls_efficiency(GpuGeneration generation) {
   return generation == GpuGeneration::blackwell ? 0.74 : 0.85;
 }
 
-bool library_prefers_nvls(const Fabric& fabric, const Layout& layout, double bytes) {
+double nccl_ring_bus_gbps_estimate(GpuGeneration generation, double scale_up, Protocol protocol) {
+  switch (protocol) {
+    case Protocol::ll: return std::min(ll_cap_gbps(generation), scale_up * 0.5);
+    case Protocol::ll128: return scale_up * 0.92;
+    case Protocol::simple: return scale_up;
+  }
+  return scale_up;
+}
+
+bool library_prefers_nvls(const Fabric& fabric, const Layout& layout, double bytes,
+                          std::optional<Protocol> forced_protocol) {
   const double n = layout.ranks;
+  const double steps = 2 * (n - 1);
   const double scale_up = gbps(fabric.scale_up_bytes_per_s);
   const double channel_gbps =
       std::min(scale_up / (n + 1), nccl_channel_speed_cap_gbps(fabric.generation));
   const double nvls_gbps_estimate = n * channel_gbps * nccl_nvls_efficiency(fabric.generation);
-  const double ring_gbps_estimate = scale_up * n / (2 * (n - 1));
   const double nvls_estimate_us = kNcclNvlsLatencyUs + bytes / (nvls_gbps_estimate * 1e3);
-  const double ring_estimate_us = kNcclRingSimpleBaseUs + 2 * (n - 1) * kNcclRingSimpleHopUs +
-                                  bytes / (ring_gbps_estimate * 1e3);
-  return nvls_estimate_us < ring_estimate_us;
+  for (Protocol protocol : kProtocols) {
+    if (forced_protocol && protocol != *forced_protocol) continue;
+    const double ring_gbps_estimate =
+        nccl_ring_bus_gbps_estimate(fabric.generation, scale_up, protocol) * n / steps;
+    const double ring_estimate_us = kNcclRingBaseUs[index(protocol)] +
+                                    steps * kNcclRingNvlinkStepUs[index(protocol)] +
+                                    bytes / (ring_gbps_estimate * 1e3);
+    if (ring_estimate_us <= nvls_estimate_us) return false;
+  }
+  return true;
 }
 
 // NVLS-tree all-reduce: the switches reduce inside each node (NVLS), each GPU's share of the
@@ -229,9 +288,11 @@ bool library_prefers_nvls(const Fabric& fabric, const Layout& layout, double byt
 double nvls_tree_us(const Fabric& fabric, const Layout& layout, double bytes) {
   const double depth = tree_depth(layout);
   const double network_share = layout.nodes <= 2 ? 1.0 : 0.5;
-  const double rate_gbps =
-      std::min(nvls_gbps(fabric, layout.per_node), node_nics_gbps(fabric, layout) * network_share);
-  return launch_us(fabric) + kNvlsStartUs +
+  const double channels = nvls_channels(fabric.generation, true);
+  const double chunk = nvls_tree_chunk_bytes(bytes, channels * layout.per_node, layout.nodes);
+  const double rate_gbps = std::min(nvls_gbps(fabric, layout.per_node, channels, chunk),
+                                    node_nics_gbps(fabric, layout) * network_share);
+  return kNvlsFixedUs +
          2.0 * depth * kNetworkHopUs[index(Protocol::simple)] + bytes / (rate_gbps * 1e3) +
          tree_fill_us(layout, Protocol::simple, bytes);
 }
@@ -336,7 +397,7 @@ void add_choices(const Fabric& fabric, const TimingRequest& request, const Layou
       if (protocol != Protocol::simple) return;
       // Left to itself, the library runs NVLS only where its tuner prefers it; forced, always.
       if (fabric.in_switch_reduction && layout.nodes == 1 && layout.ranks > 2 &&
-          (request.algorithm || library_prefers_nvls(fabric, layout, bytes))) {
+          (request.algorithm || library_prefers_nvls(fabric, layout, bytes, request.protocol))) {
         add(LibraryAlgorithm::nvls, nvls_us(fabric, layout, bytes));
       }
       if (fabric.in_switch_reduction && layout.nodes > 1 && layout.per_node > 1) {
@@ -432,6 +493,12 @@ TimedChoice time_collective(const Fabric& fabric, const TimingRequest& request) 
     if ((!request.algorithm || choice.algorithm == *request.algorithm) &&
         (!request.protocol || choice.protocol == *request.protocol)) {
       allowed.push_back(choice);
+    }
+  }
+  // Left to itself, the library runs NVLS wherever its tuner offers it (add_choices).
+  if (!request.algorithm) {
+    for (const TimedChoice& choice : allowed) {
+      if (choice.algorithm == LibraryAlgorithm::nvls) return choice;
     }
   }
   if (!allowed.empty()) return fastest(allowed);
