@@ -75,7 +75,7 @@ constexpr std::array<double, 3> kTreeLevelGBps = {0.56, 3.2, 3.2};
 // switch's multicast barriers, not the launch, set it), so it is one constant.
 constexpr double kNvlsFixedUs = 31.0;
 double nvls_share(GpuGeneration generation) {
-  return generation == GpuGeneration::blackwell ? 0.51 : 0.94;
+  return generation == GpuGeneration::blackwell ? 0.51 : 0.88;
 }
 
 // NVLS moves the buffer in chunks spread over its channels (CTAs), and every chunk costs its
