@@ -79,8 +79,8 @@ MeasuredFigures measured_figures(std::string_view time_us, std::string_view algb
 std::optional<double> measured_time_us(const MeasuredFigures& figures, cost_model::TimedOp op,
                                        int ranks, std::int64_t size_bytes);
 
-// The algorithm the nccl_algo column forces: "Ring", "Ring (env)", "Tree (env)",
-// "NVLS (forced); log shows NVLS/SIMPLE" force one; empty, "default ..." and "... requested ...;
+// The algorithm the nccl_algo column forces: "Ring", "Ring (env)", "Tree (env)", an algorithm
+// marked forced with what NCCL's log showed after it force one; empty, "default ..." and "... requested ...;
 // actual algo unknown" force none. Any other text is an error.
 std::optional<cost_model::LibraryAlgorithm> forced_algorithm(std::string_view nccl_algo);
 // The protocol the nccl_proto column forces ("LL", "LL128", "Simple", "SIMPLE"); empty and

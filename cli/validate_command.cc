@@ -223,16 +223,17 @@ std::string sources_of(const MachineRows& machine) {
 
 void print_summary_table(const std::vector<MachineRows>& machines, const ErrorSummary& overall,
                          int skipped, std::ostream& out) {
-  out << "| machine | GPU | nodes x GPUs | rows | median \\|error\\| | p90 \\|error\\| | within "
+  out << "| machine | preset | nodes x GPUs | rows | median \\|error\\| | p90 \\|error\\| | within "
          "10% | source |\n|---|---|---|---:|---:|---:|---:|---|\n";
-  const auto row = [&out](std::string_view name, std::string_view gpu, std::string_view shape,
+  const auto row = [&out](std::string_view name, std::string_view preset, std::string_view shape,
                           const ErrorSummary& s, std::string_view source) {
-    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", name, gpu, shape, s.rows,
+    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", name, preset, shape, s.rows,
                        percent(s.median_abs_error), percent(s.p90_abs_error),
                        percent(s.share_within_10_percent), source);
   };
   for (const MachineRows& machine : machines) {
-    row(machine.config_id, machine.machine.gpu,
+    // The preset the model built, not the file's GPU text: the table keeps no field of the file.
+    row(machine.config_id, machine.not_predicted.empty() ? machine.preset : "-",
         fmt::format("{} x {}", machine.machine.nodes, machine.machine.gpus_per_node),
         summarize_errors(errors_of(machine)), sources_of(machine));
   }

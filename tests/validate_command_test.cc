@@ -97,10 +97,10 @@ TEST(ValidateCommand, SummaryIsOneMarkdownTableRowPerMachineAndAll) {
   const fs::path csv = write_csv(scratch_folder("summary"), std::string(kHeader) + kRows);
   const CommandResult result = run_binary("validate --summary '" + csv.string() + "'");
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_EQ(result.output.rfind("| machine | GPU | nodes x GPUs | rows |", 0), 0u) << result.output;
-  EXPECT_NE(result.output.find("\n| box | NVIDIA H100 80GB HBM3 | 1 x 8 | 3 | "), std::string::npos)
+  EXPECT_EQ(result.output.rfind("| machine | preset | nodes x GPUs | rows |", 0), 0u) << result.output;
+  EXPECT_NE(result.output.find("\n| box | hgx-h100 | 1 x 8 | 3 | "), std::string::npos)
       << result.output;
-  EXPECT_NE(result.output.find("\n| two_boxes | NVIDIA H100 80GB HBM3 | 2 x 8 | 1 | "),
+  EXPECT_NE(result.output.find("\n| two_boxes | hgx-h100 | 2 x 8 | 1 | "),
             std::string::npos);
   EXPECT_NE(result.output.find("\n| all |  |  | 4 | "), std::string::npos);
   EXPECT_NE(result.output.find(" | src |\n"), std::string::npos) << result.output;  // source
