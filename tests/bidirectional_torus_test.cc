@@ -23,6 +23,7 @@ using collectives::Algorithm;
 using test_machines::ici_torus_machine;
 using test_machines::kIci;
 using test_machines::torus_axis_names;
+using test_machines::torus_run_options;
 
 struct PsumRun {
   std::vector<Values> outputs;
@@ -37,13 +38,7 @@ PsumRun psum_all(const std::vector<int>& dims, std::optional<Algorithm> algorith
   const sim::MachineSpec spec = ici_torus_machine(dims);
   const std::vector<std::string> names = torus_axis_names(dims.size());
   const Mesh mesh(std::vector<int>(dims.begin(), dims.end()), names);
-  sim::Machine machine(spec, {.cost_only = cost_only,
-                              .algorithm = algorithm,
-                              .ring_by_rank = true,
-                              .fast_path = fast_path,
-                              // Mesh axis j on torus dimension j, as the closed forms take it (the
-                              // automatic placement may lay a {2, 2, 4} mesh otherwise).
-                              .placement = {.kind = sim::PlacementSpec::Kind::row_major}});
+  sim::Machine machine(spec, torus_run_options(algorithm, cost_only, fast_path));
   const AxisNames axes(names);
   PsumRun run;
   if (cost_only) {  // no data: 256 MiB a device would not fit a test

@@ -2,10 +2,13 @@
 // Machines for simulator tests whose times are easy to read: 1 FLOP and 1 byte of memory traffic
 // per picosecond, on a topology named as --topology names it.
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "collectives/algorithm.h"
 #include "sim/machine_spec.h"
+#include "sim/machine.h"
 #include "topology/topology_spec.h"
 
 namespace spmd::test_machines {
@@ -41,6 +44,18 @@ inline std::vector<std::string> torus_axis_names(std::size_t dims) {
   std::vector<std::string> names;
   for (std::size_t j = 0; j < dims; ++j) names.push_back("a" + std::to_string(j));
   return names;
+}
+
+// The options of a run over a mesh laid on a torus one axis per dimension: ranks in ring order,
+// and mesh axis j on torus dimension j, as the closed forms take it (the automatic placement may
+// lay a {2, 2, 4} mesh otherwise). `algorithm` unset: the automatic choice.
+inline sim::SimOptions torus_run_options(std::optional<collectives::Algorithm> algorithm,
+                                         bool cost_only, bool fast_path) {
+  return {.cost_only = cost_only,
+          .algorithm = algorithm,
+          .ring_by_rank = true,
+          .fast_path = fast_path,
+          .placement = {.kind = sim::PlacementSpec::Kind::row_major}};
 }
 
 }  // namespace spmd::test_machines
