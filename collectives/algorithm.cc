@@ -156,7 +156,10 @@ Algorithm large_message_algorithm(const CollectiveShape& shape,
 }  // namespace
 
 Algorithm choose_algorithm(const CollectiveShape& shape, const topology::TopologyTraits& topology) {
-  const bool small = shape.elements * shape.element_bytes < kSmallMessageBytes;
+  // The whole buffer: an all-gather's output, like a reduce-scatter's input, is ranks shards.
+  const std::int64_t buffer_elements =
+      shape.kind == CollectiveKind::all_gather ? shape.elements * shape.ranks : shape.elements;
+  const bool small = buffer_elements * shape.element_bytes < kSmallMessageBytes;
   if (shape.ranks == 1 || shape.kind == CollectiveKind::permute) return Algorithm::direct;
   switch (shape.kind) {
     case CollectiveKind::all_reduce: {

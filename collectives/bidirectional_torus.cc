@@ -5,7 +5,9 @@
 // in lockstep phases (collectives/torus_schedule.h), so in every phase each dimension's links
 // carry one pass each way: TPUs drive both directions of every dimension at once the same way.
 // On a dimension of size 2 both directions go to the same neighbour, so its two passes share
-// that link; on one dimension this is the bidirectional ring of the torus's blocks.
+// that link; on one dimension this is the bidirectional ring of the torus's blocks. A
+// reduce-scatter or an all-gather runs the same passes on pieces of every rank's shard
+// (reference/torus_passes.h), so it too drives both directions of every dimension.
 
 #include "collectives/algorithm_parts.h"
 #include "collectives/ring_parts.h"
@@ -14,13 +16,24 @@
 namespace spmd::collectives {
 namespace {
 
+// A reduce-scatter's shards, like the ring's, need the elements to split evenly over the ranks.
 bool supports(const CollectiveShape& shape) {
-  return shape.kind == CollectiveKind::all_reduce &&
-         torus_dims_cover(shape.torus_dims, shape.ranks);
+  if (!torus_dims_cover(shape.torus_dims, shape.ranks)) return false;
+  switch (shape.kind) {
+    case CollectiveKind::all_reduce:
+    case CollectiveKind::all_gather: return true;
+    case CollectiveKind::reduce_scatter: return shape.elements % shape.ranks == 0;
+    default: return false;
+  }
 }
 
+// A reduce-scatter or an all-gather splits every rank's shard between the passes (piece passes),
+// so that each rank ends with, or starts from, its own shard whatever a pass's dimension order.
 std::vector<TorusPass> passes(const CollectiveShape& shape) {
-  return bidirectional_torus_passes(shape.torus_dims, shape.elements);
+  if (shape.kind == CollectiveKind::all_reduce) {
+    return bidirectional_torus_passes(shape.torus_dims, shape.elements);
+  }
+  return bidirectional_torus_piece_passes(shape.torus_dims, torus_work_elements(shape));
 }
 
 Schedule build(const CollectiveShape& shape) {
@@ -47,8 +60,11 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
 
 // One phase, as every phase of the schedule uses every dimension both ways: each rank to both
 // its neighbours along every dimension. On a dimension of size 2 the two are the same pair,
-// listed twice, as two passes' messages share it.
+// listed twice, as two passes' messages share it. A reduce-scatter or an all-gather sends a
+// block as one message per shard, which queue on their link (in ps that fifo and fair sharing
+// round differently), so it has no exact closed form on links and is always carried.
 std::vector<std::vector<RankPair>> link_phases(const CollectiveShape& shape) {
+  if (shape.kind != CollectiveKind::all_reduce) return {};
   const TorusGrid grid(shape.torus_dims);
   std::vector<RankPair> pairs;
   for (std::size_t j = 0; j < grid.count(); ++j) {

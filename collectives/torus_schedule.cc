@@ -40,6 +40,55 @@ int phase_steps(const TorusGrid& grid, const std::vector<TorusPass>& passes, std
   return steps;
 }
 
+// A piece pass's shards: shard q is the q-th of `ranks` even parts of [pass.begin, pass.end), and
+// the pass moves its piece pass.shard_piece (of pass.shard_pieces even parts).
+Range piece_of_shard(const TorusPass& pass, int ranks, int q) {
+  return block_of(block_of({pass.begin, pass.end}, ranks, q), pass.shard_pieces,
+                  pass.shard_piece);
+}
+
+// The ranks whose shards a piece pass's block holds, in rank order: those at `fixed`'s
+// coordinate on every dimension where it is not -1.
+std::vector<int> block_shards(const TorusGrid& grid, const std::vector<int>& fixed) {
+  std::vector<int> ranks = {0};
+  for (std::size_t j = 0; j < grid.count(); ++j) {
+    std::vector<int> next;
+    for (int prefix : ranks) {
+      for (int c = 0; c < grid.size(j); ++c) {
+        if (fixed[j] < 0 || fixed[j] == c) next.push_back(prefix * grid.size(j) + c);
+      }
+    }
+    ranks = std::move(next);
+  }
+  return ranks;
+}
+
+// The elements a piece pass's rank receives from it in a step at `level`: the shards left after
+// level + 1 splits, each the pass's piece (every shard's piece is as long).
+std::int64_t piece_block_elements(const TorusGrid& grid, const TorusPass& pass, int ranks,
+                                  std::size_t level) {
+  int shards = ranks;
+  for (std::size_t l = 0; l <= level; ++l) shards /= grid.size(dimension_at(pass, l));
+  const auto [begin, end] = piece_of_shard(pass, ranks, 0);
+  return shards * (end - begin);
+}
+
+// The elements of the largest transfer a pass's ranks send at `level`: a range pass's held range
+// split level by level (rounded up); a piece pass's piece of one shard.
+std::int64_t largest_transfer_elements(const TorusGrid& grid, const TorusPass& pass, int ranks,
+                                       std::size_t level) {
+  if (pass.shard_pieces > 0) {
+    const auto [begin, end] = piece_of_shard(pass, ranks, 0);
+    return end - begin;
+  }
+  std::int64_t largest = pass.end - pass.begin;
+  for (std::size_t l = 0; l <= level; ++l) {
+    const int size = grid.size(dimension_at(pass, l));
+    largest = (largest + size - 1) / size;
+  }
+  return largest;
+}
+
 // An all-reduce runs both halves; a reduce-scatter only the first, an all-gather only the second.
 bool runs_reduce_scatter(CollectiveKind kind) { return kind != CollectiveKind::all_gather; }
 bool runs_all_gather(CollectiveKind kind) { return kind != CollectiveKind::reduce_scatter; }
@@ -57,9 +106,15 @@ class TorusSteps final : public StepSource {
     if (runs_all_gather(shape.kind)) {
       for (std::size_t level = count; level-- > 0;) phases_.push_back({level, false});
     }
-    // One pass: each step someone receives the level's largest block. Several: a rank receives
-    // from each pass at once, so walk the steps.
-    set_max_received(passes_.size() == 1 ? one_pass_max_received() : received_walk(*this));
+    // One pass: each step someone receives the level's largest block. Piece passes: every rank
+    // receives one block from each pass in a level's first step. Range passes: walk the steps.
+    if (passes_.size() == 1) {
+      set_max_received(one_pass_max_received());
+    } else if (passes_.front().shard_pieces > 0) {
+      set_max_received(piece_passes_max_received());
+    } else {
+      set_max_received(received_walk(*this));
+    }
   }
 
   std::size_t raw_step_count() const override {
@@ -106,6 +161,10 @@ class TorusSteps final : public StepSource {
     const int size = grid_.size(j);
     if (s >= size - 1) return;  // its ring is done; the phase's longest one is not
     const int shift = phase.reducing ? s + 1 : s;
+    if (pass.shard_pieces > 0) {
+      add_piece_pass_step(pass, phase, shift, out);
+      return;
+    }
     for (int r = 0; r < ranks(); ++r) {
       const int c = grid_.coordinate(r, j);
       const auto [begin, end] =
@@ -114,6 +173,41 @@ class TorusSteps final : public StepSource {
                                  SourceBuffer::work,
                                  phase.reducing ? TransferAction::reduce : TransferAction::copy});
     }
+  }
+
+  // A piece pass's block: the shards of the ranks that share the sender's coordinates on the
+  // dimensions reduce-scattered before this level and sit at the block's coordinate on this one.
+  void add_piece_pass_step(const TorusPass& pass, const Phase& phase, int shift,
+                           std::vector<Transfer>& out) const {
+    const std::size_t j = dimension_at(pass, phase.level);
+    const int size = grid_.size(j);
+    const TransferAction action = phase.reducing ? TransferAction::reduce : TransferAction::copy;
+    std::vector<int> fixed(grid_.count(), -1);
+    for (int r = 0; r < ranks(); ++r) {
+      for (std::size_t l = 0; l < phase.level; ++l) {
+        const std::size_t k = dimension_at(pass, l);
+        fixed[k] = grid_.coordinate(r, k);
+      }
+      const int c = grid_.coordinate(r, j);
+      fixed[j] = mod(c - pass.direction * shift, size);
+      const int to = grid_.along(r, j, c + pass.direction);
+      for (int q : block_shards(grid_, fixed)) {
+        const auto [begin, end] = piece_of_shard(pass, ranks(), q);
+        add_transfer(out, Transfer{r, to, begin, end, begin, SourceBuffer::work, action});
+      }
+    }
+  }
+
+  std::int64_t piece_passes_max_received() const {
+    std::int64_t most = 0;
+    for (std::size_t level = 0; level < levels(passes_); ++level) {
+      std::int64_t received = 0;
+      for (const TorusPass& pass : passes_) {
+        received += piece_block_elements(grid_, pass, ranks(), level);
+      }
+      most = std::max(most, received);
+    }
+    return most;
   }
 
   std::int64_t one_pass_max_received() const {
@@ -163,7 +257,8 @@ std::shared_ptr<const StepSource> torus_step_source(const CollectiveShape& shape
 }
 
 // Along a pass's level-th dimension j every step carries, on some line, the largest block of the
-// level, ceil(L / dims[j]) of the level's largest range L; the all-gather phases repeat the
+// level, ceil(L / dims[j]) of the level's largest range L (a piece pass: one transfer per shard,
+// each taken alone, as the closed form's contract says); the all-gather phases repeat the
 // reduce-scatter ones with the same blocks, so an all-reduce takes twice a reduce-scatter.
 std::int64_t torus_passes_time_ps(const CollectiveShape& shape,
                                   const std::vector<TorusPass>& passes,
@@ -172,18 +267,16 @@ std::int64_t torus_passes_time_ps(const CollectiveShape& shape,
              fmt::format("{} link costs for a torus of {} dimensions, expected one per dimension",
                          per_dimension.size(), shape.torus_dims.size()));
   const TorusGrid grid(shape.torus_dims);
-  std::vector<std::int64_t> largest;
-  for (const TorusPass& pass : passes) largest.push_back(pass.end - pass.begin);
   std::int64_t reduce_scatter_ps = 0;
   for (std::size_t level = 0; level < levels(passes); ++level) {
     std::vector<std::int64_t> step_ps(static_cast<std::size_t>(phase_steps(grid, passes, level)),
                                       0);
-    for (std::size_t p = 0; p < passes.size(); ++p) {
-      const std::size_t j = dimension_at(passes[p], level);
+    for (const TorusPass& pass : passes) {
+      const std::size_t j = dimension_at(pass, level);
       const int size = grid.size(j);
-      largest[p] = (largest[p] + size - 1) / size;
+      const std::int64_t largest = largest_transfer_elements(grid, pass, shape.ranks, level);
       const std::int64_t pass_step_ps =
-          cost_model::step_time_ps(largest[p] * shape.element_bytes, per_dimension[j].latency_ps,
+          cost_model::step_time_ps(largest * shape.element_bytes, per_dimension[j].latency_ps,
                                    per_dimension[j].bandwidth_bytes_per_s);
       for (int s = 0; s < size - 1; ++s) {
         step_ps[static_cast<std::size_t>(s)] =

@@ -134,7 +134,8 @@ std::vector<Array> group_psum_scatter(const CollectiveCall& call,
     std::vector<Array> blocks;
     for (const Array& c : contributions) blocks.push_back(slice(c, d, r * block, (r + 1) * block));
     const ReduceOp op = reduction_op(CollectiveOp::psum_scatter, blocks.front().dtype());
-    Array reduced = reduce_with_tree(blocks, op, order.reduce_scatter_fold(n, r), order);
+    Array reduced =
+        reduce_with_plan(blocks, op, order.reduce_scatter_plan(n, r, blocks.front().size()), order);
     results.push_back(call.tiled ? reduced : squeeze(reduced, d));
   }
   return results;

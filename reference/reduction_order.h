@@ -138,10 +138,18 @@ struct ReductionOrder {
   // Reduce-scatter: the fold that produces the block owned by group rank `destination`. Rings
   // (nccl_ring, gloo_ring, gloo_ring_chunked, mpi_ring) use the fold of their chunk that ends at
   // `destination`; torus the torus fold of the destination's coordinates; the simulator's trees,
-  // two-way ring and bidirectional torus use nccl_ring's; the other
+  // two-way ring and bidirectional torus use nccl_ring's (the bidirectional torus only where it
+  // runs a ring: elsewhere its block folds in pieces, reduce_scatter_plan); the other
   // algorithms use their all-reduce fold for every block (a model choice for most of them, see
   // docs/reduction-orders.md).
   FoldTree reduce_scatter_fold(int group_size, int destination) const;
+
+  // Reduce-scatter: the chunks of the `count` elements of the block owned by group rank
+  // `destination`, each with its fold. One chunk with reduce_scatter_fold, except where the block
+  // folds in pieces: the bidirectional torus splits every block between its 2D passes, each
+  // folding its piece as a torus along its own dimension order and direction.
+  std::vector<ChunkFold> reduce_scatter_plan(int group_size, int destination,
+                                             std::int64_t count) const;
 
   // Throws spmd::Error unless `ring` is empty or a permutation of the device ids
   // 0..device_count-1 (a device ring, as a backend is given it).

@@ -45,4 +45,19 @@ std::vector<TorusPass> bidirectional_torus_passes(std::span<const int> dims, std
   return passes;
 }
 
+std::vector<TorusPass> bidirectional_torus_piece_passes(std::span<const int> dims,
+                                                        std::int64_t count) {
+  std::vector<TorusPass> passes = bidirectional_torus_passes(dims, count);
+  const int pieces = static_cast<int>(passes.size());
+  if (pieces == 1) return passes;  // one rank: nothing to split
+  for (int p = 0; p < pieces; ++p) {
+    TorusPass& pass = passes[static_cast<std::size_t>(p)];
+    pass.begin = 0;
+    pass.end = count;
+    pass.shard_piece = p;
+    pass.shard_pieces = pieces;
+  }
+  return passes;
+}
+
 }  // namespace spmd

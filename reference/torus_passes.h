@@ -23,6 +23,13 @@ struct TorusPass {
   std::int64_t end = 0;
   std::vector<int> dimension_order;  // reduce-scattered in this order, gathered back in reverse
   int direction = 1;                 // +1: each rank sends to coordinate c + 1; -1: to c - 1
+  // A piece pass (shard_pieces > 0) works on piece shard_piece of every rank's shard instead of
+  // a range: [begin, end) splits evenly into one shard per rank, each shard evenly into
+  // shard_pieces pieces. Its blocks are sets of shards, not runs: the block with coordinate b
+  // along dimension j holds the shards of the ranks at coordinate b there, so whatever its
+  // dimension order, the reduce-scatter leaves every rank the piece of its own shard.
+  int shard_piece = 0;
+  int shard_pieces = 0;
 };
 
 // Whether dims (each at least 1) are a grid of exactly group_size ranks.
@@ -44,6 +51,12 @@ std::vector<TorusPass> torus_rank_order_passes(std::span<const int> dims, std::i
 // are on D different dimensions, so every dimension's links carry one pass each way. With no
 // dimension above 1 (one rank): one pass with no dimensions.
 std::vector<TorusPass> bidirectional_torus_passes(std::span<const int> dims, std::int64_t count);
+
+// bidirectional_torus reduce-scatter and all-gather over `count` elements (the ranks' shards in
+// rank order): the passes of bidirectional_torus_passes, each a piece pass (shard_piece p of 2D)
+// over all of them, so that every rank's shard is split between the 2D passes.
+std::vector<TorusPass> bidirectional_torus_piece_passes(std::span<const int> dims,
+                                                        std::int64_t count);
 
 // The grid's coordinates: rank <-> coordinate per dimension.
 class TorusGrid {

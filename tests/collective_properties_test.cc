@@ -347,7 +347,8 @@ RC_GTEST_PROP(CollectiveProperties,
   }
 }
 
-// Reduce-scatter: the block that group rank r receives is folded by reduce_scatter_fold(n, r).
+// Reduce-scatter: the block that group rank r receives is folded chunk by chunk as
+// reduce_scatter_plan(n, r, count) says (one chunk, reduce_scatter_fold, for most orders).
 RC_GTEST_PROP(CollectiveProperties, float_psum_scatter_equals_reduce_scatter_fold_in_declared_order,
               ()) {
   const Mesh mesh = *testkit::mesh();
@@ -375,8 +376,11 @@ RC_GTEST_PROP(CollectiveProperties, float_psum_scatter_equals_reduce_scatter_fol
       blocks.push_back(slice(inputs[static_cast<std::size_t>(m)], dim, r * block, (r + 1) * block));
     }
     Array expected(dtype, blocks.front().shape());
-    fold_elements(order.for_group(members).reduce_scatter_fold(n, r), blocks, bf16_in_f32(order),
-                  order.numerics().flush_subnormals, 0, expected.size(), expected);
+    const ReductionOrder group_order = order.for_group(members);
+    for (const ChunkFold& chunk : group_order.reduce_scatter_plan(n, r, expected.size())) {
+      fold_elements(chunk.tree, blocks, bf16_in_f32(order), order.numerics().flush_subnormals,
+                    chunk.begin, chunk.end, expected);
+    }
     RC_ASSERT(bits_equal(out[static_cast<std::size_t>(d)][0], expected));
   }
 }

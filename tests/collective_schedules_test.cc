@@ -141,7 +141,7 @@ RC_GTEST_PROP(CollectiveSchedules, reductions_equal_the_reference_in_the_algorit
     std::vector<Array> blocks;
     for (const Array& x : inputs) blocks.push_back(slice(x, 0, d * block, (d + 1) * block));
     const Array expected =
-        reduce_with_tree(blocks, op, order.reduce_scatter_fold(shape.ranks, d), order);
+        reduce_with_plan(blocks, op, order.reduce_scatter_plan(shape.ranks, d, block), order);
     RC_ASSERT(results[static_cast<std::size_t>(d)].bitwise_equal(expected));
   }
 }
@@ -227,9 +227,9 @@ TEST(CollectiveSchedules, AutomaticChoiceFollowsSizeAndTopology) {
   EXPECT_EQ(collectives::choose_algorithm(
                 shape, topology::TopologyTraits{.grid = true, .wrap_around = true}),
             Algorithm::bidirectional_torus);
-  // One rule for the large reduce-scatter and all-gather: the bidirectional torus runs neither, so
-  // the torus on a torus as on a mesh; the ring where the torus cannot run (6 elements over 6
-  // ranks are small; 2^20 + 1 do not split into 6 shards) or the grid has one dimension.
+  // One rule for the large reduce-scatter and all-gather, as for the all-reduce; the ring where
+  // the tori cannot run (6 elements over 6 ranks are small; 2^20 + 1 do not split into 6 shards)
+  // or the grid has one dimension.
   for (CollectiveKind kind : {CollectiveKind::reduce_scatter, CollectiveKind::all_gather}) {
     shape.kind = kind;
     shape.elements = 6 << 20;
@@ -237,12 +237,21 @@ TEST(CollectiveSchedules, AutomaticChoiceFollowsSizeAndTopology) {
               Algorithm::torus);
     EXPECT_EQ(collectives::choose_algorithm(
                   shape, topology::TopologyTraits{.grid = true, .wrap_around = true}),
-              Algorithm::torus);
+              Algorithm::bidirectional_torus);
     EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{}), Algorithm::ring);
     shape.elements = 6;
     EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{.grid = true}),
               Algorithm::ring);
   }
+  // Small is the whole buffer's bytes: an all-gather of 6 x 16 KiB shards (96 KiB out) is small,
+  // of 6 x 64 KiB (384 KiB out) is not, though each rank's shard is below 256 KiB.
+  shape.kind = CollectiveKind::all_gather;
+  shape.elements = 4096;
+  EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{.grid = true}),
+            Algorithm::ring);
+  shape.elements = 16384;
+  EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{.grid = true}),
+            Algorithm::torus);
   shape.kind = CollectiveKind::reduce_scatter;
   shape.elements = (1 << 20) + 1;
   EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{.grid = true}),
@@ -270,14 +279,15 @@ TEST(CollectiveSchedules, UnsupportedShapesAreRefused) {
   EXPECT_FALSE(collectives::supports(Algorithm::torus, grid));
   EXPECT_FALSE(collectives::supports(Algorithm::bidirectional_torus, grid));
   grid.torus_dims = {2, 3};
-  grid.kind = CollectiveKind::all_gather;  // the torus gathers; the bidirectional torus does not
+  grid.kind = CollectiveKind::all_gather;  // both tori gather (the bidirectional one in pieces)
   EXPECT_TRUE(collectives::supports(Algorithm::torus, grid));
-  EXPECT_FALSE(collectives::supports(Algorithm::bidirectional_torus, grid));
+  EXPECT_TRUE(collectives::supports(Algorithm::bidirectional_torus, grid));
   grid.kind = CollectiveKind::reduce_scatter;  // as the ring: shards split evenly
   EXPECT_TRUE(collectives::supports(Algorithm::torus, grid));
-  EXPECT_FALSE(collectives::supports(Algorithm::bidirectional_torus, grid));
+  EXPECT_TRUE(collectives::supports(Algorithm::bidirectional_torus, grid));
   grid.elements = 7;
   EXPECT_FALSE(collectives::supports(Algorithm::torus, grid));
+  EXPECT_FALSE(collectives::supports(Algorithm::bidirectional_torus, grid));
   EXPECT_FALSE(collectives::supports(Algorithm::ring, grid));
   EXPECT_THROW(collectives::build_schedule(Algorithm::torus, grid), Error);
   grid.kind = CollectiveKind::all_to_all;

@@ -21,6 +21,11 @@ struct OrderParts {
   // ReductionOrder::reduce_scatter_fold.
   FoldTree (*reduce_scatter_fold)(const ReductionOrder& order, const RingOrder& ring,
                                   int destination);
+  // Where one block folds in pieces (the bidirectional torus): the chunks of the `count`
+  // elements of the block owned by `destination`, ReductionOrder::reduce_scatter_plan. Null: the
+  // whole block folds by reduce_scatter_fold.
+  std::vector<ChunkFold> (*reduce_scatter_plan)(const ReductionOrder& order, const RingOrder& ring,
+                                                int destination, std::int64_t count) = nullptr;
 };
 
 const OrderParts& xla_cpu_parts();

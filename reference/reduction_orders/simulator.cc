@@ -210,6 +210,32 @@ std::vector<ChunkFold> bidirectional_torus_plan(const ReductionOrder& order, con
   return torus_passes_plan(order, ring, count, element_bytes, bidirectional_torus_passes);
 }
 
+// The bidirectional torus reduce-scatter (bidirectional_torus_piece_passes) splits every block
+// evenly between its passes: piece p folds as pass p's torus fold of the destination's
+// coordinates. Where its dims do not cover the group it runs a ring: one chunk, as nccl_ring.
+std::vector<ChunkFold> bidirectional_torus_reduce_scatter_plan(const ReductionOrder& order,
+                                                               const RingOrder& ring,
+                                                               int destination,
+                                                               std::int64_t count) {
+  const std::vector<int>& dims = order.torus_dims;
+  if (!torus_dims_cover(dims, ring.size())) {
+    return single_chunk(count, ring_reduce_scatter_fold(order, ring, destination));
+  }
+  const TorusGrid grid(dims);
+  std::vector<int> blocks;
+  for (std::size_t j = 0; j < grid.count(); ++j) blocks.push_back(grid.coordinate(destination, j));
+  const std::vector<TorusPass> passes = bidirectional_torus_piece_passes(dims, count);
+  const int pieces = static_cast<int>(passes.size());
+  std::vector<ChunkFold> plan;
+  for (int p = 0; p < pieces; ++p) {
+    TorusFold folds(dims, passes[static_cast<std::size_t>(p)]);
+    const std::int64_t begin = even_split_begin(count, pieces, p);
+    const std::int64_t end = even_split_begin(count, pieces, p + 1);
+    if (begin < end) plan.push_back(ChunkFold{begin, end, folds.fold(blocks)});
+  }
+  return plan;
+}
+
 }  // namespace
 
 const OrderParts& binary_tree_parts() {
@@ -238,7 +264,8 @@ const OrderParts& torus_parts() {
 }
 
 const OrderParts& bidirectional_torus_parts() {
-  static const OrderParts parts{bidirectional_torus_plan, ring_reduce_scatter_fold};
+  static const OrderParts parts{bidirectional_torus_plan, ring_reduce_scatter_fold,
+                                bidirectional_torus_reduce_scatter_plan};
   return parts;
 }
 
