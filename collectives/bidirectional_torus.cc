@@ -60,11 +60,9 @@ std::int64_t time_ps(const CollectiveShape& shape, std::int64_t latency_ps,
 
 // One phase, as every phase of the schedule uses every dimension both ways: each rank to both
 // its neighbours along every dimension. On a dimension of size 2 the two are the same pair,
-// listed twice, as two passes' messages share it. A reduce-scatter or an all-gather sends a
-// block as one message per shard, which queue on their link (in ps that fifo and fair sharing
-// round differently), so it has no exact closed form on links and is always carried.
+// listed twice, as two passes' messages share it. A reduce-scatter's or an all-gather's block is
+// one message however many shards it holds, so its pairs are the same.
 std::vector<std::vector<RankPair>> link_phases(const CollectiveShape& shape) {
-  if (shape.kind != CollectiveKind::all_reduce) return {};
   const TorusGrid grid(shape.torus_dims);
   std::vector<RankPair> pairs;
   for (std::size_t j = 0; j < grid.count(); ++j) {

@@ -21,9 +21,13 @@
 // After the last step, rank r's result is work[result_begin[r], result_end[r]).
 //
 // Timing: a step starts when the previous one has been applied; its transfers leave at once and
-// share the links of their routes (docs/link-sharing.md); the step ends at its last arrival.
+// share the links of their routes (docs/link-sharing.md); the step ends at its last arrival. A
+// transfer marked same_message travels in one message with the transfer before it (same source
+// and destination): a message of several ranges (for_each_message), as the bidirectional torus
+// sends a block whose shards are not contiguous.
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,10 +45,26 @@ struct Transfer {
   std::int64_t dest_begin = 0;
   SourceBuffer from = SourceBuffer::work;
   TransferAction action = TransferAction::copy;
+  bool same_message = false;  // carried in the message of the transfer listed before it
 
   std::int64_t elements() const { return end - begin; }
   friend bool operator==(const Transfer&, const Transfer&) = default;
 };
+
+// The step's messages in order: `visit(first, elements)` for each transfer not marked
+// same_message, with the elements of it and of the marked transfers that follow it.
+template <typename Visit>
+void for_each_message(std::span<const Transfer> transfers, Visit visit) {
+  for (std::size_t i = 0; i < transfers.size();) {
+    std::int64_t elements = transfers[i].elements();
+    std::size_t next = i + 1;
+    for (; next < transfers.size() && transfers[next].same_message; ++next) {
+      elements += transfers[next].elements();
+    }
+    visit(transfers[i], elements);
+    i = next;
+  }
+}
 
 struct Step {
   std::vector<Transfer> transfers;

@@ -73,14 +73,11 @@ std::int64_t piece_block_elements(const TorusGrid& grid, const TorusPass& pass, 
   return shards * (end - begin);
 }
 
-// The elements of the largest transfer a pass's ranks send at `level`: a range pass's held range
-// split level by level (rounded up); a piece pass's piece of one shard.
-std::int64_t largest_transfer_elements(const TorusGrid& grid, const TorusPass& pass, int ranks,
-                                       std::size_t level) {
-  if (pass.shard_pieces > 0) {
-    const auto [begin, end] = piece_of_shard(pass, ranks, 0);
-    return end - begin;
-  }
+// The elements of the largest message a pass's ranks send at `level`: a range pass's held range
+// split level by level (rounded up); a piece pass's block, one message of its shards' pieces.
+std::int64_t largest_message_elements(const TorusGrid& grid, const TorusPass& pass, int ranks,
+                                      std::size_t level) {
+  if (pass.shard_pieces > 0) return piece_block_elements(grid, pass, ranks, level);
   std::int64_t largest = pass.end - pass.begin;
   for (std::size_t l = 0; l <= level; ++l) {
     const int size = grid.size(dimension_at(pass, l));
@@ -191,9 +188,11 @@ class TorusSteps final : public StepSource {
       const int c = grid_.coordinate(r, j);
       fixed[j] = mod(c - pass.direction * shift, size);
       const int to = grid_.along(r, j, c + pass.direction);
+      bool first = true;  // the block's shards go in one message, one range each
       for (int q : block_shards(grid_, fixed)) {
         const auto [begin, end] = piece_of_shard(pass, ranks(), q);
-        add_transfer(out, Transfer{r, to, begin, end, begin, SourceBuffer::work, action});
+        add_transfer(out, Transfer{r, to, begin, end, begin, SourceBuffer::work, action, !first});
+        first = false;
       }
     }
   }
@@ -257,9 +256,9 @@ std::shared_ptr<const StepSource> torus_step_source(const CollectiveShape& shape
 }
 
 // Along a pass's level-th dimension j every step carries, on some line, the largest block of the
-// level, ceil(L / dims[j]) of the level's largest range L (a piece pass: one transfer per shard,
-// each taken alone, as the closed form's contract says); the all-gather phases repeat the
-// reduce-scatter ones with the same blocks, so an all-reduce takes twice a reduce-scatter.
+// level, ceil(L / dims[j]) of the level's largest range L (a piece pass: its block, one message);
+// the all-gather phases repeat the reduce-scatter ones with the same blocks, so an all-reduce
+// takes twice a reduce-scatter.
 std::int64_t torus_passes_time_ps(const CollectiveShape& shape,
                                   const std::vector<TorusPass>& passes,
                                   std::span<const cost_model::RouteCost> per_dimension) {
@@ -274,7 +273,7 @@ std::int64_t torus_passes_time_ps(const CollectiveShape& shape,
     for (const TorusPass& pass : passes) {
       const std::size_t j = dimension_at(pass, level);
       const int size = grid.size(j);
-      const std::int64_t largest = largest_transfer_elements(grid, pass, shape.ranks, level);
+      const std::int64_t largest = largest_message_elements(grid, pass, shape.ranks, level);
       const std::int64_t pass_step_ps =
           cost_model::step_time_ps(largest * shape.element_bytes, per_dimension[j].latency_ps,
                                    per_dimension[j].bandwidth_bytes_per_s);

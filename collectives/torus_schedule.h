@@ -8,7 +8,8 @@
 // each pass sends every rank's block to its neighbour along the pass's dimension and direction
 // (passes in order, then ranks in order): reduce-scatter step s sends block c - direction (s + 1)
 // of the rank at coordinate c, all-gather step s sends block c - direction s. A piece pass's
-// block goes as one transfer per shard it holds, in rank order (reference/torus_passes.h).
+// block is one message of one transfer per shard it holds, in rank order (same_message;
+// reference/torus_passes.h).
 
 #include <cstdint>
 #include <memory>
@@ -35,7 +36,7 @@ std::shared_ptr<const StepSource> torus_step_source(const CollectiveShape& shape
                                                     std::vector<TorusPass> passes);
 
 // The closed form when every message along dimension j takes per_dimension[j]'s latency plus
-// its bytes at per_dimension[j]'s bandwidth: each step takes its slowest pass's largest transfer
+// its bytes at per_dimension[j]'s bandwidth: each step takes its slowest pass's largest message
 // (an all-reduce's two halves take the same time each).
 std::int64_t torus_passes_time_ps(const CollectiveShape& shape,
                                   const std::vector<TorusPass>& passes,

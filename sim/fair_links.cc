@@ -27,23 +27,24 @@ std::size_t FairLinks::start_step(const StepTransfers& step, StepListener& liste
   const std::int64_t now = events_.now_ps();
   std::uint32_t index = 0;
   std::size_t started = 0;
-  for (const collectives::Transfer& t : step.transfers) {
-    const int from = step.devices[static_cast<std::size_t>(t.source)];
-    const int to = step.devices[static_cast<std::size_t>(t.destination)];
-    if (from == to) continue;
-    if (started == 0) index = open_step(listener, step.record);
-    Flow flow;
-    flow.route = routes.route(from, to);
-    flow.bytes = t.elements() * step.element_bytes;
-    flow.work_left = cost_model::share_work(flow.bytes);
-    flow.finish_ps = flow.bytes == 0 ? now : kNever;  // nothing to carry: done at the settle
-    flow.start_ps = now;
-    flow.from = from;
-    flow.to = to;
-    flow.step = index;
-    flows_.push_back(std::move(flow));
-    ++started;
-  }
+  collectives::for_each_message(
+      step.transfers, [&](const collectives::Transfer& t, std::int64_t elements) {
+        const int from = step.devices[static_cast<std::size_t>(t.source)];
+        const int to = step.devices[static_cast<std::size_t>(t.destination)];
+        if (from == to) return;
+        if (started == 0) index = open_step(listener, step.record);
+        Flow flow;
+        flow.route = routes.route(from, to);
+        flow.bytes = elements * step.element_bytes;
+        flow.work_left = cost_model::share_work(flow.bytes);
+        flow.finish_ps = flow.bytes == 0 ? now : kNever;  // nothing to carry: done at the settle
+        flow.start_ps = now;
+        flow.from = from;
+        flow.to = to;
+        flow.step = index;
+        flows_.push_back(std::move(flow));
+        ++started;
+      });
   if (started == 0) return 0;
   steps_[index].flows_left = started;
   // One settle for every step starting now: the rates change once, when all have started.

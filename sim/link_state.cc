@@ -34,15 +34,16 @@ std::optional<std::int64_t> LinkState::send_step(const StepTransfers& step,
   }
   // fifo: every arrival is known now, so the step's end is too (no event per transfer).
   std::int64_t end = now;
-  for (const collectives::Transfer& t : step.transfers) {
-    const int from = step.devices[static_cast<std::size_t>(t.source)];
-    const int to = step.devices[static_cast<std::size_t>(t.destination)];
-    if (from == to) continue;  // a local copy: no link, no time
-    const std::int64_t bytes = t.elements() * step.element_bytes;
-    const std::int64_t arrival = send_fifo(from, to, bytes, now);
-    if (step.record) listener.transfer_arrived(from, to, bytes, now, arrival);
-    end = std::max(end, arrival);
-  }
+  collectives::for_each_message(
+      step.transfers, [&](const collectives::Transfer& t, std::int64_t elements) {
+        const int from = step.devices[static_cast<std::size_t>(t.source)];
+        const int to = step.devices[static_cast<std::size_t>(t.destination)];
+        if (from == to) return;  // a local copy: no link, no time
+        const std::int64_t bytes = elements * step.element_bytes;
+        const std::int64_t arrival = send_fifo(from, to, bytes, now);
+        if (step.record) listener.transfer_arrived(from, to, bytes, now, arrival);
+        end = std::max(end, arrival);
+      });
   return end;
 }
 

@@ -153,15 +153,16 @@ TEST(BidirectionalTorus, BusbwOfALargeAllReduceOnA4x4TorusIsAbout4xTheTorusAlgor
 struct ScatterGatherRun {
   std::vector<Values> outputs;
   sim::CollectiveRecord record;
+  std::uint64_t closed_form_groups = 0;
 };
 
 ScatterGatherRun scatter_or_gather(const std::vector<int>& dims, CollectiveOp op,
                                    std::optional<Algorithm> algorithm, std::int64_t elements,
-                                   bool cost_only) {
+                                   bool cost_only, bool fast_path = true) {
   const sim::MachineSpec spec = ici_torus_machine(dims);
   const std::vector<std::string> names = torus_axis_names(dims.size());
   const Mesh mesh(std::vector<int>(dims.begin(), dims.end()), names);
-  sim::Machine machine(spec, torus_run_options(algorithm, cost_only, true));
+  sim::Machine machine(spec, torus_run_options(algorithm, cost_only, fast_path));
   const AxisNames axes(names);
   ScatterGatherRun run;
   if (cost_only) {
@@ -191,6 +192,7 @@ ScatterGatherRun scatter_or_gather(const std::vector<int>& dims, CollectiveOp op
         false);
   }
   run.record = machine.cost_log().collectives.at(0);
+  run.closed_form_groups = machine.cost_log().closed_form_groups;
   return run;
 }
 
@@ -215,6 +217,19 @@ TEST(BidirectionalTorus, ReduceScatterAndAllGatherGiveTheReferenceBits) {
         dims, CollectiveOp::psum_scatter, Algorithm::bidirectional_torus, shape.elements, false);
     EXPECT_EQ(scattered.record.algorithm, "bidirectional_torus");
     EXPECT_EQ(scattered.record.algorithm_note, "");
+    // A block is one message however many shards it holds: carried over the torus's links it
+    // takes the closed form, which the fast path then uses (not on a dimension of size 2, whose
+    // two directions share one link).
+    const ScatterGatherRun carried = scatter_or_gather(
+        dims, CollectiveOp::psum_scatter, Algorithm::bidirectional_torus, shape.elements, false,
+        false);
+    EXPECT_EQ(duration_ps(carried.record), duration_ps(scattered.record));
+    if (std::find(dims.begin(), dims.end(), 2) == dims.end()) {
+      EXPECT_EQ(scattered.closed_form_groups, 1u);
+      EXPECT_EQ(duration_ps(carried.record),
+                collectives::closed_form_time_ps(Algorithm::bidirectional_torus, shape,
+                                                 kIci.latency_ps, kIci.bandwidth_bytes_per_s));
+    }
     const ReductionOrder order =
         collectives::reduction_order(Algorithm::bidirectional_torus, shape);
     const std::int64_t shard = shape.elements / shape.ranks;

@@ -101,6 +101,17 @@ TEST(Invariants, AScheduleAnAlgorithmBuiltIsValid) {
   schedule.steps.push_back({{collectives::Transfer{0, 2, 0, 4, 0}}});
   EXPECT_THAT(internal_error_of([&] { schedule.validate(); }),
               HasSubstr("schedule step 0 transfer 0: source 0 / destination 2"));
+  // A transfer in the message of the one before it must go between the same ranks.
+  using collectives::SourceBuffer;
+  using collectives::TransferAction;
+  schedule.steps[0].transfers = {
+      collectives::Transfer{0, 1, 0, 2, 0},
+      collectives::Transfer{1, 0, 2, 4, 2, SourceBuffer::work, TransferAction::copy, true}};
+  EXPECT_THAT(internal_error_of([&] { schedule.validate(); }),
+              HasSubstr("schedule step 0 transfer 1: in the message of the transfer before it"));
+  schedule.steps[0].transfers[1].source = 0;
+  schedule.steps[0].transfers[1].destination = 1;
+  EXPECT_NO_THROW(schedule.validate());
 }
 
 // An internal error on a device leaves Machine::run as itself, like an spmd::Error, with every

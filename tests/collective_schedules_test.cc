@@ -63,17 +63,19 @@ rc::Gen<CollectiveKind> any_kind() {
                           CollectiveKind::permute, CollectiveKind::broadcast);
 }
 
-// The schedule's time on links that each take latency + serialization, never shared.
+// The schedule's time on links that each take latency + serialization, never shared: each
+// message (a transfer, or several marked same_message) alone on its link.
 std::int64_t uniform_walk_ps(const collectives::Schedule& schedule, std::int64_t element_bytes,
                              std::int64_t latency_ps, std::int64_t bandwidth) {
   std::int64_t total = 0;
   for (const collectives::Step& step : schedule.steps) {
     std::int64_t longest = 0;
-    for (const collectives::Transfer& t : step.transfers) {
-      if (t.source == t.destination) continue;
-      longest = std::max(longest, cost_model::transfer_time_ps(t.elements() * element_bytes,
-                                                               latency_ps, bandwidth));
-    }
+    collectives::for_each_message(
+        step.transfers, [&](const collectives::Transfer& t, std::int64_t elements) {
+          if (t.source == t.destination) return;
+          longest = std::max(longest, cost_model::transfer_time_ps(elements * element_bytes,
+                                                                   latency_ps, bandwidth));
+        });
     total += longest;
   }
   return total;
