@@ -86,10 +86,18 @@ TEST(Topology, LinkCountsAndRoutes) {
   EXPECT_EQ(make_ring(8, kLink, false)->hop_count(6, 1), 3);
   EXPECT_EQ(make_ring(8, kLink, true)->hop_count(1, 6), 3);  // backwards is shorter
   EXPECT_EQ(make_ring(8, kLink, true)->hop_count(0, 4), 4);
+  // Half way round: forwards from an even position, backwards from an odd one.
+  const auto two_way = make_ring(8, kLink, true);
+  EXPECT_EQ(two_way->links()[static_cast<std::size_t>(two_way->route(2, 6)[0])].to, 3);
+  EXPECT_EQ(two_way->links()[static_cast<std::size_t>(two_way->route(3, 7)[0])].to, 2);
   const auto torus = make_torus({4, 4}, {kLink, kLink}, true);
   EXPECT_EQ(torus->hop_count(0, 15), 2);  // wraps in both dimensions
   const auto route = torus->route(0, 5);  // dimension 0 first
   EXPECT_EQ(torus->links()[static_cast<std::size_t>(route[0])].to, 4);
+  // Half way round a dimension: + from an even coordinate, - from an odd one.
+  EXPECT_EQ(torus->links()[static_cast<std::size_t>(torus->route(0, 8)[0])].to, 4);
+  EXPECT_EQ(torus->links()[static_cast<std::size_t>(torus->route(4, 12)[0])].to, 0);
+  EXPECT_EQ(torus->links()[static_cast<std::size_t>(torus->route(1, 3)[0])].to, 0);
   EXPECT_EQ(make_torus({4, 4}, {kLink, kLink}, false)->hop_count(0, 15), 6);
   EXPECT_EQ(make_switch(4, kLink)->hop_count(1, 3), 2);
   const auto boxes = make_hierarchical(2, 4, kLink, LinkSpec{50'000'000'000, 5'000'000});
