@@ -16,17 +16,6 @@
 namespace spmd::collectives {
 namespace {
 
-// A reduce-scatter's shards, like the ring's, need the elements to split evenly over the ranks.
-bool supports(const CollectiveShape& shape) {
-  if (!torus_dims_cover(shape.torus_dims, shape.ranks)) return false;
-  switch (shape.kind) {
-    case CollectiveKind::all_reduce:
-    case CollectiveKind::all_gather: return true;
-    case CollectiveKind::reduce_scatter: return shape.elements % shape.ranks == 0;
-    default: return false;
-  }
-}
-
 // A reduce-scatter or an all-gather splits every rank's shard between the passes (piece passes),
 // so that each rank ends with, or starts from, its own shard whatever a pass's dimension order.
 std::vector<TorusPass> passes(const CollectiveShape& shape) {
@@ -77,8 +66,8 @@ std::vector<std::vector<RankPair>> link_phases(const CollectiveShape& shape) {
 }  // namespace
 
 const AlgorithmParts& bidirectional_torus_parts() {
-  static const AlgorithmParts parts{supports, build,        steps,      order,
-                                    time_ps,  std::nullopt, link_phases};
+  static const AlgorithmParts parts{torus_supports, build,        steps,      order,
+                                    time_ps,        std::nullopt, link_phases};
   return parts;
 }
 

@@ -51,12 +51,12 @@ void Schedule::validate() const {
     const std::vector<Transfer>& transfers = steps[s].transfers;
     for (std::size_t i = 0; i < transfers.size(); ++i) {
       validate_transfer(*this, transfers[i], s, i);
-      SPMD_CHECK(!transfers[i].same_message ||
-                     (i > 0 && transfers[i - 1].source == transfers[i].source &&
-                      transfers[i - 1].destination == transfers[i].destination),
-                 fmt::format("schedule step {} transfer {}: in the message of the transfer before "
-                             "it, expected one with the same source and destination",
-                             s, i));
+      SPMD_CHECK(
+          !transfers[i].same_message || (i > 0 && transfers[i - 1].source == transfers[i].source &&
+                                         transfers[i - 1].destination == transfers[i].destination),
+          fmt::format("schedule step {} transfer {}: in the message of the transfer before "
+                      "it, expected one with the same source and destination",
+                      s, i));
     }
   }
 }

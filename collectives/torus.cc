@@ -12,17 +12,6 @@
 namespace spmd::collectives {
 namespace {
 
-// A reduce-scatter's shards, like the ring's, need the elements to split evenly over the ranks.
-bool supports(const CollectiveShape& shape) {
-  if (!torus_dims_cover(shape.torus_dims, shape.ranks)) return false;
-  switch (shape.kind) {
-    case CollectiveKind::all_reduce:
-    case CollectiveKind::all_gather: return true;
-    case CollectiveKind::reduce_scatter: return shape.elements % shape.ranks == 0;
-    default: return false;
-  }
-}
-
 std::vector<TorusPass> passes(const CollectiveShape& shape) {
   if (shape.kind == CollectiveKind::all_reduce) {
     return torus_passes(shape.torus_dims, shape.elements);
@@ -48,7 +37,7 @@ ReductionOrder order(const CollectiveShape& shape) {
 // once for a reduce-scatter or an all-gather, twice for an all-reduce.
 std::int64_t phased_time_ps(const CollectiveShape& shape,
                             std::span<const cost_model::RouteCost> per_dimension) {
-  if (!supports(shape)) return 0;
+  if (!torus_supports(shape)) return 0;
   return torus_passes_time_ps(shape, passes(shape), per_dimension);
 }
 
@@ -71,8 +60,8 @@ std::vector<std::vector<RankPair>> link_phases(const CollectiveShape& shape) {
 }  // namespace
 
 const AlgorithmParts& torus_parts() {
-  static const AlgorithmParts parts{supports, build,        steps,       order,
-                                    time_ps,  std::nullopt, link_phases, phased_time_ps};
+  static const AlgorithmParts parts{torus_supports, build,        steps,       order,
+                                    time_ps,        std::nullopt, link_phases, phased_time_ps};
   return parts;
 }
 

@@ -43,8 +43,7 @@ int phase_steps(const TorusGrid& grid, const std::vector<TorusPass>& passes, std
 // A piece pass's shards: shard q is the q-th of `ranks` even parts of [pass.begin, pass.end), and
 // the pass moves its piece pass.shard_piece (of pass.shard_pieces even parts).
 Range piece_of_shard(const TorusPass& pass, int ranks, int q) {
-  return block_of(block_of({pass.begin, pass.end}, ranks, q), pass.shard_pieces,
-                  pass.shard_piece);
+  return block_of(block_of({pass.begin, pass.end}, ranks, q), pass.shard_pieces, pass.shard_piece);
 }
 
 // The ranks whose shards a piece pass's block holds, in rank order: those at `fixed`'s
@@ -226,6 +225,16 @@ class TorusSteps final : public StepSource {
 };
 
 }  // namespace
+
+bool torus_supports(const CollectiveShape& shape) {
+  if (!torus_dims_cover(shape.torus_dims, shape.ranks)) return false;
+  switch (shape.kind) {
+    case CollectiveKind::all_reduce:
+    case CollectiveKind::all_gather: return true;
+    case CollectiveKind::reduce_scatter: return shape.elements % shape.ranks == 0;
+    default: return false;
+  }
+}
 
 std::int64_t torus_work_elements(const CollectiveShape& shape) {
   return shape.kind == CollectiveKind::all_gather ? shape.ranks * shape.elements : shape.elements;

@@ -3,13 +3,13 @@
 // shared by the torus and the bidirectional torus. The passes (all with dimension orders of one
 // length L) move in lockstep phases: the i-th reduce-scatter phase takes every pass's i-th
 // dimension, for i = 0 .. L-1, then the all-gather phases take them back in the reverse order
-// (an all-reduce runs both halves, a reduce-scatter the first, an all-gather the second). A phase lasts as many steps as its longest ring
-// (dims[j] - 1 steps along dimension j); a pass on a shorter one idles for the rest. In a step
-// each pass sends every rank's block to its neighbour along the pass's dimension and direction
-// (passes in order, then ranks in order): reduce-scatter step s sends block c - direction (s + 1)
-// of the rank at coordinate c, all-gather step s sends block c - direction s. A piece pass's
-// block is one message of one transfer per shard it holds, in rank order (same_message;
-// reference/torus_passes.h).
+// (an all-reduce runs both halves, a reduce-scatter the first, an all-gather the second). A phase
+// lasts as many steps as its longest ring (dims[j] - 1 steps along dimension j); a pass on a
+// shorter one idles for the rest. In a step each pass sends every rank's block to its neighbour
+// along the pass's dimension and direction (passes in order, then ranks in order): reduce-scatter
+// step s sends block c - direction (s + 1) of the rank at coordinate c, all-gather step s sends
+// block c - direction s. A piece pass's block is one message of one transfer per shard it holds, in
+// rank order (same_message; reference/torus_passes.h).
 
 #include <cstdint>
 #include <memory>
@@ -25,6 +25,10 @@ namespace spmd::collectives {
 
 // The elements each rank's work buffer holds: the all-gather's ranks * elements, else elements.
 std::int64_t torus_work_elements(const CollectiveShape& shape);
+
+// Whether both tori run the shape: an all-reduce, an all-gather, or a reduce-scatter whose
+// elements split evenly over the ranks (as the ring's), over dims that cover the group.
+bool torus_supports(const CollectiveShape& shape);
 
 // The passes' shape.kind (all_reduce, reduce_scatter or all_gather) over the grid
 // shape.torus_dims, the passes covering the work buffer. A reduce-scatter's passes must leave

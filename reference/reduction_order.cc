@@ -150,7 +150,8 @@ FoldTree ReductionOrder::reduce_scatter_fold(int group_size, int destination) co
 std::vector<ChunkFold> ReductionOrder::reduce_scatter_plan(int group_size, int destination,
                                                            std::int64_t count) const {
   const FoldTree whole = reduce_scatter_fold(group_size, destination);  // checks the arguments
-  if (count < 0) throw Error(fmt::format("reduce-scatter block of {} elements, expected >= 0", count));
+  if (count < 0)
+    throw Error(fmt::format("reduce-scatter block of {} elements, expected >= 0", count));
   const auto plan = parts_of(algorithm).reduce_scatter_plan;
   if (group_size == 1 || plan == nullptr) return reduction_orders::single_chunk(count, whole);
   return plan(*this, RingOrder(ring, group_size), destination, count);

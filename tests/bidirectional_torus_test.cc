@@ -2,7 +2,8 @@
 // by message over a torus's links it takes exactly its closed form (no two of its messages in a
 // step share a link), the fast path gives the same, the reference folding in its order gives the
 // bits the simulator does, and a large all-reduce's, reduce-scatter's and all-gather's busbw is
-// about 4x the torus algorithm's on a 4x4 torus (both directions of both dimensions). `ctest -R BidirectionalTorus` runs them.
+// about 4x the torus algorithm's on a 4x4 torus (both directions of both dimensions). `ctest -R
+// BidirectionalTorus` runs them.
 
 #include <gtest/gtest.h>
 
@@ -25,29 +26,32 @@ using test_machines::kIci;
 using test_machines::torus_axis_names;
 using test_machines::torus_run_options;
 
-struct PsumRun {
+struct OpRun {
   std::vector<Values> outputs;
   sim::CollectiveRecord record;
   std::uint64_t closed_form_groups = 0;
 };
 
-// A psum over every device of a mesh laid on the torus's dims, one axis per dimension.
-// `algorithm` unset: the automatic choice.
-PsumRun psum_all(const std::vector<int>& dims, std::optional<Algorithm> algorithm,
-                 std::int64_t elements, bool cost_only, bool fast_path) {
+// `op` (psum, or a tiled psum_scatter or all_gather along axis 0) over every device of a mesh
+// laid on the torus's dims, one axis per dimension, `elements` in on each device. `algorithm`
+// unset: the automatic choice.
+OpRun run_over_all(const std::vector<int>& dims, CollectiveOp op,
+                   std::optional<Algorithm> algorithm, std::int64_t elements, bool cost_only,
+                   bool fast_path) {
   const sim::MachineSpec spec = ici_torus_machine(dims);
   const std::vector<std::string> names = torus_axis_names(dims.size());
   const Mesh mesh(std::vector<int>(dims.begin(), dims.end()), names);
   sim::Machine machine(spec, torus_run_options(algorithm, cost_only, fast_path));
   const AxisNames axes(names);
-  PsumRun run;
+  OpRun run;
   if (cost_only) {  // no data: 256 MiB a device would not fit a test
     machine.run(
         mesh, std::vector<Values>(static_cast<std::size_t>(spec.devices)),
         [&](Context& ctx, const Values&) {
           CollectiveCall call;
-          call.op = CollectiveOp::psum;
+          call.op = op;
           call.axes = axes;
+          call.tiled = op != CollectiveOp::psum;
           ctx.collective_cost(call, DType::float32, {elements});
           return Values{};
         },
@@ -59,12 +63,24 @@ PsumRun psum_all(const std::vector<int>& dims, std::optional<Algorithm> algorith
       inputs.push_back({std::move(x)});
     }
     run.outputs = machine.run(
-        mesh, inputs, [&](Context& ctx, const Values& xs) { return Values{ctx.psum(xs[0], axes)}; },
+        mesh, inputs,
+        [&](Context& ctx, const Values& xs) {
+          switch (op) {
+            case CollectiveOp::psum_scatter: return Values{ctx.psum_scatter(xs[0], axes, 0, true)};
+            case CollectiveOp::all_gather: return Values{ctx.all_gather(xs[0], axes, 0, true)};
+            default: return Values{ctx.psum(xs[0], axes)};
+          }
+        },
         false);
   }
   run.record = machine.cost_log().collectives.at(0);
   run.closed_form_groups = machine.cost_log().closed_form_groups;
   return run;
+}
+
+OpRun psum_all(const std::vector<int>& dims, std::optional<Algorithm> algorithm,
+               std::int64_t elements, bool cost_only, bool fast_path) {
+  return run_over_all(dims, CollectiveOp::psum, algorithm, elements, cost_only, fast_path);
 }
 
 std::int64_t closed_form_ps(Algorithm algorithm, const std::vector<int>& dims,
@@ -89,8 +105,8 @@ TEST(BidirectionalTorus, CarriedOverTheTorusLinksItTakesItsClosedFormAndTheRefer
                                        std::vector<int>{3, 3, 2}, std::vector<int>{5, 1}}) {
     SCOPED_TRACE(::testing::PrintToString(dims));
     const std::int64_t elements = 1001;
-    const PsumRun carried = psum_all(dims, Algorithm::bidirectional_torus, elements, false, false);
-    const PsumRun fast = psum_all(dims, Algorithm::bidirectional_torus, elements, false, true);
+    const OpRun carried = psum_all(dims, Algorithm::bidirectional_torus, elements, false, false);
+    const OpRun fast = psum_all(dims, Algorithm::bidirectional_torus, elements, false, true);
     EXPECT_EQ(carried.record.algorithm, "bidirectional_torus");
     EXPECT_EQ(carried.record.algorithm_note, "");
     EXPECT_EQ(duration_ps(fast.record), duration_ps(carried.record));
@@ -133,8 +149,8 @@ TEST(BidirectionalTorus, CarriedOverTheTorusLinksItTakesItsClosedFormAndTheRefer
 TEST(BidirectionalTorus, BusbwOfALargeAllReduceOnA4x4TorusIsAbout4xTheTorusAlgorithms) {
   const std::vector<int> dims = {4, 4};
   const std::int64_t elements = std::int64_t{1} << 26;  // 256 MiB of float32
-  const PsumRun torus = psum_all(dims, Algorithm::torus, elements, true, true);
-  const PsumRun both = psum_all(dims, Algorithm::bidirectional_torus, elements, true, true);
+  const OpRun torus = psum_all(dims, Algorithm::torus, elements, true, true);
+  const OpRun both = psum_all(dims, Algorithm::bidirectional_torus, elements, true, true);
   EXPECT_EQ(duration_ps(torus.record), closed_form_ps(Algorithm::torus, dims, elements));
   EXPECT_EQ(duration_ps(both.record),
             closed_form_ps(Algorithm::bidirectional_torus, dims, elements));
@@ -148,54 +164,6 @@ TEST(BidirectionalTorus, BusbwOfALargeAllReduceOnA4x4TorusIsAbout4xTheTorusAlgor
   EXPECT_NEAR(both.record.busbw_bytes_per_s / 1e9, 179.2, 0.1);
 }
 
-// A tiled psum_scatter or all_gather over every device of a mesh laid on the torus's dims: the
-// outputs (with data) and the collective's record.
-struct ScatterGatherRun {
-  std::vector<Values> outputs;
-  sim::CollectiveRecord record;
-  std::uint64_t closed_form_groups = 0;
-};
-
-ScatterGatherRun scatter_or_gather(const std::vector<int>& dims, CollectiveOp op,
-                                   std::optional<Algorithm> algorithm, std::int64_t elements,
-                                   bool cost_only, bool fast_path = true) {
-  const sim::MachineSpec spec = ici_torus_machine(dims);
-  const std::vector<std::string> names = torus_axis_names(dims.size());
-  const Mesh mesh(std::vector<int>(dims.begin(), dims.end()), names);
-  sim::Machine machine(spec, torus_run_options(algorithm, cost_only, fast_path));
-  const AxisNames axes(names);
-  ScatterGatherRun run;
-  if (cost_only) {
-    machine.run(
-        mesh, std::vector<Values>(static_cast<std::size_t>(spec.devices)),
-        [&](Context& ctx, const Values&) {
-          CollectiveCall call;
-          call.op = op;
-          call.axes = axes;
-          call.tiled = true;
-          ctx.collective_cost(call, DType::float32, {elements});
-          return Values{};
-        },
-        false);
-  } else {
-    std::vector<Values> inputs;
-    for (Array& x :
-         random_per_device(DType::float32, {elements}, spec.devices, 11, {.max_exponent = 0})) {
-      inputs.push_back({std::move(x)});
-    }
-    run.outputs = machine.run(
-        mesh, inputs,
-        [&](Context& ctx, const Values& xs) {
-          return Values{op == CollectiveOp::psum_scatter ? ctx.psum_scatter(xs[0], axes, 0, true)
-                                                         : ctx.all_gather(xs[0], axes, 0, true)};
-        },
-        false);
-  }
-  run.record = machine.cost_log().collectives.at(0);
-  run.closed_form_groups = machine.cost_log().closed_form_groups;
-  return run;
-}
-
 // The reduce-scatter and all-gather split every shard between the 2D passes: each rank still
 // ends with its own shard (reduce-scatter, folded piece by piece as reduce_scatter_plan says) or
 // everyone's in rank order (all-gather), on grids whose shards, pieces and blocks are uneven.
@@ -203,9 +171,8 @@ TEST(BidirectionalTorus, ReduceScatterAndAllGatherGiveTheReferenceBits) {
   for (const std::vector<int>& dims : {std::vector<int>{4, 4}, std::vector<int>{4, 3},
                                        std::vector<int>{3, 3, 2}, std::vector<int>{5, 1}}) {
     SCOPED_TRACE(::testing::PrintToString(dims));
-    collectives::CollectiveShape shape{.kind = collectives::CollectiveKind::reduce_scatter,
-                                       .ranks = 1,
-                                       .torus_dims = dims};
+    collectives::CollectiveShape shape{
+        .kind = collectives::CollectiveKind::reduce_scatter, .ranks = 1, .torus_dims = dims};
     for (int d : dims) shape.ranks *= d;
     shape.elements = shape.ranks * 37;  // 37 elements a shard: pieces of 9 and 10 (or 12 and 13)
     std::vector<Array> inputs;
@@ -213,16 +180,17 @@ TEST(BidirectionalTorus, ReduceScatterAndAllGatherGiveTheReferenceBits) {
                                       {.max_exponent = 0})) {
       inputs.push_back(std::move(x));
     }
-    const ScatterGatherRun scattered = scatter_or_gather(
-        dims, CollectiveOp::psum_scatter, Algorithm::bidirectional_torus, shape.elements, false);
+    const OpRun scattered =
+        run_over_all(dims, CollectiveOp::psum_scatter, Algorithm::bidirectional_torus,
+                     shape.elements, false, true);
     EXPECT_EQ(scattered.record.algorithm, "bidirectional_torus");
     EXPECT_EQ(scattered.record.algorithm_note, "");
     // A block is one message however many shards it holds: carried over the torus's links it
     // takes the closed form, which the fast path then uses (not on a dimension of size 2, whose
     // two directions share one link).
-    const ScatterGatherRun carried = scatter_or_gather(
-        dims, CollectiveOp::psum_scatter, Algorithm::bidirectional_torus, shape.elements, false,
-        false);
+    const OpRun carried =
+        run_over_all(dims, CollectiveOp::psum_scatter, Algorithm::bidirectional_torus,
+                     shape.elements, false, false);
     EXPECT_EQ(duration_ps(carried.record), duration_ps(scattered.record));
     if (std::find(dims.begin(), dims.end(), 2) == dims.end()) {
       EXPECT_EQ(scattered.closed_form_groups, 1u);
@@ -240,8 +208,8 @@ TEST(BidirectionalTorus, ReduceScatterAndAllGatherGiveTheReferenceBits) {
           blocks, ReduceOp::sum, order.reduce_scatter_plan(shape.ranks, r, shard), order);
       EXPECT_TRUE(scattered.outputs[static_cast<std::size_t>(r)][0].bitwise_equal(expected)) << r;
     }
-    const ScatterGatherRun gathered = scatter_or_gather(
-        dims, CollectiveOp::all_gather, Algorithm::bidirectional_torus, 37, false);
+    const OpRun gathered = run_over_all(dims, CollectiveOp::all_gather,
+                                        Algorithm::bidirectional_torus, 37, false, true);
     EXPECT_EQ(gathered.record.algorithm, "bidirectional_torus");
     std::vector<Array> shards;
     for (const Array& x :
@@ -265,8 +233,8 @@ TEST(BidirectionalTorus, BusbwOfALargeReduceScatterAndAllGatherIsAbout4xTheTorus
     // 256 MiB of float32 in all: the reduce-scatter's input, the all-gather's output.
     const std::int64_t elements =
         op == CollectiveOp::psum_scatter ? std::int64_t{1} << 26 : std::int64_t{1} << 22;
-    const ScatterGatherRun torus = scatter_or_gather(dims, op, Algorithm::torus, elements, true);
-    const ScatterGatherRun both = scatter_or_gather(dims, op, std::nullopt, elements, true);
+    const OpRun torus = run_over_all(dims, op, Algorithm::torus, elements, true, true);
+    const OpRun both = run_over_all(dims, op, std::nullopt, elements, true, true);
     EXPECT_EQ(both.record.algorithm, "bidirectional_torus");
     const double ratio = both.record.busbw_bytes_per_s / torus.record.busbw_bytes_per_s;
     EXPECT_GT(ratio, 3.96);
@@ -286,7 +254,7 @@ TEST(BidirectionalTorus, IsTheAutomaticChoiceForALargeAllReduceOnATorusButNotOnA
             Algorithm::bidirectional_torus);
   EXPECT_EQ(collectives::choose_algorithm(shape, topology::TopologyTraits{.grid = true}),
             Algorithm::torus);
-  const PsumRun chosen = psum_all({4, 4}, std::nullopt, 1 << 20, true, true);
+  const OpRun chosen = psum_all({4, 4}, std::nullopt, 1 << 20, true, true);
   EXPECT_EQ(chosen.record.algorithm, "bidirectional_torus");
 }
 

@@ -259,8 +259,8 @@ RC_GTEST_PROP(ThreadRingPluginProperty,
   for (int r = 0; r < n; ++r) {
     std::vector<Array> blocks;
     for (const Array& input : inputs) blocks.push_back(slice(input, 0, r * block, (r + 1) * block));
-    const Array expected = reduce_with_plan(blocks, ReduceOp::sum,
-                                            order.reduce_scatter_plan(n, r, block), order);
+    const Array expected =
+        reduce_with_plan(blocks, ReduceOp::sum, order.reduce_scatter_plan(n, r, block), order);
     RC_ASSERT(!first_difference(results[static_cast<std::size_t>(r)], expected));
   }
 }

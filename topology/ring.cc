@@ -43,8 +43,8 @@ class Ring : public Topology {
     // Half way round: forwards from an even position, backwards from an odd one, so that an
     // all-to-all loads both directions of every link alike.
     const bool half_way = n > 2 && n - ahead == ahead;
-    const bool backwards = bidirectional_ && !backward_.empty() &&
-                           (half_way ? from % 2 == 1 : n - ahead < ahead);
+    const bool backwards =
+        bidirectional_ && !backward_.empty() && (half_way ? from % 2 == 1 : n - ahead < ahead);
     if (backwards) {
       for (int i = from; i != to; i = (i - 1 + n) % n)
         links.push_back(backward_[static_cast<std::size_t>(i)]);

@@ -51,8 +51,7 @@ class Torus : public Topology {
       const int forward = ((target - c) % size + size) % size;
       // On a dimension of two both ways are the one link (links are made once there).
       const bool half_way = size > 2 && forward == size - forward;
-      const bool go_plus =
-          wrap_ ? (half_way ? c % 2 == 0 : forward <= size - forward) : target > c;
+      const bool go_plus = wrap_ ? (half_way ? c % 2 == 0 : forward <= size - forward) : target > c;
       while (c != target) {
         const int link = (go_plus ? plus_ : minus_)[k][static_cast<std::size_t>(at)];
         links.push_back(link);
