@@ -46,20 +46,26 @@ Range piece_of_shard(const TorusPass& pass, int ranks, int q) {
   return block_of(block_of({pass.begin, pass.end}, ranks, q), pass.shard_pieces, pass.shard_piece);
 }
 
-// The ranks whose shards a piece pass's block holds, in rank order: those at `fixed`'s
-// coordinate on every dimension where it is not -1.
-std::vector<int> block_shards(const TorusGrid& grid, const std::vector<int>& fixed) {
-  std::vector<int> ranks = {0};
-  for (std::size_t j = 0; j < grid.count(); ++j) {
-    std::vector<int> next;
-    for (int prefix : ranks) {
-      for (int c = 0; c < grid.size(j); ++c) {
-        if (fixed[j] < 0 || fixed[j] == c) next.push_back(prefix * grid.size(j) + c);
-      }
+// The ranks whose shards a piece pass's block holds, in rank order, into `ranks`: those at
+// `fixed`'s coordinate on every dimension where it is not -1. `coordinates` is scratch space.
+void block_shards(const TorusGrid& grid, const std::vector<int>& fixed,
+                  std::vector<int>& coordinates, std::vector<int>& ranks) {
+  ranks.clear();
+  coordinates.resize(grid.count());
+  for (std::size_t j = 0; j < grid.count(); ++j) coordinates[j] = std::max(fixed[j], 0);
+  // Count through the free coordinates, the last dimension fastest (rank order); done when every
+  // free one has wrapped (at once when none is free).
+  while (true) {
+    ranks.push_back(grid.rank_at(coordinates));
+    std::size_t j = grid.count();
+    for (; j > 0; --j) {
+      const std::size_t k = j - 1;
+      if (fixed[k] >= 0) continue;
+      if (++coordinates[k] < grid.size(k)) break;
+      coordinates[k] = 0;
     }
-    ranks = std::move(next);
+    if (j == 0) return;
   }
-  return ranks;
 }
 
 // The elements a piece pass's rank receives from it in a step at `level`: the shards left after
@@ -178,7 +184,7 @@ class TorusSteps final : public StepSource {
     const std::size_t j = dimension_at(pass, phase.level);
     const int size = grid_.size(j);
     const TransferAction action = phase.reducing ? TransferAction::reduce : TransferAction::copy;
-    std::vector<int> fixed(grid_.count(), -1);
+    std::vector<int> fixed(grid_.count(), -1), coordinates, shards;
     for (int r = 0; r < ranks(); ++r) {
       for (std::size_t l = 0; l < phase.level; ++l) {
         const std::size_t k = dimension_at(pass, l);
@@ -188,7 +194,8 @@ class TorusSteps final : public StepSource {
       fixed[j] = mod(c - pass.direction * shift, size);
       const int to = grid_.along(r, j, c + pass.direction);
       bool first = true;  // the block's shards go in one message, one range each
-      for (int q : block_shards(grid_, fixed)) {
+      block_shards(grid_, fixed, coordinates, shards);
+      for (int q : shards) {
         const auto [begin, end] = piece_of_shard(pass, ranks(), q);
         add_transfer(out, Transfer{r, to, begin, end, begin, SourceBuffer::work, action, !first});
         first = false;
@@ -210,11 +217,11 @@ class TorusSteps final : public StepSource {
 
   std::int64_t one_pass_max_received() const {
     const TorusPass& pass = passes_.front();
-    std::int64_t largest = pass.end - pass.begin, most = 0;
+    std::int64_t most = 0;
     for (std::size_t level = 0; level < levels(passes_); ++level) {
-      const int size = grid_.size(dimension_at(pass, level));
-      largest = (largest + size - 1) / size;
-      if (size > 1) most = std::max(most, largest);
+      if (grid_.size(dimension_at(pass, level)) > 1) {
+        most = std::max(most, largest_message_elements(grid_, pass, ranks(), level));
+      }
     }
     return most;
   }

@@ -84,6 +84,15 @@ void check_group_size(int group_size) {
   }
 }
 
+// A reduce-scatter's block owner: a group rank.
+void check_destination(int group_size, int destination) {
+  check_group_size(group_size);
+  if (destination < 0 || destination >= group_size) {
+    throw Error(fmt::format("reduce-scatter destination {}, expected a group rank in 0..{}",
+                            destination, group_size - 1));
+  }
+}
+
 void check_parameters(const ReductionOrder& order, std::int64_t element_bytes) {
   const bool nccl_chunks = order.algorithm == ReductionAlgorithm::nccl_ring ||
                            order.algorithm == ReductionAlgorithm::bidirectional_ring ||
@@ -137,11 +146,7 @@ std::vector<ChunkFold> ReductionOrder::all_reduce_plan(int group_size, std::int6
 // algorithms use their all-reduce fold for every block: exact for XLA:CPU, a model for the rest
 // (docs/reduction-orders.md, "Reduce-scatter").
 FoldTree ReductionOrder::reduce_scatter_fold(int group_size, int destination) const {
-  check_group_size(group_size);
-  if (destination < 0 || destination >= group_size) {
-    throw Error(fmt::format("reduce-scatter destination {}, expected a group rank in 0..{}",
-                            destination, group_size - 1));
-  }
+  check_destination(group_size, destination);
   const RingOrder ring_order(ring, group_size);
   if (group_size == 1) return group_of_one_fold(algorithm);
   return parts_of(algorithm).reduce_scatter_fold(*this, ring_order, destination);
@@ -149,11 +154,13 @@ FoldTree ReductionOrder::reduce_scatter_fold(int group_size, int destination) co
 
 std::vector<ChunkFold> ReductionOrder::reduce_scatter_plan(int group_size, int destination,
                                                            std::int64_t count) const {
-  const FoldTree whole = reduce_scatter_fold(group_size, destination);  // checks the arguments
+  check_destination(group_size, destination);
   if (count < 0)
     throw Error(fmt::format("reduce-scatter block of {} elements, expected >= 0", count));
   const auto plan = parts_of(algorithm).reduce_scatter_plan;
-  if (group_size == 1 || plan == nullptr) return reduction_orders::single_chunk(count, whole);
+  if (group_size == 1 || plan == nullptr) {
+    return reduction_orders::single_chunk(count, reduce_scatter_fold(group_size, destination));
+  }
   return plan(*this, RingOrder(ring, group_size), destination, count);
 }
 

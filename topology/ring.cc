@@ -1,6 +1,5 @@
 // A ring: device i linked to i + 1 (and back, when bidirectional). Routes go forward on a
-// one-way ring and the shorter way on a two-way ring (half way round: forwards from an even
-// position, backwards from an odd one).
+// one-way ring and the shorter way on a two-way ring (half way round: goes_forward_round).
 
 #include <fmt/format.h>
 
@@ -40,11 +39,8 @@ class Ring : public Topology {
     const int ahead = ((to - from) % n + n) % n;
     std::vector<int> links;
     if (ahead == 0) return links;
-    // Half way round: forwards from an even position, backwards from an odd one, so that an
-    // all-to-all loads both directions of every link alike.
-    const bool half_way = n > 2 && n - ahead == ahead;
     const bool backwards =
-        bidirectional_ && !backward_.empty() && (half_way ? from % 2 == 1 : n - ahead < ahead);
+        bidirectional_ && !backward_.empty() && !goes_forward_round(from, ahead, n);
     if (backwards) {
       for (int i = from; i != to; i = (i - 1 + n) % n)
         links.push_back(backward_[static_cast<std::size_t>(i)]);

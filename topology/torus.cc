@@ -1,8 +1,7 @@
 // 2D and 3D tori (and meshes, the same without wrap-around): device ids are row-major over the
 // dims (last dimension fastest); each dimension has its own link spec. Routes go dimension by
-// dimension (dimension 0 first), the shorter way round on a torus. A destination exactly half
-// way round is reached in the + direction from an even coordinate and in the - direction from an
-// odd one, so that an all-to-all loads both directions of every link alike.
+// dimension (dimension 0 first), the shorter way round on a torus (half way round:
+// goes_forward_round).
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -49,9 +48,7 @@ class Torus : public Topology {
       const int target = coordinate(to, k);
       int c = coordinate(at, k);
       const int forward = ((target - c) % size + size) % size;
-      // On a dimension of two both ways are the one link (links are made once there).
-      const bool half_way = size > 2 && forward == size - forward;
-      const bool go_plus = wrap_ ? (half_way ? c % 2 == 0 : forward <= size - forward) : target > c;
+      const bool go_plus = wrap_ ? goes_forward_round(c, forward, size) : target > c;
       while (c != target) {
         const int link = (go_plus ? plus_ : minus_)[k][static_cast<std::size_t>(at)];
         links.push_back(link);
