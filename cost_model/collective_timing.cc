@@ -59,8 +59,10 @@ constexpr double kLlNetworkGBps = 5.3;
 double scale_up_efficiency(GpuGeneration generation) { return is_amd(generation) ? 0.705 : 0.76; }
 constexpr double kNetworkEfficiency = 0.93;
 
-// The tree moves every byte up and down: half the bus rate inside a node, and, across nodes,
-// half again (its channels leave each node through half the NICs a ring uses).
+// The tree moves every byte up and down: half the bus rate inside a node, and, across more than
+// two nodes, half again (its channels leave each node through half the NICs a ring uses).
+// Between two nodes the double binary tree is one exchange: each byte crosses a node's NICs
+// once each way, where a ring sends it 2 (n - 1) / n times (see tree_share).
 constexpr double kTreeShareInNode = 0.5;
 constexpr double kTreeShareAcrossNodes = 0.25;
 // Across nodes the tree pipelines chunks of kTreeChunkBytes level by level, so the first chunk
@@ -205,9 +207,20 @@ double tree_fill_us(const Layout& layout, Protocol protocol, double bytes) {
          (kTreeLevelGBps[index(protocol)] * 1e3);
 }
 
+// The tree's rate as a share of the bus rate (bus_gbps). Between two nodes the NICs carry each
+// byte once each way, at the full bus rate, unless the chain inside each node, which moves every
+// byte up and down over the scale-up links, is slower.
+double tree_share(const Fabric& fabric, const Layout& layout, Protocol protocol) {
+  if (layout.nodes == 1) return kTreeShareInNode;
+  if (layout.nodes > 2) return kTreeShareAcrossNodes;
+  const double chain_gbps =
+      scale_up_gbps(fabric, layout) * kTreeShareInNode * kProtocolPayloadShare[index(protocol)];
+  return std::min(1.0, chain_gbps / bus_gbps(fabric, layout, protocol));
+}
+
 double tree_us(const Fabric& fabric, const Layout& layout, Protocol protocol, double bytes) {
   const double depth = tree_depth(layout);
-  const double share = layout.nodes > 1 ? kTreeShareAcrossNodes : kTreeShareInNode;
+  const double share = tree_share(fabric, layout, protocol);
   return launch_us(fabric) + kProtocolBaseUs[index(protocol)] +
          2.0 * hops_us(fabric, protocol, layout.per_node - 1, depth) +
          bytes / (bus_gbps(fabric, layout, protocol) * share * 1e3) +

@@ -130,6 +130,29 @@ TEST(CollectiveTiming, AcrossNodesTheRingRunsAtTheNodesNicRate) {
   EXPECT_NEAR(time_us(fabric, request), expected_us, 0.01);
 }
 
+TEST(CollectiveTiming, BetweenTwoNodesTheTreeSendsEachByteThroughTheNicsOnceEachWay) {
+  // 2 nodes of 8 A100 with 8 x 12.5 GB/s NICs: the NICs (93 GB/s) are slower than the chain
+  // inside a node (300 x 0.76 / 2 = 114 GB/s), so the tree moves the buffer at the NICs' rate,
+  // where the ring moves 2 (n - 1) / n of it: the tree wins on large buffers.
+  Fabric fabric = hgx_a100();
+  fabric.nic_bytes_per_s = 12'500'000'000;
+  const std::int64_t bytes = std::int64_t{1} << 30;
+  const TimedChoice choice = time_collective(fabric, {.bytes = bytes, .ranks = 16});
+  EXPECT_EQ(choice.label(), "tree/Simple");
+  const double fill_us = 131072 / 3.2e3;
+  EXPECT_NEAR(
+      static_cast<double>(choice.time_ps) / 1e6,
+      20.8 + 1.1 + 2 * (7 * 2 * 3.8 + 12.8) + static_cast<double>(bytes) / (100e3 * 0.93) + fill_us,
+      0.01);
+  // With NICs faster than the chain, the chain sets the rate.
+  fabric.nic_bytes_per_s = 50'000'000'000;
+  const TimingRequest tree{.bytes = bytes, .ranks = 16, .algorithm = LibraryAlgorithm::tree};
+  EXPECT_NEAR(time_us(fabric, tree),
+              20.8 + 1.1 + 2 * (7 * 2 * 3.8 + 12.8) +
+                  static_cast<double>(bytes) / (300e3 * 0.76 * 0.5) + fill_us,
+              0.01);
+}
+
 TEST(CollectiveTiming, ForcedChoicesAreHonouredOrFallBackWithANote) {
   TimingRequest request{.bytes = 1 << 20, .ranks = 8, .protocol = Protocol::ll128};
   EXPECT_EQ(time_collective(hgx_h100(), request).protocol, Protocol::ll128);
