@@ -113,10 +113,10 @@ void add_library_choice_flags(CLI::App& command, std::string& algorithm, std::st
   command.add_option("--nccl-algo", algorithm,
                      "On a machine with a fabric, the library's algorithm for every collective, "
                      "as NCCL_ALGO sets it: ring, tree, nvls, nvlstree, pat or collnet (default: "
-                     "the machine's, else the fastest)");
+                     "the machine's, else the library's choice)");
   command.add_option("--nccl-proto", protocol,
                      "On a machine with a fabric, the library's protocol, as NCCL_PROTO sets it: "
-                     "LL, LL128 or Simple (default: the machine's, else the fastest)");
+                     "LL, LL128 or Simple (default: the machine's, else the library's choice)");
 }
 
 cost_model::LibraryChoice library_choice_from_flags(const std::string& algorithm,

@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 
+#include "cost_model/library_tuner.h"
 #include "reference/error.h"
 #include "support/name_table.h"
 
@@ -30,14 +31,17 @@ bool is_amd(GpuGeneration generation) {
 // hops. Fitted to the published small-message floors (docs/collective-timing.md).
 double launch_us(const Fabric& fabric) {
   if (is_amd(fabric.generation)) return 7.1;
-  return fabric.host == HostKind::grace ? 6.5 : 20.8;
+  return fabric.host == HostKind::grace ? 5.5 : 20.8;
 }
 
 // Per protocol: a fixed start, the latency of one hop inside the scale-up domain and of one
 // hop over the network, and the share of a link's rate that carries data.
 constexpr std::array<double, 3> kProtocolBaseUs = {0.0, 2.0, 1.1};
-constexpr std::array<double, 3> kScaleUpHopUs = {0.47, 2.7, 3.8};
-constexpr std::array<double, 3> kNetworkHopUs = {6.2, 5.5, 12.8};
+// Over NVLink the hop is NCCL's own NVLink ring hwLat (src/graph/tuning.cc).
+constexpr std::array<double, 3> kScaleUpHopUs = {0.6, 1.9, 3.4};
+// The same over xGMI (RCCL on MI300X and later), fitted.
+constexpr std::array<double, 3> kXgmiHopUs = {0.47, 2.7, 3.8};
+constexpr std::array<double, 3> kNetworkHopUs = {6.2, 5.5, 9.0};
 // LL sends 4 bytes of flag with every 4 of data; LL128 keeps 120 of every 128 bytes.
 constexpr std::array<double, 3> kProtocolPayloadShare = {0.5, 120.0 / 128.0, 1.0};
 
@@ -53,7 +57,7 @@ double ll_cap_gbps(GpuGeneration generation) {
   }
   return 90.0;
 }
-constexpr double kLlNetworkGBps = 5.3;
+constexpr double kLlNetworkGBps = 3.5;
 
 // The share of the scale-up links' rate a ring's data reaches with every channel busy.
 double scale_up_efficiency(GpuGeneration generation) { return is_amd(generation) ? 0.705 : 0.76; }
@@ -65,11 +69,11 @@ constexpr double kNetworkEfficiency = 0.93;
 // once each way, where a ring sends it 2 (n - 1) / n times (see tree_share).
 constexpr double kTreeShareInNode = 0.5;
 constexpr double kTreeShareAcrossNodes = 0.25;
-// Across nodes the tree pipelines chunks of kTreeChunkBytes level by level, so the first chunk
-// (or the whole message, when smaller) crosses the 2 * depth - 1 network levels one after
-// another at one channel's rate: LL's rate per channel is much lower than the others'.
-constexpr double kTreeChunkBytes = 131072;
-constexpr std::array<double, 3> kTreeLevelGBps = {0.56, 3.2, 3.2};
+// Across nodes the tree pipelines chunks level by level, so the first chunk (or the whole
+// message, when smaller) crosses the 2 * depth - 1 network levels one after another at one
+// channel's rate: LL's chunks are smaller and its rate per channel much lower than the others'.
+constexpr std::array<double, 3> kTreeChunkBytes = {10240, 131072, 131072};
+constexpr std::array<double, 3> kTreeLevelGBps = {0.56, 5.4, 5.4};
 
 // NVLS: the switch reduces, so each byte crosses a GPU's links once each way; its rate is a
 // share of the scale-up rate per generation. Its fixed cost does not follow the host: on Grace
@@ -178,6 +182,7 @@ bool protocol_runs(const Fabric& fabric, const Layout& layout, Protocol protocol
 // A step's synchronization over NVLink 3 and the second-generation NVSwitch (A100) takes about
 // twice Hopper's.
 double scale_up_hop_us(GpuGeneration generation, Protocol protocol) {
+  if (is_amd(generation)) return kXgmiHopUs[index(protocol)];
   const double factor = generation == GpuGeneration::ampere ? 2.0 : 1.0;
   return factor * kScaleUpHopUs[index(protocol)];
 }
@@ -203,7 +208,7 @@ double ring_us(const Fabric& fabric, const Layout& layout, Protocol protocol, do
 double tree_fill_us(const Layout& layout, Protocol protocol, double bytes) {
   if (layout.nodes < 2) return 0.0;
   const double depth = tree_depth(layout);
-  return (2 * depth - 1) * std::min(bytes, kTreeChunkBytes) /
+  return (2 * depth - 1) * std::min(bytes, kTreeChunkBytes[index(protocol)]) /
          (kTreeLevelGBps[index(protocol)] * 1e3);
 }
 
@@ -244,56 +249,6 @@ double nvls_us(const Fabric& fabric, const Layout& layout, double bytes) {
   return kNvlsFixedUs + bytes / (nvls_gbps(fabric, layout.ranks, channels, chunk) * 1e3);
 }
 
-// Whether NCCL's tuner runs NVLS rather than a ring for an all-reduce of `bytes` inside one
-// node. NCCL chooses by its own estimates (src/graph/tuning.cc, src/graph/search.cc), not by
-// the time NVLS then takes: it passes over NVLS on 4 GPUs, where NVLS would be faster than its
-// ring, and takes it on 8 GB300 at 4 MiB, where LL would be faster. Its NVLS estimate has one
-// channel per GPU, each at most scale_up / (n + 1) (a GPU's links carry every channel once and
-// its own twice) and at most the fastest per-channel speed the topology search tries, times
-// nvlsEfficiency; its algorithm rate is n channels at that rate, after 25 us. Its ring estimate,
-// per protocol, is a base plus a latency per step (NCCL's NVLink tables) and the scale-up rate
-// times n / (2 (n - 1)), LL's at most half of it and llMaxBw, LL128's 0.92 of it.
-constexpr double kNcclNvlsLatencyUs = 25.0;
-constexpr std::array<double, 3> kNcclRingBaseUs = {6.6, 14.0, 8.4};
-constexpr std::array<double, 3> kNcclRingNvlinkStepUs = {0.6, 1.9, 3.4};
-
-double nccl_channel_speed_cap_gbps(GpuGeneration generation) {
-  return generation == GpuGeneration::blackwell ? 90.0 : 60.0;
-}
-double nccl_nvls_efficiency(GpuGeneration generation) {
-  return generation == GpuGeneration::blackwell ? 0.74 : 0.85;
-}
-
-double nccl_ring_bus_gbps_estimate(GpuGeneration generation, double scale_up, Protocol protocol) {
-  switch (protocol) {
-    case Protocol::ll: return std::min(ll_cap_gbps(generation), scale_up * 0.5);
-    case Protocol::ll128: return scale_up * 0.92;
-    case Protocol::simple: return scale_up;
-  }
-  return scale_up;
-}
-
-bool library_prefers_nvls(const Fabric& fabric, const Layout& layout, double bytes,
-                          std::optional<Protocol> forced_protocol) {
-  const double n = layout.ranks;
-  const double steps = 2 * (n - 1);
-  const double scale_up = gbps(fabric.scale_up_bytes_per_s);
-  const double channel_gbps =
-      std::min(scale_up / (n + 1), nccl_channel_speed_cap_gbps(fabric.generation));
-  const double nvls_gbps_estimate = n * channel_gbps * nccl_nvls_efficiency(fabric.generation);
-  const double nvls_estimate_us = kNcclNvlsLatencyUs + bytes / (nvls_gbps_estimate * 1e3);
-  for (Protocol protocol : kProtocols) {
-    if (forced_protocol && protocol != *forced_protocol) continue;
-    const double ring_gbps_estimate =
-        nccl_ring_bus_gbps_estimate(fabric.generation, scale_up, protocol) * n / steps;
-    const double ring_estimate_us = kNcclRingBaseUs[index(protocol)] +
-                                    steps * kNcclRingNvlinkStepUs[index(protocol)] +
-                                    bytes / (ring_gbps_estimate * 1e3);
-    if (ring_estimate_us <= nvls_estimate_us) return false;
-  }
-  return true;
-}
-
 // NVLS-tree all-reduce: the switches reduce inside each node (NVLS), each GPU's share of the
 // node's sum goes through a tree of nodes over its NICs, and NVLS broadcasts the result. Between
 // two nodes the tree is one exchange, each byte crossing the NICs once each way; in a deeper
@@ -311,38 +266,31 @@ double nvls_tree_us(const Fabric& fabric, const Layout& layout, double bytes) {
 }
 
 // PAT (Parallel Aggregated Trees) all-gather / reduce-scatter, which NCCL runs with one GPU per
-// node: NCCL's tuner model, a latency logarithmic in the nodes (a network hop / 3.5 per level)
-// plus kPatPerRankUs per rank, and 0.75 of the ring's bus rate (src/graph/tuning.cc).
-constexpr double kPatPerRankUs = 2.8;
-constexpr double kPatRateShare = 0.75;
-constexpr double kPatLevelShareOfHop = 1.0 / 3.5;
-
+// node: NCCL's tuner model (library_tuner.h), a latency logarithmic in the nodes plus a part per
+// rank, at a share of the ring's bus rate.
 double pat_us(const Fabric& fabric, const Layout& layout, double bus_bytes) {
   const double depth = tree_depth(layout);
   return launch_us(fabric) + kProtocolBaseUs[index(Protocol::simple)] +
-         depth * kNetworkHopUs[index(Protocol::simple)] * kPatLevelShareOfHop +
-         kPatPerRankUs * layout.ranks +
-         bus_bytes / (bus_gbps(fabric, layout, Protocol::simple) * kPatRateShare * 1e3);
+         depth * kNetworkHopUs[index(Protocol::simple)] * kNcclPatLevelShareOfHop +
+         kNcclPatPerRankUs * layout.ranks +
+         bus_bytes / (bus_gbps(fabric, layout, Protocol::simple) * kNcclPatRateShare * 1e3);
 }
 
 // CollNet Direct all-reduce: the GPUs of a node reduce-scatter among themselves over the
 // scale-up links, each sends its share of the node's sum to the network, whose switches reduce
 // across nodes (SHARP) and send the result back once, and the node all-gathers it. The network
 // carries each byte once each way; inside the node a GPU sends and receives 2 (g - 1) / g of the
-// buffer. NCCL's tuner takes 0.85 of that rate on Hopper and later (src/graph/tuning.cc), and
-// 0.4 us per local rank to serialize the node's arrivals.
-constexpr double kCollNetRateShare = 0.85;
-constexpr double kCollNetPerLocalRankUs = 0.4;
-
+// buffer. NCCL's tuner takes a share of that rate and a serialization per local rank
+// (library_tuner.h).
 double collnet_us(const Fabric& fabric, const Layout& layout, double bytes) {
   const double g = layout.per_node;
   const double in_node_bytes = bytes * 2.0 * (g - 1) / g;
   const double bandwidth_us = std::max(in_node_bytes / (scale_up_gbps(fabric, layout) * 1e3),
                                        bytes / (node_nics_gbps(fabric, layout) * 1e3)) /
-                              kCollNetRateShare;
+                              kNcclCollNetRateShare;
   return launch_us(fabric) + kProtocolBaseUs[index(Protocol::simple)] +
          2.0 * (scale_up_hop_us(fabric.generation, Protocol::simple) +
-                (g - 1) * kCollNetPerLocalRankUs) +
+                (g - 1) * kNcclCollNetPerLocalRankUs) +
          2.0 * kNetworkHopUs[index(Protocol::simple)] + bandwidth_us;
 }
 
@@ -408,9 +356,7 @@ void add_choices(const Fabric& fabric, const TimingRequest& request, const Layou
           ring_us(fabric, layout, protocol, 2 * (n - 1), 2, bytes * 2 * (n - 1) / n));
       if (layout.ranks > 2) add(LibraryAlgorithm::tree, tree_us(fabric, layout, protocol, bytes));
       if (protocol != Protocol::simple) return;
-      // Left to itself, the library runs NVLS only where its tuner prefers it; forced, always.
-      if (fabric.in_switch_reduction && layout.nodes == 1 && layout.ranks > 2 &&
-          (request.algorithm || library_prefers_nvls(fabric, layout, bytes, request.protocol))) {
+      if (fabric.in_switch_reduction && layout.nodes == 1 && layout.ranks > 2) {
         add(LibraryAlgorithm::nvls, nvls_us(fabric, layout, bytes));
       }
       if (fabric.in_switch_reduction && layout.nodes > 1 && layout.per_node > 1) {
@@ -444,11 +390,34 @@ void add_choices(const Fabric& fabric, const TimingRequest& request, const Layou
   }
 }
 
-const TimedChoice& fastest(const std::vector<TimedChoice>& choices) {
-  return *std::min_element(choices.begin(), choices.end(),
-                           [](const TimedChoice& a, const TimedChoice& b) {
-                             return a.time_ps < b.time_ps;
-                           });
+// What NCCL's tuner knows of the request's group (library_tuner.h).
+TunerGroup tuner_group(const Fabric& fabric, const Layout& layout) {
+  return {fabric.generation,
+          layout.ranks,
+          layout.nodes,
+          layout.per_node,
+          gbps(fabric.scale_up_bytes_per_s) * layout.scale_up_share,
+          fabric.nics_per_node * gbps(fabric.nic_bytes_per_s) * layout.nic_share};
+}
+
+// The candidate the library runs: the one NCCL's tuner estimates fastest where its estimate
+// decides (library_tuner.h), else the fastest. The first of equals wins, so the order of
+// add_choices breaks ties.
+const TimedChoice& library_pick(const Fabric& fabric, const TimingRequest& request,
+                                const std::vector<TimedChoice>& choices) {
+  if (!library_estimates(fabric.generation, request.op)) {
+    return *std::min_element(
+        choices.begin(), choices.end(),
+        [](const TimedChoice& a, const TimedChoice& b) { return a.time_ps < b.time_ps; });
+  }
+  const TunerGroup group = tuner_group(fabric, layout_of(fabric, request));
+  const double bytes = static_cast<double>(request.bytes);
+  const auto estimate_us = [&](const TimedChoice& choice) {
+    return library_estimate_us(group, request.op, choice.algorithm, choice.protocol, bytes);
+  };
+  return *std::min_element(
+      choices.begin(), choices.end(),
+      [&](const TimedChoice& a, const TimedChoice& b) { return estimate_us(a) < estimate_us(b); });
 }
 
 // Each enum's names, in the enum's order. They match in any case ("simple", "LL128"), as
@@ -508,14 +477,8 @@ TimedChoice time_collective(const Fabric& fabric, const TimingRequest& request) 
       allowed.push_back(choice);
     }
   }
-  // Left to itself, the library runs NVLS wherever its tuner offers it (add_choices).
-  if (!request.algorithm) {
-    for (const TimedChoice& choice : allowed) {
-      if (choice.algorithm == LibraryAlgorithm::nvls) return choice;
-    }
-  }
-  if (!allowed.empty()) return fastest(allowed);
-  TimedChoice chosen = fastest(all);
+  if (!allowed.empty()) return library_pick(fabric, request, allowed);
+  TimedChoice chosen = library_pick(fabric, request, all);
   const std::string wanted = fmt::format(
       "{}{}{}", request.algorithm ? library_algorithm_name(*request.algorithm) : "",
       request.algorithm && request.protocol ? "/" : "",

@@ -3,7 +3,8 @@
 // NVLS-tree, PAT, CollNet) and
 // a protocol (LL, LL128, Simple), each with its own launch, per-hop latency and usable
 // bandwidth, over a Fabric's scale-up links and NICs. Every algorithm x protocol the fabric can
-// run is timed and the fastest is chosen, as NCCL's tuner does; a caller may force either, and
+// run is timed, and the library runs the one its own tuner estimates fastest
+// (cost_model/library_tuner.h), as NCCL does; a caller may force either, and
 // a forced choice the fabric cannot run falls back with a note. The formulas and where every
 // constant comes from: docs/collective-timing.md.
 
@@ -34,7 +35,8 @@ TimedOp timed_op_from_name(std::string_view name);
 LibraryAlgorithm library_algorithm_from_name(std::string_view name);
 Protocol protocol_from_name(std::string_view name);
 
-// What a run, a machine or a call forces, as NCCL_ALGO / NCCL_PROTO do; unset: the fastest.
+// What a run, a machine or a call forces, as NCCL_ALGO / NCCL_PROTO do; unset: the library's
+// choice.
 struct LibraryChoice {
   std::optional<LibraryAlgorithm> algorithm;
   std::optional<Protocol> protocol;
@@ -52,8 +54,8 @@ struct TimingRequest {
   // program's groups run at once), so the group has its own GPUs' share of the node's NICs, and
   // on a full mesh only the links between its own GPUs.
   int ranks_per_node = 0;
-  std::optional<LibraryAlgorithm> algorithm;  // forced, else the fastest
-  std::optional<Protocol> protocol;           // forced, else the fastest
+  std::optional<LibraryAlgorithm> algorithm;  // forced, else the library's choice
+  std::optional<Protocol> protocol;           // forced, else the library's choice
 };
 
 struct TimedChoice {
@@ -64,10 +66,12 @@ struct TimedChoice {
   std::string label() const;  // "ring/LL128"
 };
 
-// Every algorithm x protocol the library would run for the request on the fabric, in a fixed
-// order. Unforced, NVLS is among them only where NCCL's tuner prefers it to the ring.
+// Every algorithm x protocol the library can run for the request on the fabric, timed, in a
+// fixed order.
 std::vector<TimedChoice> timed_choices(const Fabric& fabric, const TimingRequest& request);
-// The fastest of them, or the forced one (with a fallback note when it cannot run).
+// The one of them the library runs: among those the request allows, the one NCCL's tuner
+// estimates fastest (the fastest on AMD and for the ops its tuner does not estimate); where
+// the request allows none, the library's choice among all, with a fallback note.
 TimedChoice time_collective(const Fabric& fabric, const TimingRequest& request);
 
 }  // namespace spmd::cost_model

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Predicts the GH200 all-reduce sweeps of boeschf/nccl-benchmark-on-alps-2025 and prints the error.
+
+The source ran nccl-tests' all_reduce_perf on 1 to 512 nodes of 4 GH200 (Alps, Slingshot-11),
+several times with different environment variables and plugin versions. For each node count and
+size this takes the median out-of-place time of the runs with the default libfabric settings (the
+runs whose directory does not start with FI_CXI, which tune the network provider), predicts it with
+`spmdsim perf --machine gh200-quad --cost-only`, and prints per node count and overall the median
+and p90 |error| and the number of sizes off by more than 25%.
+
+Usage: tools/compare-alps-runs.py CLONE [SPMDSIM]
+  CLONE: a checkout of github.com/boeschf/nccl-benchmark-on-alps-2025 (its results/ directory)
+  SPMDSIM: default build/bin/spmdsim
+"""
+import pathlib
+import re
+import statistics
+import subprocess
+import sys
+
+RUN_FILE = re.compile(r"job-n-\d+-N-(\d+)\.txt$")
+
+
+def measured_medians(clone):
+    """{(nodes, bytes): median time in us} over the default-setting runs."""
+    times = {}
+    for path in sorted(pathlib.Path(clone, "results").glob("*/job-n-*-N-*.txt")):
+        if path.parent.name.startswith("FI_CXI"):
+            continue
+        nodes = int(RUN_FILE.search(path.name).group(1))
+        for line in path.read_text().splitlines():
+            fields = line.split()
+            if len(fields) > 6 and fields[0].isdigit():
+                try:
+                    times.setdefault((nodes, int(fields[0])), []).append(float(fields[5]))
+                except ValueError:
+                    pass  # a size whose time column nccl-tests did not fill
+    return {key: statistics.median(values) for key, values in times.items()}
+
+
+def predicted(spmdsim, nodes):
+    """{bytes: predicted time in us} for an all-reduce on `nodes` nodes of 4 GH200."""
+    out = subprocess.run([spmdsim, "perf", "--machine", "gh200-quad", "-n", str(4 * nodes),
+                          "--op", "all_reduce", "-b", "8", "-e", "4G", "-f", "2", "--cost-only"],
+                         check=True, capture_output=True, text=True).stdout
+    return {int(f[0]): float(f[5]) for f in (l.split() for l in out.splitlines())
+            if f and f[0].isdigit()}
+
+
+def summary(errors):
+    errors = sorted(errors)
+    return (f"{len(errors):4d} sizes  median |error| {100 * errors[len(errors) // 2]:5.1f}%  "
+            f"p90 {100 * errors[int(len(errors) * 0.9)]:5.1f}%  above 25%: "
+            f"{sum(e > 0.25 for e in errors)}")
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__)
+    spmdsim = sys.argv[2] if len(sys.argv) == 3 else "build/bin/spmdsim"
+    medians = measured_medians(sys.argv[1])
+    if not medians:
+        sys.exit(f"{sys.argv[1]}: no results/*/job-n-*-N-*.txt files; expected a clone of "
+                 "boeschf/nccl-benchmark-on-alps-2025")
+    every = []
+    for nodes in sorted({n for n, _ in medians}):
+        errors = [abs(time_us - medians[(nodes, size)]) / medians[(nodes, size)]
+                  for size, time_us in predicted(spmdsim, nodes).items()
+                  if (nodes, size) in medians]
+        every += errors
+        print(f"{nodes:4d} nodes: {summary(errors)}")
+    print(f" all nodes: {summary(every)}")
+
+
+if __name__ == "__main__":
+    main()
