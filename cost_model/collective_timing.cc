@@ -63,12 +63,16 @@ constexpr double kLlNetworkGBps = 3.5;
 double scale_up_efficiency(GpuGeneration generation) { return is_amd(generation) ? 0.705 : 0.76; }
 constexpr double kNetworkEfficiency = 0.93;
 
-// The tree moves every byte up and down: half the bus rate inside a node, and, across more than
-// two nodes, half again (its channels leave each node through half the NICs a ring uses).
-// Between two nodes the double binary tree is one exchange: each byte crosses a node's NICs
-// once each way, where a ring sends it 2 (n - 1) / n times (see tree_share).
+// The tree moves every byte up and down: half the bus rate inside a node. Across more than two
+// nodes a double binary tree sends each byte through a node's NICs twice each way (up in one
+// tree, down in the other), about as often as a ring: half the bus rate again, the rate NCCL's
+// tuner assumes. The published trees over Slingshot on 16 to 512 nodes reach half that (fitted;
+// the set has no multi-node tree on another network). Between two nodes the double binary tree
+// is one exchange: each byte crosses a node's NICs once each way (see tree_share).
 constexpr double kTreeShareInNode = 0.5;
-constexpr double kTreeShareAcrossNodes = 0.25;
+double tree_share_across_nodes(NetworkKind network) {
+  return network == NetworkKind::slingshot ? 0.25 : 0.5;
+}
 // Across nodes the tree pipelines chunks level by level, so the first chunk (or the whole
 // message, when smaller) crosses the 2 * depth - 1 network levels one after another at one
 // channel's rate: LL's chunks are smaller and its rate per channel much lower than the others'.
@@ -217,7 +221,7 @@ double tree_fill_us(const Layout& layout, Protocol protocol, double bytes) {
 // byte up and down over the scale-up links, is slower.
 double tree_share(const Fabric& fabric, const Layout& layout, Protocol protocol) {
   if (layout.nodes == 1) return kTreeShareInNode;
-  if (layout.nodes > 2) return kTreeShareAcrossNodes;
+  if (layout.nodes > 2) return tree_share_across_nodes(fabric.network);
   const double chain_gbps =
       scale_up_gbps(fabric, layout) * kTreeShareInNode * kProtocolPayloadShare[index(protocol)];
   return std::min(1.0, chain_gbps / bus_gbps(fabric, layout, protocol));

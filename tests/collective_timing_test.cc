@@ -199,6 +199,32 @@ TEST(CollectiveTiming, BetweenTwoNodesTheTreeSendsEachByteThroughTheNicsOnceEach
               0.01);
 }
 
+TEST(CollectiveTiming, AcrossMoreNodesTheTreeSendsEachByteThroughTheNicsTwiceEachWay) {
+  // 4 nodes: a double binary tree sends each byte up one tree and down the other, half the bus
+  // rate (8 x 25 GB/s x 0.93 here), as NCCL's tuner assumes; 3 network levels to fill.
+  Fabric fabric = hgx_h100();
+  fabric.nic_bytes_per_s = 25'000'000'000;
+  const std::int64_t bytes = std::int64_t{1} << 30;
+  const double fill_us = 3 * 131072 / 5.4e3;
+  const TimingRequest tree{.bytes = bytes,
+                           .ranks = 32,
+                           .algorithm = LibraryAlgorithm::tree,
+                           .protocol = Protocol::simple};
+  EXPECT_NEAR(time_us(fabric, tree),
+              20.8 + 1.1 + 2 * (7 * 3.4 + 2 * 9.0) +
+                  static_cast<double>(bytes) / (200e3 * 0.93 * 0.5) + fill_us,
+              0.01);
+  // Over Slingshot the published trees reach half of that (the NICs: 4 x 25 GB/s x 0.93).
+  const TimingRequest slingshot_tree{.bytes = bytes,
+                                     .ranks = 16,
+                                     .algorithm = LibraryAlgorithm::tree,
+                                     .protocol = Protocol::simple};
+  EXPECT_NEAR(time_us(gh200_slingshot(), slingshot_tree),
+              5.5 + 1.1 + 2 * (3 * 3.4 + 2 * 9.0) +
+                  static_cast<double>(bytes) / (100e3 * 0.93 * 0.25) + fill_us,
+              0.01);
+}
+
 TEST(CollectiveTiming, ForcedChoicesAreHonouredOrFallBackWithANote) {
   TimingRequest request{.bytes = 1 << 20, .ranks = 8, .protocol = Protocol::ll128};
   EXPECT_EQ(time_collective(hgx_h100(), request).protocol, Protocol::ll128);
