@@ -54,14 +54,19 @@ def summary(errors):
             f"{sum(e > 0.25 for e in errors)}")
 
 
+def fail(message):
+    print(message, file=sys.stderr)
+    sys.exit(2)
+
+
 def main():
     if len(sys.argv) not in (2, 3):
-        sys.exit(__doc__)
+        fail(__doc__)
     spmdsim = sys.argv[2] if len(sys.argv) == 3 else "build/bin/spmdsim"
     medians = measured_medians(sys.argv[1])
     if not medians:
-        sys.exit(f"{sys.argv[1]}: no results/*/job-n-*-N-*.txt files; expected a clone of "
-                 "boeschf/nccl-benchmark-on-alps-2025")
+        fail(f"{sys.argv[1]}: no results/*/job-n-*-N-*.txt files; expected a clone of "
+             "boeschf/nccl-benchmark-on-alps-2025")
     every = []
     for nodes in sorted({n for n, _ in medians}):
         errors = [abs(time_us - medians[(nodes, size)]) / medians[(nodes, size)]
