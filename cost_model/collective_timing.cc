@@ -23,10 +23,6 @@ constexpr std::array<Protocol, 3> kProtocols = {Protocol::ll, Protocol::ll128, P
 
 std::size_t index(Protocol protocol) { return static_cast<std::size_t>(protocol); }
 
-bool is_amd(GpuGeneration generation) {
-  return generation == GpuGeneration::cdna3 || generation == GpuGeneration::cdna4;
-}
-
 // Launching the kernel and learning it finished: what an 8-byte collective costs beyond its
 // hops. Fitted to the published small-message floors (docs/collective-timing.md).
 double launch_us(const Fabric& fabric) {
@@ -37,8 +33,8 @@ double launch_us(const Fabric& fabric) {
 // Per protocol: a fixed start, the latency of one hop inside the scale-up domain and of one
 // hop over the network, and the share of a link's rate that carries data.
 constexpr std::array<double, 3> kProtocolBaseUs = {0.0, 2.0, 1.1};
-// Over NVLink the hop is NCCL's own NVLink ring hwLat (src/graph/tuning.cc).
-constexpr std::array<double, 3> kScaleUpHopUs = {0.6, 1.9, 3.4};
+// Over NVLink the hop is NCCL's own NVLink ring hwLat (library_tuner.h).
+constexpr std::array<double, 3> kScaleUpHopUs = kNcclRingNvlinkHopUs;
 // The same over xGMI (RCCL on MI300X and later), fitted.
 constexpr std::array<double, 3> kXgmiHopUs = {0.47, 2.7, 3.8};
 constexpr std::array<double, 3> kNetworkHopUs = {6.2, 5.5, 9.0};
@@ -416,12 +412,17 @@ const TimedChoice& library_pick(const Fabric& fabric, const TimingRequest& reque
   }
   const TunerGroup group = tuner_group(fabric, layout_of(fabric, request));
   const double bytes = static_cast<double>(request.bytes);
-  const auto estimate_us = [&](const TimedChoice& choice) {
-    return library_estimate_us(group, request.op, choice.algorithm, choice.protocol, bytes);
-  };
-  return *std::min_element(
-      choices.begin(), choices.end(),
-      [&](const TimedChoice& a, const TimedChoice& b) { return estimate_us(a) < estimate_us(b); });
+  std::size_t best = 0;
+  double best_us = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    const double estimate_us =
+        library_estimate_us(group, request.op, choices[i].algorithm, choices[i].protocol, bytes);
+    if (estimate_us < best_us) {
+      best = i;
+      best_us = estimate_us;
+    }
+  }
+  return choices[best];
 }
 
 // Each enum's names, in the enum's order. They match in any case ("simple", "LL128"), as

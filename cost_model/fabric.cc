@@ -27,6 +27,10 @@ constexpr NameTable<NetworkKind, 4> kNetworks = {{{NetworkKind::infiniband, "inf
 
 }  // namespace
 
+bool is_amd(GpuGeneration generation) {
+  return generation == GpuGeneration::cdna3 || generation == GpuGeneration::cdna4;
+}
+
 std::string_view generation_name(GpuGeneration generation) {
   return name_in(kGenerations, generation);
 }

@@ -39,6 +39,9 @@ struct Fabric {
   NetworkKind network = NetworkKind::infiniband;
 };
 
+// AMD's generations, whose library is RCCL; the others are NVIDIA's (NCCL).
+bool is_amd(GpuGeneration generation);
+
 std::string_view generation_name(GpuGeneration generation);
 std::string_view host_kind_name(HostKind host);
 std::string_view scale_up_kind_name(ScaleUpKind kind);

@@ -13,10 +13,10 @@ namespace {
 using PerProtocol = std::array<double, 3>;
 constexpr PerProtocol kRingBaseUs = {6.6, 14.0, 8.4};  // baseLat
 constexpr PerProtocol kTreeBaseUs = {6.8, 14.0, 8.4};
-constexpr PerProtocol kRingNvlinkHopUs = {0.6, 1.9, 3.4};  // hwLat[NVLINK]
+// hwLat[NVLINK] of the tree (the ring's is kNcclRingNvlinkHopUs).
 constexpr PerProtocol kTreeNvlinkHopUs = {0.6, 1.25, 4.0};
-constexpr PerProtocol kRingNetHopUs = {2.7, 4.0,
-                                       14.0};  // hwLat[NET]; the tree's with one GPU a node
+// hwLat[NET]; with one GPU a node a ring's network step costs the tree's.
+constexpr PerProtocol kRingNetHopUs = {2.7, 4.0, 14.0};
 constexpr PerProtocol kTreeNetHopUs = {5.0, 8.5, 14.0};
 // A network step costs the proxy at least this to post (getNetOverhead), three times with Simple.
 constexpr double kNetOverheadUs = 1.0;
@@ -82,7 +82,7 @@ double ring_estimate_us(const TunerGroup& group, TimedOp op, Protocol protocol, 
   const bool all_reduce = op == TimedOp::all_reduce;
   const double steps = all_reduce ? 2.0 * (group.ranks - 1) : group.ranks - 1.0;
   const double network_steps = group.nodes == 1 ? 0 : (all_reduce ? 2 : 1) * (group.nodes - 1.0);
-  double step_us = kRingNvlinkHopUs[p];
+  double step_us = kNcclRingNvlinkHopUs[p];
   if (group.nodes > 1) {
     step_us = std::max(step_us, kNetOverheadUs * (protocol == Protocol::simple ? 3 : 1));
   }
@@ -146,9 +146,7 @@ double tree_rate_correction(Protocol protocol, double bytes) {
 }
 
 bool library_estimates(GpuGeneration generation, TimedOp op) {
-  const bool nvidia = generation == GpuGeneration::ampere || generation == GpuGeneration::hopper ||
-                      generation == GpuGeneration::blackwell;
-  return nvidia &&
+  return !is_amd(generation) &&
          (op == TimedOp::all_reduce || op == TimedOp::all_gather || op == TimedOp::reduce_scatter);
 }
 

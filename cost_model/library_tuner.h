@@ -5,10 +5,16 @@
 // one its estimate ranks first, and so does the simulator. docs/collective-timing.md cites each
 // constant.
 
+#include <array>
+
 #include "cost_model/collective_timing.h"
 #include "cost_model/fabric.h"
 
 namespace spmd::cost_model {
+
+// NCCL's latency of one ring step over NVLink per protocol LL, LL128, Simple (hwLat[NVLINK]),
+// which the time model also takes for an NVLink hop.
+inline constexpr std::array<double, 3> kNcclRingNvlinkHopUs = {0.6, 1.9, 3.4};
 
 // NCCL's own models of PAT and CollNet Direct, which the time model also takes for want of a
 // published measurement of either (docs/collective-timing.md): PAT costs 2.8 us per rank and a
