@@ -54,6 +54,17 @@ constexpr double kPatBaseUs = 8.0;
 constexpr double kNoEstimate = std::numeric_limits<double>::infinity();
 
 std::size_t index(Protocol protocol) { return static_cast<std::size_t>(protocol); }
+
+// Across nodes, from Hopper on, NCCL's tree search falls back from the balanced tree (a node's
+// parent and children on two GPUs near one NIC) to the simple tree (all of a channel's network
+// traffic on one GPU) when each NIC has a single near GPU, as on DGX/HGX H100 and GH200
+// (src/graph/search.cc, "Try a simpler tree"); its tuner then credits the tree 0.85 of its rate
+// (src/graph/tuning.cc, NCCL_TOPO_PATTERN_TREE).
+constexpr double kSimpleTreePatternShare = 0.85;
+bool simple_tree_pattern(const TunerGroup& group) {
+  return group.nodes > 1 && group.nic_per_gpu && group.generation != GpuGeneration::ampere;
+}
+
 double log2_floor(double value) { return value < 1 ? 0 : std::floor(std::log2(value)); }
 
 // The rate NCCL's channels add up to. Inside one node, the scale-up links. Across nodes a ring's
@@ -101,6 +112,7 @@ double tree_estimate_us(const TunerGroup& group, Protocol protocol, double bytes
   double bus_gbps = tree_channels_gbps(group) * 0.92;
   if (protocol == Protocol::ll) bus_gbps = std::min(bus_gbps / 3.8, ll_max_gbps(group));
   if (protocol == Protocol::ll128) bus_gbps *= group.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
+  if (simple_tree_pattern(group)) bus_gbps *= kSimpleTreePatternShare;
   bus_gbps *= tree_rate_correction(protocol, bytes);
   const double latency_us = kTreeBaseUs[p] + 2 * ((group.per_node - 1) * kTreeNvlinkHopUs[p] +
                                                   log2_floor(group.nodes) * kTreeNetHopUs[p]);

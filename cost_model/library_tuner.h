@@ -36,6 +36,8 @@ struct TunerGroup {
   int per_node = 1;
   double scale_up_gbps = 0;
   double node_nics_gbps = 0;
+  // Whether each GPU of a node has a NIC of its own (none shared by two GPUs).
+  bool nic_per_gpu = true;
 };
 
 // Whether the tuner's estimate decides the choice for `op` on `generation`: NCCL's all-reduce,

@@ -47,9 +47,11 @@ TEST(LibraryTuner, RingAcrossNodesPaysNetworkStepsAndWithSimpleThePlateau) {
 
 TEST(LibraryTuner, TreeHasLogarithmicNetworkLatencyAndNcclsSizeCorrection) {
   // 2 MiB: log2(2 MiB / 64) = 15, where NCCL corrects Simple's tree rate by 0.6; the tree
-  // moves every byte up and down (x 0.5), at 0.92 of the NICs' 100 GB/s.
+  // moves every byte up and down (x 0.5), at 0.92 of the NICs' 100 GB/s, and with a NIC for
+  // each GPU NCCL's search settles on the simple tree pattern (x 0.85).
   EXPECT_NEAR(estimate_us(four_gh200_nodes(), LibraryAlgorithm::tree, Protocol::simple, 2 * kMiB),
-              8.4 + 2 * (3 * 4.0 + 2 * 14) + 2 * kMiB / (100 * 0.92 * 0.6 * 0.5 * 1e3), 1e-9);
+              8.4 + 2 * (3 * 4.0 + 2 * 14) + 2 * kMiB / (100 * 0.92 * 0.85 * 0.6 * 0.5 * 1e3),
+              1e-9);
   EXPECT_DOUBLE_EQ(tree_rate_correction(Protocol::simple, 2 * kMiB), 0.6);
   EXPECT_DOUBLE_EQ(tree_rate_correction(Protocol::ll, 512 * 1024), 0.4);
   EXPECT_DOUBLE_EQ(tree_rate_correction(Protocol::simple, 1024 * kMiB), 1.0);
@@ -61,10 +63,27 @@ TEST(LibraryTuner, BetweenTwoNodesTheTreesRateMayBeTwiceTheNics) {
   two_nodes.ranks = 8;
   const double bytes = 4096 * kMiB;
   EXPECT_NEAR(estimate_us(two_nodes, LibraryAlgorithm::tree, Protocol::simple, bytes),
-              8.4 + 2 * (3 * 4.0 + 14) + bytes / (200 * 0.92 * 0.5 * 1e3), 1e-9);
+              8.4 + 2 * (3 * 4.0 + 14) + bytes / (200 * 0.92 * 0.85 * 0.5 * 1e3), 1e-9);
   // So the tree, not the ring (bound to the NICs), is NCCL's choice for large buffers there.
   EXPECT_LT(estimate_us(two_nodes, LibraryAlgorithm::tree, Protocol::simple, bytes),
             estimate_us(two_nodes, LibraryAlgorithm::ring, Protocol::simple, bytes));
+}
+
+TEST(LibraryTuner, TheSimpleTreePatternOnlyWhereEachGpuHasItsOwnNic) {
+  // Two GPUs on one NIC let NCCL's search keep the balanced tree; so does Ampere, where the
+  // search does not try the simple pattern; and one node has no network traffic to place.
+  const double bytes = 1024 * kMiB;
+  const double balanced_us = 8.4 + 2 * (3 * 4.0 + 2 * 14) + bytes / (100 * 0.92 * 0.5 * 1e3);
+  TunerGroup shared_nics = four_gh200_nodes();
+  shared_nics.nic_per_gpu = false;
+  EXPECT_NEAR(estimate_us(shared_nics, LibraryAlgorithm::tree, Protocol::simple, bytes),
+              balanced_us, 1e-9);
+  TunerGroup ampere = four_gh200_nodes();
+  ampere.generation = GpuGeneration::ampere;
+  EXPECT_NEAR(estimate_us(ampere, LibraryAlgorithm::tree, Protocol::simple, bytes), balanced_us,
+              1e-9);
+  EXPECT_NEAR(estimate_us(four_gh200_nodes(), LibraryAlgorithm::tree, Protocol::simple, bytes),
+              8.4 + 2 * (3 * 4.0 + 2 * 14) + bytes / (100 * 0.92 * 0.85 * 0.5 * 1e3), 1e-9);
 }
 
 TEST(LibraryTuner, NvlsHasOneChannelPerGpuAtItsCappedSpeed) {

@@ -199,15 +199,19 @@ TEST(TransformerStep, CollectiveCountIsTheOneIssued) {
 }
 
 TEST(TransformerStep, PipelineStepIsOneFOneBTime) {
-  // p = 4 stages on four GPUs: the step is (m + p - 1) x (one micro-batch's forward and
-  // backward on a stage) plus small sends, so step / (m + p - 1) stays the same as m grows.
-  const auto per_tick = [](int micro_batches) {
-    const traces::RunTotals totals = run_on(
-        "hgx-h100", 4, with(small_model(), {{"pipeline", 4}, {"global_batch", micro_batches}}));
-    return static_cast<double>(totals.step_ps) / (micro_batches + 3);
+  // p = 4 stages on four GPUs: each micro-batch adds one tick (a micro-batch's forward and
+  // backward on a stage, with its sends to the neighbouring stages), so the step grows by the
+  // same amount per micro-batch, and the p - 1 ticks of fill and drain come on top.
+  const auto step_ps = [](int micro_batches) {
+    return static_cast<double>(
+        run_on("hgx-h100", 4,
+               with(small_model(), {{"pipeline", 4}, {"global_batch", micro_batches}}))
+            .step_ps);
   };
-  const double at_4 = per_tick(4), at_16 = per_tick(16);
-  EXPECT_NEAR(at_16 / at_4, 1.0, 0.05);
+  const double at_4 = step_ps(4), at_8 = step_ps(8), at_16 = step_ps(16);
+  const double tick_from_4 = (at_8 - at_4) / 4, tick_from_8 = (at_16 - at_8) / 8;
+  EXPECT_NEAR(tick_from_8 / tick_from_4, 1.0, 0.01) << tick_from_4 << " " << tick_from_8;
+  EXPECT_NEAR(at_16 / tick_from_8, 16 + 3, 1.0) << at_16 << " " << tick_from_8;
 }
 
 RC_GTEST_PROP(TransformerStep, MoreMicroBatchesNeverIncreaseTheBubble, ()) {
