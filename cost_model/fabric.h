@@ -13,8 +13,8 @@ namespace spmd::cost_model {
 // per-generation caps of the protocols (docs/collective-timing.md).
 enum class GpuGeneration { ampere, hopper, blackwell, cdna3, cdna4 };
 
-// The host CPU that launches kernels: it sets the launch and synchronization overhead every
-// collective pays (x86 over PCIe, or Grace over NVLink-C2C).
+// The host CPU that launches kernels: it sets the GPU's fixed part of every collective and the
+// host's interval between issuing two (x86 over PCIe, or Grace over NVLink-C2C).
 enum class HostKind { x86, grace };
 
 // nvswitch: every GPU has one port group into a switch, so any pair of GPUs in the domain talks
