@@ -55,8 +55,10 @@ double launched_us(const Fabric& fabric, double device_us) {
 constexpr std::array<double, 3> kProtocolBaseUs = {0.0, 2.0, 1.1};
 // Over NVLink the hop is NCCL's own NVLink ring hwLat (library_tuner.h).
 constexpr std::array<double, 3> kScaleUpHopUs = kNcclRingNvlinkHopUs;
-// The same over xGMI (RCCL on MI300X and later), fitted.
-constexpr std::array<double, 3> kXgmiHopUs = {0.47, 2.7, 3.8};
+// The same over xGMI (RCCL on MI300X and later), fitted; there RCCL's LL128 also reaches only
+// this share of its payload rate.
+constexpr std::array<double, 3> kXgmiHopUs = {0.47, 0.8, 3.8};
+constexpr double kXgmiLl128RateShare = 0.78;
 constexpr std::array<double, 3> kNetworkHopUs = {6.2, 5.5, 9.0};
 // LL sends 4 bytes of flag with every 4 of data; LL128 keeps 120 of every 128 bytes.
 constexpr std::array<double, 3> kProtocolPayloadShare = {0.5, 120.0 / 128.0, 1.0};
@@ -185,6 +187,7 @@ double bus_gbps(const Fabric& fabric, const Layout& layout, Protocol protocol) {
   double rate = scale_up_gbps(fabric, layout);
   if (layout.nodes > 1) rate = std::min(rate, node_nics_gbps(fabric, layout));
   rate *= kProtocolPayloadShare[index(protocol)];
+  if (protocol == Protocol::ll128 && is_amd(fabric.generation)) rate *= kXgmiLl128RateShare;
   if (protocol == Protocol::ll) {
     rate = std::min(rate, ll_cap_gbps(fabric.generation));
     if (layout.nodes > 1) rate = std::min(rate, kLlNetworkGBps);
@@ -242,7 +245,11 @@ double tree_share(const Fabric& fabric, const Layout& layout, Protocol protocol)
 
 double tree_us(const Fabric& fabric, const Layout& layout, Protocol protocol, double bytes) {
   const double depth = tree_depth(layout);
-  const double share = tree_share(fabric, layout, protocol);
+  double share = tree_share(fabric, layout, protocol);
+  // Inside one node the tree's time is NCCL's own model of it, so NCCL's correction for the
+  // medium sizes where measured trees run below that model applies (across nodes the pipeline
+  // fill, tree_fill_us, accounts for them).
+  if (layout.nodes == 1) share *= tree_rate_correction(protocol, bytes);
   return launched_us(fabric, kProtocolBaseUs[index(protocol)] +
                                  2.0 * hops_us(fabric, protocol, layout.per_node - 1, depth) +
                                  bytes / (bus_gbps(fabric, layout, protocol) * share * 1e3) +

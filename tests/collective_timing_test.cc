@@ -343,6 +343,34 @@ TEST(CollectiveTiming, AGroupOnPartOfAFullMeshUsesOnlyTheLinksToItsPeers) {
               0.01);
 }
 
+TEST(CollectiveTiming, Ll128OverXgmiHasShortHopsAndAReducedRate) {
+  // 8 MI300X, 4 MiB with LL128: 14 hops of 0.8 us, and 0.78 of LL128's 120/128 of the mesh's
+  // 448 GB/s at xGMI's 0.705.
+  const std::int64_t bytes = 4 << 20;
+  const TimingRequest ll128{
+      .bytes = bytes, .ranks = 8, .algorithm = LibraryAlgorithm::ring, .protocol = Protocol::ll128};
+  EXPECT_NEAR(time_us(mi300x_roce(), ll128),
+              7.1 + 2.0 + 14 * 0.8 +
+                  static_cast<double>(bytes) * 14 / 8 / (448e3 * 0.705 * 120 / 128 * 0.78),
+              0.01);
+}
+
+TEST(CollectiveTiming, InsideANodeTheTreeTakesNcclsMediumSizeCorrection) {
+  // 8 H100, a tree of 2 MiB with Simple: NCCL's treeCorrectionFactor there is 0.6, on the chain's
+  // half of the bus rate (450 x 0.76 GB/s); at 1 GiB it is 1.
+  const auto tree = [](std::int64_t bytes) {
+    return time_us(hgx_h100(), {.bytes = bytes,
+                                .ranks = 8,
+                                .algorithm = LibraryAlgorithm::tree,
+                                .protocol = Protocol::simple});
+  };
+  const double hops_us = 1.1 + 2 * 7 * 3.4;
+  EXPECT_NEAR(tree(2 << 20), 11.0 + hops_us + (2 << 20) / (450e3 * 0.76 * 0.5 * 0.6), 0.01);
+  EXPECT_NEAR(tree(std::int64_t{1} << 30),
+              11.0 + hops_us + static_cast<double>(std::int64_t{1} << 30) / (450e3 * 0.76 * 0.5),
+              0.01);
+}
+
 TEST(CollectiveTiming, LowLatencyProtocolOverSlingshotIsNotLl128) {
   Fabric fabric = hgx_h100();
   fabric.network = NetworkKind::slingshot;
