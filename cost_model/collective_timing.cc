@@ -41,7 +41,7 @@ double gpu_fixed_us(const Fabric& fabric) {
 // collectives back to back, so this overlaps the previous collective's transfer: a collective
 // costs the larger of the interval and the GPU's fixed part plus its transfer. NCCL on x86
 // hosts is the only host whose interval shows in the published floors (the 4-GPU H100 slice's
-// all-reduce stays at 26-30 us from 128 KiB to 2 MiB); elsewhere the GPU's part is longer.
+// all-reduce stays flat from 128 KiB to 2 MiB); elsewhere the GPU's part is longer.
 double host_issue_us(const Fabric& fabric) {
   return !is_amd(fabric.generation) && fabric.host == HostKind::x86 ? 22.0 : 0.0;
 }
