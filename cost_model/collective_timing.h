@@ -1,8 +1,9 @@
 #pragma once
 // The time of one collective the way NCCL and RCCL run it: an algorithm (ring, tree, NVLS,
 // NVLS-tree, PAT, CollNet) and
-// a protocol (LL, LL128, Simple), each with its own launch, per-hop latency and usable
-// bandwidth, over a Fabric's scale-up links and NICs. Every algorithm x protocol the fabric can
+// a protocol (LL, LL128, Simple), each with its own start, per-hop latency and usable
+// bandwidth, over a Fabric's scale-up links and NICs, after the GPU's fixed part and no sooner
+// than the host's interval between two collectives. Every algorithm x protocol the fabric can
 // run is timed, and the library runs the one its own tuner estimates fastest
 // (cost_model/library_tuner.h), as NCCL does; a caller may force either, and
 // a forced choice the fabric cannot run falls back with a note. The formulas and where every

@@ -66,7 +66,7 @@ double time_us(const Fabric& fabric, TimingRequest request) {
   return static_cast<double>(time_collective(fabric, request).time_ps) / 1e6;
 }
 
-TEST(CollectiveTiming, SmallAllReduceIsLaunchPlusLowLatencyHops) {
+TEST(CollectiveTiming, SmallAllReduceIsTheGpusFixedPartPlusLowLatencyHops) {
   // 8 B on 8 A100: LL, 14 ring hops of 2 x 0.6 us after the GPU's fixed 2 x 11 us.
   const TimedChoice choice = time_collective(hgx_a100(), {.bytes = 8, .ranks = 8});
   EXPECT_EQ(choice.protocol, Protocol::ll);
