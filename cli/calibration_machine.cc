@@ -72,7 +72,8 @@ bool has_any(const std::set<std::string>& words, std::initializer_list<std::stri
 std::optional<NetworkKind> network_of(const std::set<std::string>& words) {
   if (has_any(words, {"roce", "rocev2"})) return NetworkKind::roce;
   if (has_any(words, {"slingshot", "cxi"})) return NetworkKind::slingshot;
-  if (has_any(words, {"tcpx", "tcpxo", "ethernet", "efa"})) return NetworkKind::ethernet;
+  if (has_any(words, {"efa"})) return NetworkKind::efa;
+  if (has_any(words, {"tcpx", "tcpxo", "ethernet"})) return NetworkKind::ethernet;
   if (has_any(words, {"infiniband", "ib", "ndr", "hdr", "xdr", "edr"})) {
     return NetworkKind::infiniband;
   }

@@ -59,12 +59,13 @@ constexpr std::array<double, 3> kScaleUpHopUs = kNcclRingNvlinkHopUs;
 // this share of its payload rate.
 constexpr std::array<double, 3> kXgmiHopUs = {0.47, 0.8, 3.8};
 constexpr double kXgmiLl128RateShare = 0.78;
-constexpr std::array<double, 3> kNetworkHopUs = {6.2, 5.5, 9.0};
 // LL sends 4 bytes of flag with every 4 of data; LL128 keeps 120 of every 128 bytes.
 constexpr std::array<double, 3> kProtocolPayloadShare = {0.5, 120.0 / 128.0, 1.0};
 
 // LL's rate is also bounded by how fast one block can poll its flags (NCCL's llMaxBw), per
-// generation; across nodes the proxy's LL buffers bound it at kLlNetworkGBps per node.
+// generation. Across nodes LL's own path through the network bounds the bytes a node moves,
+// whatever the algorithm (NetworkPath::ll_gbps): NCCL keeps LL's network buffers in host memory,
+// where the GPU writes and polls them and the proxy sends from them.
 double ll_cap_gbps(GpuGeneration generation) {
   switch (generation) {
     case GpuGeneration::ampere: return 90.0;
@@ -75,7 +76,6 @@ double ll_cap_gbps(GpuGeneration generation) {
   }
   return 90.0;
 }
-constexpr double kLlNetworkGBps = 3.5;
 
 // The share of the scale-up links' rate a ring's data reaches with every channel busy.
 double scale_up_efficiency(GpuGeneration generation) { return is_amd(generation) ? 0.705 : 0.76; }
@@ -84,18 +84,47 @@ constexpr double kNetworkEfficiency = 0.93;
 // The tree moves every byte up and down: half the bus rate inside a node. Across more than two
 // nodes a double binary tree sends each byte through a node's NICs twice each way (up in one
 // tree, down in the other), about as often as a ring: half the bus rate again, the rate NCCL's
-// tuner assumes. The published trees over Slingshot on 16 to 512 nodes reach half that (fitted;
-// the set has no multi-node tree on another network). Between two nodes the double binary tree
-// is one exchange: each byte crosses a node's NICs once each way (see tree_share).
+// tuner assumes. The published trees over Slingshot on 16 to 512 nodes reach half that of the
+// NICs' rate (NetworkPath::tree_share). LL's rate across nodes is its own path's, not the NICs'
+// (NetworkPath::ll_gbps), which the tree uses as often as a ring: half the bus rate on every
+// network. Between two nodes the double binary tree is one exchange: each byte crosses a node's
+// NICs once each way (see tree_share).
 constexpr double kTreeShareInNode = 0.5;
-double tree_share_across_nodes(NetworkKind network) {
-  return network == NetworkKind::slingshot ? 0.25 : 0.5;
-}
+constexpr double kTreeShareAcrossNodes = 0.5;
+
 // Across nodes the tree pipelines chunks level by level, so the first chunk (or the whole
 // message, when smaller) crosses the 2 * depth - 1 network levels one after another at one
 // channel's rate: LL's chunks are smaller and its rate per channel much lower than the others'.
 constexpr std::array<double, 3> kTreeChunkBytes = {10240, 131072, 131072};
-constexpr std::array<double, 3> kTreeLevelGBps = {0.56, 5.4, 5.4};
+
+// What the network's path costs NCCL across nodes, per kind of network: per protocol LL, LL128,
+// Simple the latency of a hop and the rate at which the tree's first chunk crosses a level; LL's
+// rate per node; and the share of the NICs' rate a Simple or LL128 tree reaches beyond two nodes.
+// docs/collective-timing.md says where each value comes from.
+struct NetworkPath {
+  std::array<double, 3> hop_us;
+  std::array<double, 3> tree_level_gbps;
+  double ll_gbps;
+  double tree_share;
+};
+
+const NetworkPath& network_path(NetworkKind network) {
+  // InfiniBand and RoCE: verbs with GPUDirect RDMA, the NICs on the GPUs' PCIe switches.
+  static constexpr NetworkPath kVerbs{{6.2, 5.5, 14.0}, {8.0, 5.4, 5.4}, 20.0, 0.5};
+  // Slingshot through libfabric's CXI provider, the NIC behind the Grace CPU (GH200).
+  static constexpr NetworkPath kSlingshot{{6.2, 5.5, 9.0}, {0.56, 5.4, 5.4}, 1.6, 0.25};
+  // AWS EFA (libfabric's SRD) and TCP's GPUDirect (TCPX, TCPXO): a proxy's round trip per hop.
+  static constexpr NetworkPath kEfa{{40.0, 40.0, 60.0}, {8.0, 2.0, 2.0}, 20.0, 0.5};
+  static constexpr NetworkPath kTcp{{55.0, 55.0, 60.0}, {8.0, 2.0, 2.0}, 20.0, 0.5};
+  switch (network) {
+    case NetworkKind::infiniband:
+    case NetworkKind::roce: return kVerbs;
+    case NetworkKind::slingshot: return kSlingshot;
+    case NetworkKind::efa: return kEfa;
+    case NetworkKind::ethernet: return kTcp;
+  }
+  return kVerbs;
+}
 
 // NVLS: the switch reduces, so each byte crosses a GPU's links once each way; its rate is a
 // share of the scale-up rate per generation. Its fixed cost does not follow the host: on Grace
@@ -190,7 +219,7 @@ double bus_gbps(const Fabric& fabric, const Layout& layout, Protocol protocol) {
   if (protocol == Protocol::ll128 && is_amd(fabric.generation)) rate *= kXgmiLl128RateShare;
   if (protocol == Protocol::ll) {
     rate = std::min(rate, ll_cap_gbps(fabric.generation));
-    if (layout.nodes > 1) rate = std::min(rate, kLlNetworkGBps);
+    if (layout.nodes > 1) rate = std::min(rate, network_path(fabric.network).ll_gbps);
   }
   return rate;
 }
@@ -210,7 +239,7 @@ double scale_up_hop_us(GpuGeneration generation, Protocol protocol) {
 double hops_us(const Fabric& fabric, Protocol protocol, double scale_up_hops,
                double network_hops) {
   return scale_up_hops * scale_up_hop_us(fabric.generation, protocol) +
-         network_hops * kNetworkHopUs[index(protocol)];
+         network_hops * network_path(fabric.network).hop_us[index(protocol)];
 }
 
 // Ring: `steps` hops around the ring, of which each node boundary is crossed `passes` times
@@ -225,11 +254,11 @@ double ring_us(const Fabric& fabric, const Layout& layout, Protocol protocol, do
 
 // A tree across nodes fills its pipeline level by level: the first chunk crosses the
 // 2 * depth - 1 network levels one after another.
-double tree_fill_us(const Layout& layout, Protocol protocol, double bytes) {
+double tree_fill_us(const Fabric& fabric, const Layout& layout, Protocol protocol, double bytes) {
   if (layout.nodes < 2) return 0.0;
   const double depth = tree_depth(layout);
   return (2 * depth - 1) * std::min(bytes, kTreeChunkBytes[index(protocol)]) /
-         (kTreeLevelGBps[index(protocol)] * 1e3);
+         (network_path(fabric.network).tree_level_gbps[index(protocol)] * 1e3);
 }
 
 // The tree's rate as a share of the bus rate (bus_gbps). Between two nodes the NICs carry each
@@ -237,7 +266,9 @@ double tree_fill_us(const Layout& layout, Protocol protocol, double bytes) {
 // byte up and down over the scale-up links, is slower.
 double tree_share(const Fabric& fabric, const Layout& layout, Protocol protocol) {
   if (layout.nodes == 1) return kTreeShareInNode;
-  if (layout.nodes > 2) return tree_share_across_nodes(fabric.network);
+  if (layout.nodes > 2)
+    return protocol == Protocol::ll ? kTreeShareAcrossNodes
+                                    : network_path(fabric.network).tree_share;
   const double chain_gbps =
       scale_up_gbps(fabric, layout) * kTreeShareInNode * kProtocolPayloadShare[index(protocol)];
   return std::min(1.0, chain_gbps / bus_gbps(fabric, layout, protocol));
@@ -253,7 +284,7 @@ double tree_us(const Fabric& fabric, const Layout& layout, Protocol protocol, do
   return launched_us(fabric, kProtocolBaseUs[index(protocol)] +
                                  2.0 * hops_us(fabric, protocol, layout.per_node - 1, depth) +
                                  bytes / (bus_gbps(fabric, layout, protocol) * share * 1e3) +
-                                 tree_fill_us(layout, protocol, bytes));
+                                 tree_fill_us(fabric, layout, protocol, bytes));
 }
 
 // NVLS's rate over `gpus` GPUs reducing in the switches, in chunks of `chunk_bytes` over
@@ -284,9 +315,8 @@ double nvls_tree_us(const Fabric& fabric, const Layout& layout, double bytes) {
   const double chunk = nvls_tree_chunk_bytes(bytes, channels * layout.per_node, layout.nodes);
   const double rate_gbps = std::min(nvls_gbps(fabric, layout.per_node, channels, chunk),
                                     node_nics_gbps(fabric, layout) * network_share);
-  return kNvlsFixedUs +
-         2.0 * depth * kNetworkHopUs[index(Protocol::simple)] + bytes / (rate_gbps * 1e3) +
-         tree_fill_us(layout, Protocol::simple, bytes);
+  return kNvlsFixedUs + 2.0 * depth * network_path(fabric.network).hop_us[index(Protocol::simple)] +
+         bytes / (rate_gbps * 1e3) + tree_fill_us(fabric, layout, Protocol::simple, bytes);
 }
 
 // PAT (Parallel Aggregated Trees) all-gather / reduce-scatter, which NCCL runs with one GPU per
@@ -297,7 +327,8 @@ double pat_us(const Fabric& fabric, const Layout& layout, double bus_bytes) {
   return launched_us(
       fabric,
       kProtocolBaseUs[index(Protocol::simple)] +
-          depth * kNetworkHopUs[index(Protocol::simple)] * kNcclPatLevelShareOfHop +
+          depth * network_path(fabric.network).hop_us[index(Protocol::simple)] *
+              kNcclPatLevelShareOfHop +
           kNcclPatPerRankUs * layout.ranks +
           bus_bytes / (bus_gbps(fabric, layout, Protocol::simple) * kNcclPatRateShare * 1e3));
 }
@@ -314,10 +345,12 @@ double collnet_us(const Fabric& fabric, const Layout& layout, double bytes) {
   const double bandwidth_us = std::max(in_node_bytes / (scale_up_gbps(fabric, layout) * 1e3),
                                        bytes / (node_nics_gbps(fabric, layout) * 1e3)) /
                               kNcclCollNetRateShare;
-  return launched_us(fabric, kProtocolBaseUs[index(Protocol::simple)] +
-                                 2.0 * (scale_up_hop_us(fabric.generation, Protocol::simple) +
-                                        (g - 1) * kNcclCollNetPerLocalRankUs) +
-                                 2.0 * kNetworkHopUs[index(Protocol::simple)] + bandwidth_us);
+  return launched_us(fabric,
+                     kProtocolBaseUs[index(Protocol::simple)] +
+                         2.0 * (scale_up_hop_us(fabric.generation, Protocol::simple) +
+                                (g - 1) * kNcclCollNetPerLocalRankUs) +
+                         2.0 * network_path(fabric.network).hop_us[index(Protocol::simple)] +
+                         bandwidth_us);
 }
 
 // All-to-all and permute send straight to their peers: the slower of the bytes a GPU sends

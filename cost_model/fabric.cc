@@ -20,9 +20,10 @@ constexpr NameTable<GpuGeneration, 5> kGenerations = {{{GpuGeneration::ampere, "
 constexpr NameTable<HostKind, 2> kHosts = {{{HostKind::x86, "x86"}, {HostKind::grace, "grace"}}};
 constexpr NameTable<ScaleUpKind, 2> kScaleUps = {
     {{ScaleUpKind::nvswitch, "nvswitch"}, {ScaleUpKind::full_mesh, "full_mesh"}}};
-constexpr NameTable<NetworkKind, 4> kNetworks = {{{NetworkKind::infiniband, "infiniband"},
+constexpr NameTable<NetworkKind, 5> kNetworks = {{{NetworkKind::infiniband, "infiniband"},
                                                   {NetworkKind::roce, "roce"},
                                                   {NetworkKind::slingshot, "slingshot"},
+                                                  {NetworkKind::efa, "efa"},
                                                   {NetworkKind::ethernet, "ethernet"}}};
 
 }  // namespace

@@ -23,7 +23,7 @@ enum class HostKind { x86, grace };
 enum class ScaleUpKind { nvswitch, full_mesh };
 
 // The network between nodes.
-enum class NetworkKind { infiniband, roce, slingshot, ethernet };
+enum class NetworkKind { infiniband, roce, slingshot, efa, ethernet };
 
 struct Fabric {
   GpuGeneration generation = GpuGeneration::hopper;

@@ -227,7 +227,7 @@ TEST(CalibrationMachine, NicTextGivesCountRateAndNetwork) {
   EXPECT_EQ(parse_nic_text("8x 200 Gb/s GPUDirect-TCPXO"),
             (NicDescription{8, 200 * kGbps, NetworkKind::ethernet}));
   EXPECT_EQ(parse_nic_text("32 x 100 Gb/s EFA"),
-            (NicDescription{32, 100 * kGbps, NetworkKind::ethernet}));
+            (NicDescription{32, 100 * kGbps, NetworkKind::efa}));
   EXPECT_EQ(parse_nic_text("8 IB NICs, 2x 400 Gb/s ConnectX-7 RoCE"),
             (NicDescription{2, 400 * kGbps, NetworkKind::roce}));
 }

@@ -183,8 +183,8 @@ TEST(CollectiveTiming, AcrossNodesTheRingRunsAtTheNodesNicRate) {
   fabric.nic_bytes_per_s = 25'000'000'000;
   const std::int64_t bytes = std::int64_t{4} << 30;
   TimingRequest request{.bytes = bytes, .ranks = 32, .algorithm = LibraryAlgorithm::ring};
-  const double expected_us =
-      11.0 + 1.1 + (62 - 6) * 3.4 + 6 * 9.0 + static_cast<double>(bytes) * 62 / 32 / (200e3 * 0.93);
+  const double expected_us = 11.0 + 1.1 + (62 - 6) * 3.4 + 6 * 14.0 +
+                             static_cast<double>(bytes) * 62 / 32 / (200e3 * 0.93);
   EXPECT_NEAR(time_us(fabric, request), expected_us, 0.01);
 }
 
@@ -201,13 +201,13 @@ TEST(CollectiveTiming, BetweenTwoNodesTheTreeSendsEachByteThroughTheNicsOnceEach
   const double fill_us = 131072 / 5.4e3;
   EXPECT_NEAR(
       static_cast<double>(choice.time_ps) / 1e6,
-      22.0 + 1.1 + 2 * (7 * 2 * 3.4 + 9.0) + static_cast<double>(bytes) / (100e3 * 0.93) + fill_us,
+      22.0 + 1.1 + 2 * (7 * 2 * 3.4 + 14.0) + static_cast<double>(bytes) / (100e3 * 0.93) + fill_us,
       0.01);
   // With NICs faster than the chain, the chain sets the rate.
   fabric.nic_bytes_per_s = 50'000'000'000;
   const TimingRequest tree{.bytes = bytes, .ranks = 16, .algorithm = LibraryAlgorithm::tree};
   EXPECT_NEAR(time_us(fabric, tree),
-              22.0 + 1.1 + 2 * (7 * 2 * 3.4 + 9.0) +
+              22.0 + 1.1 + 2 * (7 * 2 * 3.4 + 14.0) +
                   static_cast<double>(bytes) / (300e3 * 0.76 * 0.5) + fill_us,
               0.01);
 }
@@ -224,7 +224,7 @@ TEST(CollectiveTiming, AcrossMoreNodesTheTreeSendsEachByteThroughTheNicsTwiceEac
                            .algorithm = LibraryAlgorithm::tree,
                            .protocol = Protocol::simple};
   EXPECT_NEAR(time_us(fabric, tree),
-              11.0 + 1.1 + 2 * (7 * 3.4 + 2 * 9.0) +
+              11.0 + 1.1 + 2 * (7 * 3.4 + 2 * 14.0) +
                   static_cast<double>(bytes) / (200e3 * 0.93 * 0.5) + fill_us,
               0.01);
   // Over Slingshot the published trees reach half of that (the NICs: 4 x 25 GB/s x 0.93).
@@ -236,6 +236,37 @@ TEST(CollectiveTiming, AcrossMoreNodesTheTreeSendsEachByteThroughTheNicsTwiceEac
               5.5 + 1.1 + 2 * (3 * 3.4 + 2 * 9.0) +
                   static_cast<double>(bytes) / (100e3 * 0.93 * 0.25) + fill_us,
               0.01);
+}
+
+TEST(CollectiveTiming, LowLatencyAcrossNodesRunsAtItsNetworkPathsRate) {
+  // LL across nodes moves a node's bytes at its network path's rate: 1.6 GB/s through Slingshot's
+  // CXI provider, 20 GB/s over verbs. A tree uses the path as often as a ring, half the bus rate,
+  // not Slingshot's share of its NICs; its first 10 KiB chunk fills 2 * depth - 1 levels.
+  const std::int64_t bytes = 1 << 20;
+  const TimingRequest tree{
+      .bytes = bytes, .ranks = 16, .algorithm = LibraryAlgorithm::tree, .protocol = Protocol::ll};
+  EXPECT_NEAR(time_us(gh200_slingshot(), tree),
+              5.5 + 2 * (3 * 0.6 + 2 * 6.2) + static_cast<double>(bytes) / (1.6e3 * 0.5) +
+                  3 * 10240 / 0.56e3,
+              0.01);
+  // Two nodes of 8 H100 over InfiniBand: one exchange, each byte crossing once each way.
+  EXPECT_NEAR(time_us(hgx_h100(), tree),
+              11.0 + 2 * (7 * 0.6 + 6.2) + static_cast<double>(bytes) / 20e3 + 10240 / 8e3, 0.01);
+}
+
+TEST(CollectiveTiming, TheNetworksHopSetsTheFloorAcrossNodes) {
+  // A network hop costs 6.2 us with LL over verbs, 40 us over EFA and 55 us over TCPX(O): a
+  // proxy's round trip through libfabric's SRD or the host's TCP stack. A two-node tree crosses
+  // the network once up and once down.
+  const TimingRequest small{
+      .bytes = 8, .ranks = 16, .algorithm = LibraryAlgorithm::tree, .protocol = Protocol::ll};
+  Fabric efa = hgx_h100();
+  efa.network = NetworkKind::efa;
+  Fabric tcp = hgx_h100();
+  tcp.network = NetworkKind::ethernet;
+  const double infiniband_us = time_us(hgx_h100(), small);
+  EXPECT_NEAR(time_us(efa, small) - infiniband_us, 2 * (40.0 - 6.2), 0.01);
+  EXPECT_NEAR(time_us(tcp, small) - infiniband_us, 2 * (55.0 - 6.2), 0.01);
 }
 
 TEST(CollectiveTiming, ForcedChoicesAreHonouredOrFallBackWithANote) {
@@ -259,14 +290,14 @@ TEST(CollectiveTiming, NvlsTreeAcrossTwoNodesRunsAtTheSlowerOfNvlsAndTheNics) {
   const double fill_us = 131072 / 5.4e3;
   EXPECT_NEAR(
       static_cast<double>(choice.time_ps) / 1e6,
-      31.0 + 2 * 9.0 + nvls_on_8_h100_us(static_cast<double>(bytes), 131072) - 31.0 + fill_us,
+      31.0 + 2 * 14.0 + nvls_on_8_h100_us(static_cast<double>(bytes), 131072) - 31.0 + fill_us,
       0.01);
   // Deeper trees send each byte up and down: half the NICs' rate, here below NVLS's.
   Fabric slow_nics = hgx_h100();
   slow_nics.nic_bytes_per_s = 25'000'000'000;
   const TimingRequest deep{.bytes = bytes, .ranks = 64, .algorithm = LibraryAlgorithm::nvlstree};
   EXPECT_NEAR(time_us(slow_nics, deep),
-              31.0 + 2 * 3 * 9.0 + static_cast<double>(bytes) / (200e3 * 0.93 * 0.5) + 5 * fill_us,
+              31.0 + 2 * 3 * 14.0 + static_cast<double>(bytes) / (200e3 * 0.93 * 0.5) + 5 * fill_us,
               0.01);
 }
 
@@ -281,7 +312,7 @@ TEST(CollectiveTiming, PatRunsAllGatherWithOneGpuPerNode) {
   // NCCL's PAT model: log2(64) levels at a network hop / 3.5, 2.8 us per rank, 0.75 of the
   // ring's bus rate (one 50 GB/s NIC at 0.93).
   EXPECT_NEAR(static_cast<double>(choice.time_ps) / 1e6,
-              11.0 + 1.1 + 6 * 9.0 / 3.5 + 2.8 * 64 + (1 << 20) * 63.0 / 64 / (50e3 * 0.93 * 0.75),
+              11.0 + 1.1 + 6 * 14.0 / 3.5 + 2.8 * 64 + (1 << 20) * 63.0 / 64 / (50e3 * 0.93 * 0.75),
               0.01);
   // With 8 GPUs per node NCCL does not run PAT.
   EXPECT_THAT(time_collective(hgx_h100(), {.op = TimedOp::all_gather, .bytes = 1 << 20,
@@ -304,7 +335,7 @@ TEST(CollectiveTiming, CollNetRunsOnlyWhereTheNetworkReduces) {
   const double bytes = static_cast<double>(request.bytes);
   EXPECT_NEAR(
       static_cast<double>(choice.time_ps) / 1e6,
-      22.0 + 1.1 + 2 * (2 * 3.4 + 7 * 0.4) + 2 * 9.0 + bytes * 2 * 7 / 8 / (300e3 * 0.76) / 0.85,
+      22.0 + 1.1 + 2 * (2 * 3.4 + 7 * 0.4) + 2 * 14.0 + bytes * 2 * 7 / 8 / (300e3 * 0.76) / 0.85,
       0.01);
 }
 
@@ -316,7 +347,7 @@ TEST(CollectiveTiming, AGroupWithOneRankPerNodeHasItsOwnGpusNics) {
   const TimingRequest spread{.bytes = bytes, .ranks = 8, .ranks_per_node = 1,
                              .algorithm = LibraryAlgorithm::ring, .protocol = Protocol::simple};
   EXPECT_NEAR(time_us(hgx_h100(), spread),
-              11.0 + 1.1 + 14 * 9.0 + static_cast<double>(bytes) * 14 / 8 / (50e3 * 0.93), 0.01);
+              11.0 + 1.1 + 14 * 14.0 + static_cast<double>(bytes) * 14 / 8 / (50e3 * 0.93), 0.01);
   // Consecutive (the default) the same 8 ranks are one node on NVLink.
   TimingRequest consecutive = spread;
   consecutive.ranks_per_node = 0;

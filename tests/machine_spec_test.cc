@@ -416,7 +416,8 @@ TEST(MachineFabric, NamesAreAcceptedBothWays) {
     EXPECT_EQ(cost_model::scale_up_kind_from_name(cost_model::scale_up_kind_name(k)), k);
   }
   for (auto n : {cost_model::NetworkKind::infiniband, cost_model::NetworkKind::roce,
-                 cost_model::NetworkKind::slingshot, cost_model::NetworkKind::ethernet}) {
+                 cost_model::NetworkKind::slingshot, cost_model::NetworkKind::efa,
+                 cost_model::NetworkKind::ethernet}) {
     EXPECT_EQ(cost_model::network_kind_from_name(cost_model::network_kind_name(n)), n);
   }
 }
@@ -434,8 +435,8 @@ TEST(MachineFabric, EachBadFieldIsNamedByItsPath) {
       {with(good, "/fabric/scale_up", "torus"),
        R"(fabric.scale_up: "torus" is no scale-up fabric, expected nvswitch or full_mesh)"},
       {with(good, "/fabric/network", "token_ring"),
-       R"(fabric.network: "token_ring" is no network, expected infiniband, roce, slingshot or )"
-       R"(ethernet)"},
+       R"(fabric.network: "token_ring" is no network, expected infiniband, roce, slingshot, efa )"
+       R"(or ethernet)"},
       {with(good, "/fabric/algorithm", "sharp"),
        R"(fabric.algorithm: "sharp" is no library algorithm, expected ring, tree, nvls, )"
        R"(nvlstree, pat or collnet)"},
