@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <map>
 
 #include "reference/check.h"
 #include "reference/error.h"
@@ -85,6 +86,7 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
     row.not_predicted = fmt::format("op {} is not timed", row.op_name);
   }
   row.size_bytes = positive_integer<std::int64_t>("size_bytes", field("size_bytes"));
+  if (table.column_index("dtype")) row.element_bytes = element_bytes_of_dtype(field("dtype"));
   row.measured_time_us =
       measured_time_us(measured_figures(field("time_us"), field("algbw_GBps"), field("busbw_GBps")),
                        row.op, machine.gpus_total, row.size_bytes);
@@ -136,6 +138,18 @@ std::optional<TimedOp> calibration_op(std::string_view text) {
   if (name == "alltoall") return TimedOp::all_to_all;
   if (name == "sendrecv") return TimedOp::permute;
   return std::nullopt;
+}
+
+int element_bytes_of_dtype(std::string_view text) {
+  const std::string lower = ascii_lowercase(trimmed(text));
+  const std::string word = lower.substr(0, lower.find_first_of(" \t(;,"));
+  static const std::map<std::string, int, std::less<>> kSizes = {
+      {"float", 4},   {"float32", 4}, {"fp32", 4},   {"int32", 4},    {"int", 4},  {"uint32", 4},
+      {"half", 2},    {"float16", 2}, {"fp16", 2},   {"bfloat16", 2}, {"bf16", 2}, {"double", 8},
+      {"float64", 8}, {"fp64", 8},    {"int64", 8},  {"uint64", 8},   {"int8", 1}, {"uint8", 1},
+      {"char", 1},    {"fp8", 1},     {"f8e4m3", 1}, {"f8e5m2", 1}};
+  const auto size = kSizes.find(word);
+  return size == kSizes.end() ? 4 : size->second;
 }
 
 double bus_factor(TimedOp op, int ranks) {

@@ -33,6 +33,7 @@ struct CalibrationRow {
   std::string op_name;  // as written ("all_reduce")
   cost_model::TimedOp op = cost_model::TimedOp::all_reduce;
   std::int64_t size_bytes = 0;             // nccl-tests' size convention (TimingRequest::bytes)
+  int element_bytes = 4;                   // from the dtype column (element_bytes_of_dtype)
   std::optional<double> measured_time_us;  // none: the row has no usable figure
   std::optional<cost_model::LibraryAlgorithm> forced_algorithm;
   std::optional<cost_model::Protocol> forced_protocol;
@@ -60,6 +61,12 @@ std::vector<CalibrationRow> read_calibration_rows(const CsvTable& table);
 // (the same ring, the other way) and sendrecv as a permute. None for nccl-tests' other ops
 // (gather, scatter, hypercube), which the model does not time.
 std::optional<cost_model::TimedOp> calibration_op(std::string_view text);
+
+// The size of one element of an nccl-tests dtype, by the text's first word in any case: float,
+// float32, int32, uint32 4; half, float16, bfloat16 (fp16, bf16) 2; double, float64, int64,
+// uint64 8; int8, uint8, char and the fp8 formats 1. Any other text, or none, is nccl-tests'
+// default, float.
+int element_bytes_of_dtype(std::string_view text);
 
 // nccl-tests' bus bandwidth factor, busbw = algbw x factor: all_reduce 2(n-1)/n; all_gather,
 // reduce_scatter and all_to_all (n-1)/n; broadcast 1 (nccl-tests src/*.cu, getBw).

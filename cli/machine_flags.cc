@@ -110,10 +110,11 @@ void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices
 }
 
 void add_library_choice_flags(CLI::App& command, std::string& algorithm, std::string& protocol) {
-  command.add_option("--nccl-algo", algorithm,
-                     "On a machine with a fabric, the library's algorithm for every collective, "
-                     "as NCCL_ALGO sets it: ring, tree, nvls, nvlstree, pat or collnet (default: "
-                     "the machine's, else the library's choice)");
+  command.add_option(
+      "--nccl-algo", algorithm,
+      "On a machine with a fabric, the library's algorithm for every collective, "
+      "as NCCL_ALGO sets it: ring, tree, nvls, nvlstree, pat, collnet or allpairs (default: "
+      "the machine's, else the library's choice)");
   command.add_option("--nccl-proto", protocol,
                      "On a machine with a fabric, the library's protocol, as NCCL_PROTO sets it: "
                      "LL, LL128 or Simple (default: the machine's, else the library's choice)");

@@ -20,7 +20,7 @@ struct MachineFlags {
   std::string link = "100GB/s,1us";
   std::string inter_link = "50GB/s,5us";  // hierarchical: between nodes
   std::string algorithm;                  // every collective, where it can run
-  std::string library_algorithm;          // --nccl-algo: ring, tree, nvls, nvlstree, pat, collnet
+  std::string library_algorithm;  // --nccl-algo: ring, tree, nvls, nvlstree, pat, collnet, allpairs
   std::string protocol;                   // --nccl-proto: LL, LL128 or Simple
   bool full_simulation = false;           // no closed-form fast path
   std::string link_sharing;               // fair or fifo; empty: the machine's

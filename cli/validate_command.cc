@@ -54,6 +54,7 @@ Prediction predict(const CalibrationRow& row, const cost_model::Fabric& fabric,
   const cost_model::TimingRequest request{.op = row.op,
                                           .bytes = row.size_bytes,
                                           .ranks = row.machine.gpus_total,
+                                          .element_bytes = row.element_bytes,
                                           .algorithm = row.forced_algorithm,
                                           .protocol = row.forced_protocol};
   // A run that forced CollNet shows that its network reduces (NCCL refuses CollNet otherwise);

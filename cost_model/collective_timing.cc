@@ -55,10 +55,10 @@ double launched_us(const Fabric& fabric, double device_us) {
 constexpr std::array<double, 3> kProtocolBaseUs = {0.0, 2.0, 1.1};
 // Over NVLink the hop is NCCL's own NVLink ring hwLat (library_tuner.h).
 constexpr std::array<double, 3> kScaleUpHopUs = kNcclRingNvlinkHopUs;
-// The same over xGMI (RCCL on MI300X and later), fitted; there RCCL's LL128 also reaches only
-// this share of its payload rate.
-constexpr std::array<double, 3> kXgmiHopUs = {0.47, 0.8, 3.8};
-constexpr double kXgmiLl128RateShare = 0.78;
+// The same over xGMI (RCCL on MI300X and later): LL's and Simple's fitted on MI300X's ring rows
+// (below 1 KiB and from 32 MiB; MSCCL's all-pairs runs between them), LL128's NCCL's NVLink value,
+// as no published row shows RCCL's LL128.
+constexpr std::array<double, 3> kXgmiHopUs = {0.8, 1.9, 3.8};
 // LL sends 4 bytes of flag with every 4 of data; LL128 keeps 120 of every 128 bytes.
 constexpr std::array<double, 3> kProtocolPayloadShare = {0.5, 120.0 / 128.0, 1.0};
 
@@ -216,7 +216,6 @@ double bus_gbps(const Fabric& fabric, const Layout& layout, Protocol protocol) {
   double rate = scale_up_gbps(fabric, layout);
   if (layout.nodes > 1) rate = std::min(rate, node_nics_gbps(fabric, layout));
   rate *= kProtocolPayloadShare[index(protocol)];
-  if (protocol == Protocol::ll128 && is_amd(fabric.generation)) rate *= kXgmiLl128RateShare;
   if (protocol == Protocol::ll) {
     rate = std::min(rate, ll_cap_gbps(fabric.generation));
     if (layout.nodes > 1) rate = std::min(rate, network_path(fabric.network).ll_gbps);
@@ -333,6 +332,40 @@ double pat_us(const Fabric& fabric, const Layout& layout, double bus_bytes) {
           bus_bytes / (bus_gbps(fabric, layout, Protocol::simple) * kNcclPatRateShare * 1e3));
 }
 
+// RCCL runs an all-reduce on the eight GPUs of an MI300X-class node (gfx942: MI300X, MI325X)
+// through MSCCL's all-pairs schedules (tools/msccl-algorithms/allreduce-allpairs-8n-*.xml), which
+// RCCL enables for that node's xGMI mesh: each GPU sends each peer its share of the buffer over
+// their direct link and sums the shares it receives, then sends the sum back to all peers. Two
+// steps instead of a ring's 2 (n - 1), over every link at once. The schedules split the buffer
+// into 256 chunks of whole elements and cover it up to 16 MiB: LL below 512 KiB, Simple from
+// there; elsewhere RCCL runs its own ring and tree.
+constexpr double kAllPairsMaxBytes = 16 << 20;
+constexpr double kAllPairsSimpleFromBytes = 512 << 10;
+constexpr double kAllPairsChunks = 256;
+bool all_pairs_runs(const Fabric& fabric, const Layout& layout, const TimingRequest& request) {
+  const std::int64_t chunk_bytes =
+      static_cast<std::int64_t>(kAllPairsChunks) * request.element_bytes;
+  return fabric.generation == GpuGeneration::cdna3 && layout.nodes == 1 && layout.ranks == 8 &&
+         request.bytes > 0 && request.bytes <= kAllPairsMaxBytes && request.element_bytes > 0 &&
+         request.bytes % chunk_bytes == 0;
+}
+Protocol all_pairs_protocol(double bytes) {
+  return bytes < kAllPairsSimpleFromBytes ? Protocol::ll : Protocol::simple;
+}
+// Fitted on MI300X's 1 KiB to 16 MiB rows: a step of 3.0 us with LL and 5.3 us with Simple; LL
+// at its usual rate, Simple's eight channels at 0.716 of the ring's rate over the mesh.
+constexpr std::array<double, 3> kAllPairsStepUs = {3.0, 3.0, 5.3};
+constexpr double kAllPairsSimpleRateShare = 0.716;
+double all_pairs_us(const Fabric& fabric, const Layout& layout, Protocol protocol, double bytes) {
+  const double n = layout.ranks;
+  const double rate_gbps = protocol == Protocol::simple
+                               ? scale_up_gbps(fabric, layout) * kAllPairsSimpleRateShare
+                               : bus_gbps(fabric, layout, protocol);
+  return launched_us(fabric, kProtocolBaseUs[index(protocol)] +
+                                 2 * kAllPairsStepUs[index(protocol)] +
+                                 bytes * 2 * (n - 1) / n / (rate_gbps * 1e3));
+}
+
 // CollNet Direct all-reduce: the GPUs of a node reduce-scatter among themselves over the
 // scale-up links, each sends its share of the node's sum to the network, whose switches reduce
 // across nodes (SHARP) and send the result back once, and the node all-gathers it. The network
@@ -415,6 +448,9 @@ void add_choices(const Fabric& fabric, const TimingRequest& request, const Layou
       add(LibraryAlgorithm::ring,
           ring_us(fabric, layout, protocol, 2 * (n - 1), 2, bytes * 2 * (n - 1) / n));
       if (layout.ranks > 2) add(LibraryAlgorithm::tree, tree_us(fabric, layout, protocol, bytes));
+      if (all_pairs_runs(fabric, layout, request) && protocol == all_pairs_protocol(bytes)) {
+        add(LibraryAlgorithm::allpairs, all_pairs_us(fabric, layout, protocol, bytes));
+      }
       if (protocol != Protocol::simple) return;
       if (fabric.in_switch_reduction && layout.nodes == 1 && layout.ranks > 2) {
         add(LibraryAlgorithm::nvls, nvls_us(fabric, layout, bytes));
@@ -461,11 +497,16 @@ TunerGroup tuner_group(const Fabric& fabric, const Layout& layout) {
           fabric.nics_per_node >= fabric.devices_per_node};
 }
 
-// The candidate the library runs: the one NCCL's tuner estimates fastest where its estimate
-// decides (library_tuner.h), else the fastest. The first of equals wins, so the order of
+// The candidate the library runs: RCCL's MSCCL all-pairs wherever its schedule applies (MSCCL
+// takes the call before RCCL's own choice), else the one NCCL's tuner estimates fastest where its
+// estimate decides (library_tuner.h), else the fastest. The first of equals wins, so the order of
 // add_choices breaks ties.
 const TimedChoice& library_pick(const Fabric& fabric, const TimingRequest& request,
                                 const std::vector<TimedChoice>& choices) {
+  const auto all_pairs = std::find_if(choices.begin(), choices.end(), [](const TimedChoice& c) {
+    return c.algorithm == LibraryAlgorithm::allpairs;
+  });
+  if (all_pairs != choices.end()) return *all_pairs;
   if (!library_estimates(fabric.generation, request.op)) {
     return *std::min_element(
         choices.begin(), choices.end(),
@@ -494,13 +535,14 @@ constexpr NameTable<TimedOp, 6> kOpNames = {{{TimedOp::all_reduce, "all_reduce"}
                                              {TimedOp::broadcast, "broadcast"},
                                              {TimedOp::all_to_all, "all_to_all"},
                                              {TimedOp::permute, "permute"}}};
-constexpr NameTable<LibraryAlgorithm, 6> kAlgorithmNames = {
+constexpr NameTable<LibraryAlgorithm, 7> kAlgorithmNames = {
     {{LibraryAlgorithm::ring, "ring"},
      {LibraryAlgorithm::tree, "tree"},
      {LibraryAlgorithm::nvls, "nvls"},
      {LibraryAlgorithm::nvlstree, "nvlstree"},
      {LibraryAlgorithm::pat, "pat"},
-     {LibraryAlgorithm::collnet, "collnet"}}};
+     {LibraryAlgorithm::collnet, "collnet"},
+     {LibraryAlgorithm::allpairs, "allpairs"}}};
 constexpr NameTable<Protocol, 3> kProtocolNames = {
     {{Protocol::ll, "LL"}, {Protocol::ll128, "LL128"}, {Protocol::simple, "Simple"}}};
 

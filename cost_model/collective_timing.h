@@ -24,11 +24,11 @@ enum class TimedOp { all_reduce, all_gather, reduce_scatter, broadcast, all_to_a
 // each node and a tree between nodes. pat: Parallel Aggregated Trees, all-gather and
 // reduce-scatter with one GPU per node. collnet: the reduction done in the network's switches
 // (InfiniBand SHARP; NCCL's CollNet Direct), only where the fabric says the network can.
-enum class LibraryAlgorithm { ring, tree, nvls, nvlstree, pat, collnet };
+enum class LibraryAlgorithm { ring, tree, nvls, nvlstree, pat, collnet, allpairs };
 enum class Protocol { ll, ll128, simple };
 
 std::string_view timed_op_name(TimedOp op);
-// "ring", "tree", "nvls", "nvlstree", "pat", "collnet"
+// "ring", "tree", "nvls", "nvlstree", "pat", "collnet", "allpairs"
 std::string_view library_algorithm_name(LibraryAlgorithm algorithm);
 std::string_view protocol_name(Protocol protocol);                    // "LL", "LL128", "Simple"
 // The inverses (case-insensitive); spmd::Error listing the names otherwise.
@@ -55,6 +55,9 @@ struct TimingRequest {
   // program's groups run at once), so the group has its own GPUs' share of the node's NICs, and
   // on a full mesh only the links between its own GPUs.
   int ranks_per_node = 0;
+  // The size of one element: a schedule that splits the buffer into whole elements runs only
+  // where they divide it (RCCL's MSCCL all-pairs).
+  int element_bytes = 4;
   std::optional<LibraryAlgorithm> algorithm;  // forced, else the library's choice
   std::optional<Protocol> protocol;           // forced, else the library's choice
 };

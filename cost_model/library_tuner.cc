@@ -170,6 +170,7 @@ double library_estimate_us(const TunerGroup& group, TimedOp op, LibraryAlgorithm
     case LibraryAlgorithm::nvlstree: return nvls_tree_estimate_us(group, bytes);
     case LibraryAlgorithm::collnet: return collnet_estimate_us(group, bytes);
     case LibraryAlgorithm::pat: return pat_estimate_us(group, bytes);
+    case LibraryAlgorithm::allpairs: return kNoEstimate;  // RCCL's MSCCL: no NCCL estimate
     case LibraryAlgorithm::nvls: return nvls_estimate_us(group, bytes);
   }
   return kNoEstimate;

@@ -47,7 +47,8 @@ int group_ranks_per_node(const MachineSpec& machine, const std::vector<int>& dev
 }
 
 std::optional<cost_model::TimedChoice> library_timing(const MachineSpec& machine, CollectiveOp op,
-                                                      std::int64_t bytes, GroupSpread group,
+                                                      std::int64_t bytes, int element_bytes,
+                                                      GroupSpread group,
                                                       const LibraryChoice& forced) {
   const std::optional<cost_model::TimedOp> timed = timed_op(op);
   // A group of one device moves nothing (XLA drops such a collective): no library call to time.
@@ -56,6 +57,7 @@ std::optional<cost_model::TimedChoice> library_timing(const MachineSpec& machine
                                                        .bytes = bytes,
                                                        .ranks = group.ranks,
                                                        .ranks_per_node = group.ranks_per_node,
+                                                       .element_bytes = element_bytes,
                                                        .algorithm = forced.algorithm,
                                                        .protocol = forced.protocol});
 }

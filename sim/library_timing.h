@@ -33,9 +33,10 @@ int group_ranks_per_node(const MachineSpec& machine, const std::vector<int>& dev
 
 // None when the machine has no fabric, `op` moves nothing (axis_index) or the group is one
 // device. `bytes` is the nccl-tests size: all_gather's gathered output, every other op's
-// per-device input.
+// per-device input, of elements of `element_bytes`.
 std::optional<cost_model::TimedChoice> library_timing(const MachineSpec& machine, CollectiveOp op,
-                                                      std::int64_t bytes, GroupSpread group,
+                                                      std::int64_t bytes, int element_bytes,
+                                                      GroupSpread group,
                                                       const LibraryChoice& forced = {});
 
 // The note a collective's record carries for the library's choice: the fallback, if any, and,

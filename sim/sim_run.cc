@@ -506,6 +506,7 @@ void SimRun::start_group(int index, int group) {
     slot.library = faults_.changes_collectives()
                        ? std::nullopt
                        : library_timing(machine_.spec(), first.call.op, nccl_bytes,
+                                        static_cast<int>(dtype_size_bytes(first.dtype)),
                                         {.ranks = n, .ranks_per_node = ranks_per_node},
                                         first_forced({first.library, machine_.options().library,
                                                       machine_.spec().library}));

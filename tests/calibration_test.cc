@@ -341,6 +341,18 @@ TEST(CalibrationRows, ARowReadsEveryFieldValidateUses) {
   EXPECT_EQ(row.forced_algorithm, LibraryAlgorithm::ring);
   EXPECT_EQ(row.forced_protocol, Protocol::ll128);
   EXPECT_TRUE(row.in_place);
+  EXPECT_EQ(row.element_bytes, 4);
+}
+
+TEST(CalibrationRows, TheDtypeGivesTheElementSizeElseNcclTestsFloat) {
+  EXPECT_EQ(element_bytes_of_dtype("float"), 4);
+  EXPECT_EQ(element_bytes_of_dtype("float (nccl-tests default)"), 4);
+  EXPECT_EQ(element_bytes_of_dtype("BFloat16"), 2);
+  EXPECT_EQ(element_bytes_of_dtype(" half"), 2);
+  EXPECT_EQ(element_bytes_of_dtype("double"), 8);
+  EXPECT_EQ(element_bytes_of_dtype("int8"), 1);
+  EXPECT_EQ(element_bytes_of_dtype(""), 4);
+  EXPECT_EQ(element_bytes_of_dtype("custom"), 4);
 }
 
 TEST(CalibrationRows, BadFieldsNameTheFileLineColumnAndText) {

@@ -374,16 +374,39 @@ TEST(CollectiveTiming, AGroupOnPartOfAFullMeshUsesOnlyTheLinksToItsPeers) {
               0.01);
 }
 
-TEST(CollectiveTiming, Ll128OverXgmiHasShortHopsAndAReducedRate) {
-  // 8 MI300X, 4 MiB with LL128: 14 hops of 0.8 us, and 0.78 of LL128's 120/128 of the mesh's
-  // 448 GB/s at xGMI's 0.705.
-  const std::int64_t bytes = 4 << 20;
-  const TimingRequest ll128{
-      .bytes = bytes, .ranks = 8, .algorithm = LibraryAlgorithm::ring, .protocol = Protocol::ll128};
-  EXPECT_NEAR(time_us(mi300x_roce(), ll128),
-              7.1 + 2.0 + 14 * 0.8 +
-                  static_cast<double>(bytes) * 14 / 8 / (448e3 * 0.705 * 120 / 128 * 0.78),
+TEST(CollectiveTiming, RcclRunsMscclsAllPairsOnEightMi300xWhereItsChunksAreWholeElements) {
+  // 8 MI300X: MSCCL's all-pairs takes two steps, 3.0 us with LL below 512 KiB (at LL's 120 GB/s
+  // cap) and 5.3 us with Simple from there (at 0.716 of the mesh's 448 GB/s x 0.705), each GPU
+  // moving 2 x 7/8 of the buffer.
+  const auto auto_choice = [](std::int64_t bytes, int element_bytes = 4) {
+    return time_collective(mi300x_roce(),
+                           {.bytes = bytes, .ranks = 8, .element_bytes = element_bytes});
+  };
+  const TimedChoice small = auto_choice(64 << 10);
+  EXPECT_EQ(small.label(), "allpairs/LL");
+  EXPECT_NEAR(static_cast<double>(small.time_ps) / 1e6,
+              7.1 + 2 * 3.0 + static_cast<double>(64 << 10) * 14 / 8 / 120e3, 0.01);
+  const TimedChoice large = auto_choice(4 << 20);
+  EXPECT_EQ(large.label(), "allpairs/Simple");
+  EXPECT_NEAR(static_cast<double>(large.time_ps) / 1e6,
+              7.1 + 1.1 + 2 * 5.3 + static_cast<double>(4 << 20) * 14 / 8 / (448e3 * 0.705 * 0.716),
               0.01);
+  // The schedule cuts the buffer into 256 chunks: 512 floats are not, 512 halves are; beyond
+  // 16 MiB, on other GPU counts and on other generations RCCL's own ring or tree runs.
+  EXPECT_EQ(auto_choice(512).algorithm, LibraryAlgorithm::ring);
+  EXPECT_EQ(auto_choice(512, 2).algorithm, LibraryAlgorithm::allpairs);
+  EXPECT_NE(auto_choice(32 << 20).algorithm, LibraryAlgorithm::allpairs);
+  EXPECT_NE(time_collective(mi300x_roce(), {.bytes = 1 << 20, .ranks = 4}).algorithm,
+            LibraryAlgorithm::allpairs);
+  Fabric mi355x = mi300x_roce();
+  mi355x.generation = GpuGeneration::cdna4;
+  EXPECT_NE(time_collective(mi355x, {.bytes = 1 << 20, .ranks = 8}).algorithm,
+            LibraryAlgorithm::allpairs);
+  // A forced algorithm wins over MSCCL, as NCCL_ALGO does.
+  EXPECT_EQ(time_collective(mi300x_roce(),
+                            {.bytes = 1 << 20, .ranks = 8, .algorithm = LibraryAlgorithm::ring})
+                .algorithm,
+            LibraryAlgorithm::ring);
 }
 
 TEST(CollectiveTiming, InsideANodeTheTreeTakesNcclsMediumSizeCorrection) {
@@ -439,7 +462,11 @@ RC_GTEST_PROP(CollectiveTimingLaws, EachChoiceTakesLongerForMoreBytesAndTheLibra
   const TimingRequest request{.op = op, .bytes = bytes, .ranks = ranks};
   const std::vector<TimedChoice> choices = timed_choices(fabric, request);
   for (const TimedChoice& choice : choices) {
-    if (choice.algorithm == LibraryAlgorithm::nvls) continue;
+    // NVLS's chunk doubles at thresholds; MSCCL's all-pairs covers only some sizes.
+    if (choice.algorithm == LibraryAlgorithm::nvls ||
+        choice.algorithm == LibraryAlgorithm::allpairs) {
+      continue;
+    }
     const TimingRequest larger{.op = op, .bytes = more, .ranks = ranks,
                                .algorithm = choice.algorithm, .protocol = choice.protocol};
     RC_ASSERT(time_collective(fabric, larger).time_ps >= choice.time_ps);
@@ -448,8 +475,26 @@ RC_GTEST_PROP(CollectiveTimingLaws, EachChoiceTakesLongerForMoreBytesAndTheLibra
   RC_ASSERT(std::any_of(choices.begin(), choices.end(), [&](const TimedChoice& choice) {
     return choice.label() == chosen.label() && choice.time_ps == chosen.time_ps;
   }));
-  if (library_estimates(fabric.generation, op)) return;
+  if (library_estimates(fabric.generation, op) || chosen.algorithm == LibraryAlgorithm::allpairs) {
+    return;
+  }
   for (const TimedChoice& other : choices) RC_ASSERT(chosen.time_ps <= other.time_ps);
+}
+
+// Law: on eight MI300X, RCCL runs MSCCL's all-pairs for an all-reduce exactly where the schedule's
+// 256 chunks are whole elements and the buffer is at most 16 MiB, LL below 512 KiB.
+RC_GTEST_PROP(CollectiveTimingLaws, AllPairsRunsExactlyWhereItsChunksAreWholeElements, ()) {
+  const int element_bytes = *rc::gen::element(1, 2, 4, 8);
+  // Whole multiples of 256 elements half the time, else 1 to 255 over.
+  const std::int64_t elements = *rc::gen::inRange<std::int64_t>(0, 1 << 15) * 256 +
+                                *rc::gen::element<std::int64_t>(0, 0, 0, 1, 128, 255);
+  RC_PRE(elements > 0);
+  const std::int64_t bytes = elements * element_bytes;
+  const TimedChoice chosen =
+      time_collective(mi300x_roce(), {.bytes = bytes, .ranks = 8, .element_bytes = element_bytes});
+  const bool applies = elements % 256 == 0 && bytes <= (16 << 20);
+  RC_ASSERT((chosen.algorithm == LibraryAlgorithm::allpairs) == applies);
+  if (applies) RC_ASSERT((chosen.protocol == Protocol::ll) == (bytes < (512 << 10)));
 }
 
 }  // namespace

@@ -123,7 +123,7 @@ TEST(LibraryTiming, AWorkloadCallMayForceItsOwnAndComesBeforeTheRun) {
                                               {"nccl_algo", "sharp"}}}}});
             }),
             "workload.calls[0].nccl_algo: \"sharp\" is no library algorithm, expected ring, tree, "
-            "nvls, nvlstree, pat or collnet");
+            "nvls, nvlstree, pat, collnet or allpairs");
 }
 
 TEST(LibraryTiming, AGroupAcrossNodesIsTimedWithItsSpread) {

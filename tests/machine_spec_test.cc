@@ -439,7 +439,7 @@ TEST(MachineFabric, EachBadFieldIsNamedByItsPath) {
        R"(or ethernet)"},
       {with(good, "/fabric/algorithm", "sharp"),
        R"(fabric.algorithm: "sharp" is no library algorithm, expected ring, tree, nvls, )"
-       R"(nvlstree, pat or collnet)"},
+       R"(nvlstree, pat, collnet or allpairs)"},
       {with(good, "/fabric/protocol", "LL256"),
        R"(fabric.protocol: "LL256" is no protocol, expected LL, LL128 or Simple)"},
       {with(good, "/fabric/devices_per_node", 0),
