@@ -159,6 +159,10 @@ double nvls_chunk_bytes(double bytes, double concurrent_ops) {
   return chunk;
 }
 
+// NVLS-tree's round through the network per chunk and channel, fitted on two-node runs of
+// H100, H200 and B200 over InfiniBand and RoCE (docs/collective-timing.md).
+constexpr double kNvlsTreeNetworkChunkUs = 1.5;
+
 // NVLS-tree's chunk: at most 64 KiB from four nodes on, and smaller for small buffers.
 double nvls_tree_chunk_bytes(double bytes, double concurrent_ops, int nodes) {
   double chunk = nodes >= 4 ? 65536 : kNvlsMaxChunkBytes;
@@ -312,8 +316,12 @@ double nvls_tree_us(const Fabric& fabric, const Layout& layout, double bytes) {
   const double network_share = layout.nodes <= 2 ? 1.0 : 0.5;
   const double channels = nvls_channels(fabric.generation, true);
   const double chunk = nvls_tree_chunk_bytes(bytes, channels * layout.per_node, layout.nodes);
-  const double rate_gbps = std::min(nvls_gbps(fabric, layout.per_node, channels, chunk),
-                                    node_nics_gbps(fabric, layout) * network_share);
+  // Each chunk of a channel also goes through the network's proxy (posted, sent, completed)
+  // before the switches broadcast it, a round that adds to the switches' own.
+  const double ns_per_byte = 1.0 / nvls_gbps(fabric, layout.per_node, channels, chunk) +
+                             kNvlsTreeNetworkChunkUs * 1e3 / (channels * chunk);
+  const double rate_gbps =
+      std::min(1.0 / ns_per_byte, node_nics_gbps(fabric, layout) * network_share);
   return kNvlsFixedUs + 2.0 * depth * network_path(fabric.network).hop_us[index(Protocol::simple)] +
          bytes / (rate_gbps * 1e3) + tree_fill_us(fabric, layout, Protocol::simple, bytes);
 }
