@@ -269,9 +269,10 @@ double tree_fill_us(const Fabric& fabric, const Layout& layout, Protocol protoco
 // byte up and down over the scale-up links, is slower.
 double tree_share(const Fabric& fabric, const Layout& layout, Protocol protocol) {
   if (layout.nodes == 1) return kTreeShareInNode;
-  if (layout.nodes > 2)
+  if (layout.nodes > 2) {
     return protocol == Protocol::ll ? kTreeShareAcrossNodes
                                     : network_path(fabric.network).tree_share;
+  }
   const double chain_gbps =
       scale_up_gbps(fabric, layout) * kTreeShareInNode * kProtocolPayloadShare[index(protocol)];
   return std::min(1.0, chain_gbps / bus_gbps(fabric, layout, protocol));
@@ -347,17 +348,15 @@ double pat_us(const Fabric& fabric, const Layout& layout, double bus_bytes) {
 // steps instead of a ring's 2 (n - 1), over every link at once. The schedules split the buffer
 // into 256 chunks of whole elements and cover it up to 16 MiB: LL below 512 KiB, Simple from
 // there; elsewhere RCCL runs its own ring and tree.
-constexpr double kAllPairsMaxBytes = 16 << 20;
-constexpr double kAllPairsSimpleFromBytes = 512 << 10;
-constexpr double kAllPairsChunks = 256;
+constexpr std::int64_t kAllPairsMaxBytes = 16 << 20;
+constexpr std::int64_t kAllPairsSimpleFromBytes = 512 << 10;
+constexpr std::int64_t kAllPairsChunks = 256;
 bool all_pairs_runs(const Fabric& fabric, const Layout& layout, const TimingRequest& request) {
-  const std::int64_t chunk_bytes =
-      static_cast<std::int64_t>(kAllPairsChunks) * request.element_bytes;
   return fabric.generation == GpuGeneration::cdna3 && layout.nodes == 1 && layout.ranks == 8 &&
          request.bytes > 0 && request.bytes <= kAllPairsMaxBytes && request.element_bytes > 0 &&
-         request.bytes % chunk_bytes == 0;
+         request.bytes % (kAllPairsChunks * request.element_bytes) == 0;
 }
-Protocol all_pairs_protocol(double bytes) {
+Protocol all_pairs_protocol(std::int64_t bytes) {
   return bytes < kAllPairsSimpleFromBytes ? Protocol::ll : Protocol::simple;
 }
 // Fitted on MI300X's 1 KiB to 16 MiB rows: a step of 3.0 us with LL and 5.3 us with Simple; LL
@@ -456,7 +455,8 @@ void add_choices(const Fabric& fabric, const TimingRequest& request, const Layou
       add(LibraryAlgorithm::ring,
           ring_us(fabric, layout, protocol, 2 * (n - 1), 2, bytes * 2 * (n - 1) / n));
       if (layout.ranks > 2) add(LibraryAlgorithm::tree, tree_us(fabric, layout, protocol, bytes));
-      if (all_pairs_runs(fabric, layout, request) && protocol == all_pairs_protocol(bytes)) {
+      if (all_pairs_runs(fabric, layout, request) &&
+          protocol == all_pairs_protocol(request.bytes)) {
         add(LibraryAlgorithm::allpairs, all_pairs_us(fabric, layout, protocol, bytes));
       }
       if (protocol != Protocol::simple) return;
