@@ -68,12 +68,15 @@ bool has_any(const std::set<std::string>& words, std::initializer_list<std::stri
 }
 
 // A RoCE or Ethernet NIC may be named by its InfiniBand-era card (ConnectX), so the network's
-// own name wins over InfiniBand's rate words.
+// own name wins over InfiniBand's rate words. A GPU cluster's Ethernet NICs run RDMA (RoCE):
+// only GPUDirect-TCPX(O) and NCCL's socket transport carry collectives over TCP.
 std::optional<NetworkKind> network_of(const std::set<std::string>& words) {
-  if (has_any(words, {"roce", "rocev2"})) return NetworkKind::roce;
+  if (has_any(words, {"tcpx", "tcpxo", "socket", "sockets"})) return NetworkKind::ethernet;
+  if (has_any(words, {"roce", "rocev2", "ethernet", "spectrum", "thor2", "pollara"})) {
+    return NetworkKind::roce;
+  }
   if (has_any(words, {"slingshot", "cxi"})) return NetworkKind::slingshot;
   if (has_any(words, {"efa"})) return NetworkKind::efa;
-  if (has_any(words, {"tcpx", "tcpxo", "ethernet"})) return NetworkKind::ethernet;
   if (has_any(words, {"infiniband", "ib", "ndr", "hdr", "xdr", "edr"})) {
     return NetworkKind::infiniband;
   }
@@ -93,8 +96,8 @@ std::int64_t gbps_to_bytes_per_s(double gbps) { return std::llround(gbps * 1e9 /
 
 // A number not glued to a word or another number before it ("1.13.0" holds none).
 constexpr const char* kNumberStart = R"((?:^|[^\w.]))";
-// Gigabits per second: "400 Gb/s", "400Gbps", "400 Gbit/s", "400G"; not "80GB" (bytes).
-constexpr const char* kGigabits = R"(\s*(?:gb/s|gbps|gbit/s|gbit|g)(?![a-z0-9]))";
+// Gigabits per second: "400 Gb/s", "400Gbps", "400 Gbit/s", "400GbE", "400G"; not "80GB" (bytes).
+constexpr const char* kGigabits = R"(\s*(?:gb/s|gbps|gbit/s|gbit|gbe|g)(?![a-z0-9]))";
 
 }  // namespace
 

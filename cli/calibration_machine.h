@@ -39,8 +39,8 @@ GpuPreset preset_for_gpu(std::string_view gpu);
 // What a `nic` text says, each part absent when it does not say it: "8x 400 Gb/s",
 // "8 x 400G NDR", "ConnectX-7 NDR 400G" (NDR 400, HDR 200, XDR 800, EDR 100 Gb/s),
 // "4 x 200 Gb/s Slingshot"; the network from keywords (InfiniBand / IB / NDR / HDR / XDR / EDR:
-// infiniband; RoCE: roce; Slingshot / CXI: slingshot; EFA: efa; TCPX / TCPXO / Ethernet:
-// ethernet).
+// infiniband; TCPX / TCPXO / socket: ethernet; RoCE / Ethernet / Spectrum / Thor2 / Pollara:
+// roce; Slingshot / CXI: slingshot; EFA: efa).
 // Text that starts with "n/a" says nothing.
 struct NicDescription {
   std::optional<int> nics_per_node;

@@ -230,6 +230,13 @@ TEST(CalibrationMachine, NicTextGivesCountRateAndNetwork) {
             (NicDescription{32, 100 * kGbps, NetworkKind::efa}));
   EXPECT_EQ(parse_nic_text("8 IB NICs, 2x 400 Gb/s ConnectX-7 RoCE"),
             (NicDescription{2, 400 * kGbps, NetworkKind::roce}));
+  // Ethernet NICs run RDMA; TCP only where the text names a TCP transport.
+  EXPECT_EQ(parse_nic_text("8x 400GbE Ethernet (Broadcom Thor2)"),
+            (NicDescription{8, 400 * kGbps, NetworkKind::roce}));
+  EXPECT_EQ(parse_nic_text("8x 400 Gb/s AMD Pollara"),
+            (NicDescription{8, 400 * kGbps, NetworkKind::roce}));
+  EXPECT_EQ(parse_nic_text("4x 200 Gb/s Ethernet, GPUDirect-TCPX"),
+            (NicDescription{4, 200 * kGbps, NetworkKind::ethernet}));
 }
 
 TEST(CalibrationMachine, NicTextWithoutCountOrRateKeepsThePresets) {
