@@ -7,6 +7,10 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/calibration_machine.h"
 #include "cli/calibration_row.h"
@@ -210,33 +214,24 @@ TEST(CalibrationMachine, AnUnknownGpuIsAnErrorListingTheKnownNames) {
 }
 
 TEST(CalibrationMachine, NicTextGivesCountRateAndNetwork) {
-  EXPECT_EQ(parse_nic_text("8x 400 Gb/s InfiniBand"),
-            (NicDescription{8, 400 * kGbps, NetworkKind::infiniband}));
-  EXPECT_EQ(parse_nic_text("8 x 400G NDR"),
-            (NicDescription{8, 400 * kGbps, NetworkKind::infiniband}));
-  EXPECT_EQ(parse_nic_text("ConnectX-7 NDR 400G"),
-            (NicDescription{std::nullopt, 400 * kGbps, NetworkKind::infiniband}));
-  EXPECT_EQ(parse_nic_text("4 x 200 Gb/s Slingshot"),
-            (NicDescription{4, 200 * kGbps, NetworkKind::slingshot}));
-  EXPECT_EQ(parse_nic_text("16 x 100Gbps RoCEv2"),
-            (NicDescription{16, 100 * kGbps, NetworkKind::roce}));
-  EXPECT_EQ(parse_nic_text("8 x ConnectX-6 HDR"),
-            (NicDescription{8, 200 * kGbps, NetworkKind::infiniband}));
-  EXPECT_EQ(parse_nic_text("XDR"),
-            (NicDescription{std::nullopt, 800 * kGbps, NetworkKind::infiniband}));
-  EXPECT_EQ(parse_nic_text("8x 200 Gb/s GPUDirect-TCPXO"),
-            (NicDescription{8, 200 * kGbps, NetworkKind::ethernet}));
-  EXPECT_EQ(parse_nic_text("32 x 100 Gb/s EFA"),
-            (NicDescription{32, 100 * kGbps, NetworkKind::efa}));
-  EXPECT_EQ(parse_nic_text("8 IB NICs, 2x 400 Gb/s ConnectX-7 RoCE"),
-            (NicDescription{2, 400 * kGbps, NetworkKind::roce}));
-  // Ethernet NICs run RDMA; TCP only where the text names a TCP transport.
-  EXPECT_EQ(parse_nic_text("8x 400GbE Ethernet (Broadcom Thor2)"),
-            (NicDescription{8, 400 * kGbps, NetworkKind::roce}));
-  EXPECT_EQ(parse_nic_text("8x 400 Gb/s AMD Pollara"),
-            (NicDescription{8, 400 * kGbps, NetworkKind::roce}));
-  EXPECT_EQ(parse_nic_text("4x 200 Gb/s Ethernet, GPUDirect-TCPX"),
-            (NicDescription{4, 200 * kGbps, NetworkKind::ethernet}));
+  const std::optional<int> no_count;
+  const std::vector<std::pair<std::string, NicDescription>> cases = {
+      {"8x 400 Gb/s InfiniBand", {8, 400 * kGbps, NetworkKind::infiniband}},
+      {"8 x 400G NDR", {8, 400 * kGbps, NetworkKind::infiniband}},
+      {"ConnectX-7 NDR 400G", {no_count, 400 * kGbps, NetworkKind::infiniband}},
+      {"4 x 200 Gb/s Slingshot", {4, 200 * kGbps, NetworkKind::slingshot}},
+      {"16 x 100Gbps RoCEv2", {16, 100 * kGbps, NetworkKind::roce}},
+      {"8 x ConnectX-6 HDR", {8, 200 * kGbps, NetworkKind::infiniband}},
+      {"XDR", {no_count, 800 * kGbps, NetworkKind::infiniband}},
+      {"8x 200 Gb/s GPUDirect-TCPXO", {8, 200 * kGbps, NetworkKind::ethernet}},
+      {"32 x 100 Gb/s EFA", {32, 100 * kGbps, NetworkKind::efa}},
+      {"8 IB NICs, 2x 400 Gb/s ConnectX-7 RoCE", {2, 400 * kGbps, NetworkKind::roce}},
+      // Ethernet NICs run RDMA; TCP only where the text names a TCP transport.
+      {"8x 400GbE Ethernet (Broadcom Thor2)", {8, 400 * kGbps, NetworkKind::roce}},
+      {"8x 400 Gb/s AMD Pollara", {8, 400 * kGbps, NetworkKind::roce}},
+      {"4x 200 Gb/s Ethernet, GPUDirect-TCPX", {4, 200 * kGbps, NetworkKind::ethernet}},
+  };
+  for (const auto& [text, expected] : cases) EXPECT_EQ(parse_nic_text(text), expected) << text;
 }
 
 TEST(CalibrationMachine, NicTextWithoutCountOrRateKeepsThePresets) {
