@@ -282,9 +282,9 @@ double tree_us(const Fabric& fabric, const Layout& layout, Protocol protocol, do
   const double depth = tree_depth(layout);
   double share = tree_share(fabric, layout, protocol);
   // Inside one node the tree's time is NCCL's own model of it, so NCCL's correction for the
-  // medium sizes where measured trees run below that model applies (across nodes the pipeline
-  // fill, tree_fill_us, accounts for them).
-  if (layout.nodes == 1) share *= tree_rate_correction(protocol, bytes);
+  // medium sizes where measured trees run below that model applies, smoothed between its powers
+  // of two (across nodes the pipeline fill, tree_fill_us, accounts for them).
+  if (layout.nodes == 1) share *= smooth_tree_rate_correction(protocol, bytes);
   return launched_us(fabric, kProtocolBaseUs[index(protocol)] +
                                  2.0 * hops_us(fabric, protocol, layout.per_node - 1, depth) +
                                  bytes / (bus_gbps(fabric, layout, protocol) * share * 1e3) +

@@ -157,6 +157,18 @@ double tree_rate_correction(Protocol protocol, double bytes) {
   return kTreeCorrection[static_cast<std::size_t>(size_index)][index(protocol)];
 }
 
+double smooth_tree_rate_correction(Protocol protocol, double bytes) {
+  const double size_index = bytes < 64 ? 0.0 : std::log2(bytes / 64);
+  const auto at = [&](double table_index) {
+    return table_index >= static_cast<double>(kTreeCorrection.size())
+               ? 1.0
+               : kTreeCorrection[static_cast<std::size_t>(table_index)][index(protocol)];
+  };
+  const double below = std::floor(size_index);
+  const double weight = size_index - below;
+  return at(below) * (1 - weight) + at(below + 1) * weight;
+}
+
 bool library_estimates(GpuGeneration generation, TimedOp op) {
   return !is_amd(generation) &&
          (op == TimedOp::all_reduce || op == TimedOp::all_gather || op == TimedOp::reduce_scatter);

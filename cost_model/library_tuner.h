@@ -49,6 +49,11 @@ bool library_estimates(GpuGeneration generation, TimedOp op);
 // trees run below their model at medium sizes, down to 0.4 of it.
 double tree_rate_correction(Protocol protocol, double bytes);
 
+// The same for the time a tree takes: NCCL's value at every power of two, log-linear between
+// them, so that a slightly larger buffer never takes less time (NCCL's steps would make a
+// 512 MiB tree faster than one of 500 MiB).
+double smooth_tree_rate_correction(Protocol protocol, double bytes);
+
 // NCCL's estimate in microseconds of `algorithm` x `protocol` for `bytes` (nccl-tests' size);
 // +infinity where it has none.
 double library_estimate_us(const TunerGroup& group, TimedOp op, LibraryAlgorithm algorithm,

@@ -57,6 +57,17 @@ TEST(LibraryTuner, TreeHasLogarithmicNetworkLatencyAndNcclsSizeCorrection) {
   EXPECT_DOUBLE_EQ(tree_rate_correction(Protocol::simple, 1024 * kMiB), 1.0);
 }
 
+TEST(LibraryTuner, TheTimesCorrectionIsNcclsAtPowersOfTwoAndSmoothBetween) {
+  // NCCL's table: Simple 0.6 at 2 MiB, 0.7 at 4 MiB; 0.9 from 256 MiB, none from 512 MiB.
+  EXPECT_DOUBLE_EQ(smooth_tree_rate_correction(Protocol::simple, 2 * kMiB), 0.6);
+  EXPECT_NEAR(smooth_tree_rate_correction(Protocol::simple, 3 * kMiB), 0.6 + 0.1 * std::log2(1.5),
+              1e-12);
+  EXPECT_DOUBLE_EQ(smooth_tree_rate_correction(Protocol::simple, 512 * kMiB), 1.0);
+  // So a buffer just below 512 MiB is not timed slower than one of 512 MiB.
+  EXPECT_GT(smooth_tree_rate_correction(Protocol::simple, 500 * kMiB), 0.96);
+  EXPECT_DOUBLE_EQ(tree_rate_correction(Protocol::simple, 500 * kMiB), 0.9);
+}
+
 TEST(LibraryTuner, BetweenTwoNodesTheTreesRateMayBeTwiceTheNics) {
   TunerGroup two_nodes = four_gh200_nodes();
   two_nodes.nodes = 2;
