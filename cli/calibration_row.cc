@@ -6,8 +6,8 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <map>
 
+#include "cli/nccl_type_names.h"
 #include "reference/check.h"
 #include "reference/error.h"
 #include "support/json_reader.h"
@@ -141,15 +141,7 @@ std::optional<TimedOp> calibration_op(std::string_view text) {
 }
 
 int element_bytes_of_dtype(std::string_view text) {
-  const std::string lower = ascii_lowercase(trimmed(text));
-  const std::string word = lower.substr(0, lower.find_first_of(" \t(;,"));
-  static const std::map<std::string, int, std::less<>> kSizes = {
-      {"float", 4},   {"float32", 4}, {"fp32", 4},   {"int32", 4},    {"int", 4},  {"uint32", 4},
-      {"half", 2},    {"float16", 2}, {"fp16", 2},   {"bfloat16", 2}, {"bf16", 2}, {"double", 8},
-      {"float64", 8}, {"fp64", 8},    {"int64", 8},  {"uint64", 8},   {"int8", 1}, {"uint8", 1},
-      {"char", 1},    {"fp8", 1},     {"f8e4m3", 1}, {"f8e5m2", 1}};
-  const auto size = kSizes.find(word);
-  return size == kSizes.end() ? 4 : size->second;
+  return nccl_type_bytes(trimmed(text)).value_or(4);
 }
 
 double bus_factor(TimedOp op, int ranks) {

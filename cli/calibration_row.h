@@ -62,10 +62,8 @@ std::vector<CalibrationRow> read_calibration_rows(const CsvTable& table);
 // (gather, scatter, hypercube), which the model does not time.
 std::optional<cost_model::TimedOp> calibration_op(std::string_view text);
 
-// The size of one element of an nccl-tests dtype, by the text's first word in any case: float,
-// float32, int32, uint32 4; half, float16, bfloat16 (fp16, bf16) 2; double, float64, int64,
-// uint64 8; int8, uint8, char and the fp8 formats 1. Any other text, or none, is nccl-tests'
-// default, float.
+// The size of one element of a row's dtype (nccl_type_bytes, cli/nccl_type_names.h); any other
+// text, or none, is nccl-tests' default, float.
 int element_bytes_of_dtype(std::string_view text);
 
 // nccl-tests' bus bandwidth factor, busbw = algbw x factor: all_reduce 2(n-1)/n; all_gather,

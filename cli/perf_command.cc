@@ -7,6 +7,7 @@
 
 #include "cli/algorithm_notes.h"
 #include "cli/host_memory.h"
+#include "cli/nccl_type_names.h"
 #include "cli/placement_flag.h"
 #include "cli/progress.h"
 #include "reference/error.h"
@@ -20,16 +21,6 @@
 
 namespace spmd {
 namespace {
-
-// nccl-tests' type names.
-std::string nccl_type_name(DType dtype) {
-  switch (dtype) {
-    case DType::float32: return "float";
-    case DType::float64: return "double";
-    case DType::float16: return "half";
-    default: return std::string(dtype_name(dtype));
-  }
-}
 
 // nccl-tests' sizes: a number with an optional K, M or G (powers of 1024), as in `-e 1G`; or any
 // size the machine files accept ("64MiB", "1GB").

@@ -110,12 +110,15 @@ struct NetworkPath {
 
 const NetworkPath& network_path(NetworkKind network) {
   // InfiniBand and RoCE: verbs with GPUDirect RDMA, the NICs on the GPUs' PCIe switches.
-  static constexpr NetworkPath kVerbs{{6.2, 5.5, 14.0}, {8.0, 5.4, 5.4}, 20.0, 0.5};
+  static constexpr NetworkPath kVerbs{
+      {6.2, 5.5, 14.0}, {8.0, 5.4, 5.4}, 20.0, kTreeShareAcrossNodes};
   // Slingshot through libfabric's CXI provider, the NIC behind the Grace CPU (GH200).
   static constexpr NetworkPath kSlingshot{{6.2, 5.5, 9.0}, {0.56, 5.4, 5.4}, 1.6, 0.25};
   // AWS EFA (libfabric's SRD) and TCP's GPUDirect (TCPX, TCPXO): a proxy's round trip per hop.
-  static constexpr NetworkPath kEfa{{40.0, 40.0, 60.0}, {8.0, 2.0, 2.0}, 20.0, 0.5};
-  static constexpr NetworkPath kTcp{{55.0, 55.0, 60.0}, {8.0, 2.0, 2.0}, 20.0, 0.5};
+  static constexpr NetworkPath kEfa{
+      {40.0, 40.0, 60.0}, {8.0, 2.0, 2.0}, 20.0, kTreeShareAcrossNodes};
+  static constexpr NetworkPath kTcp{
+      {55.0, 55.0, 60.0}, {8.0, 2.0, 2.0}, 20.0, kTreeShareAcrossNodes};
   switch (network) {
     case NetworkKind::infiniband:
     case NetworkKind::roce: return kVerbs;
@@ -124,6 +127,10 @@ const NetworkPath& network_path(NetworkKind network) {
     case NetworkKind::ethernet: return kTcp;
   }
   return kVerbs;
+}
+
+double network_hop_us(const Fabric& fabric, Protocol protocol) {
+  return network_path(fabric.network).hop_us[index(protocol)];
 }
 
 // NVLS: the switch reduces, so each byte crosses a GPU's links once each way; its rate is a
@@ -242,7 +249,7 @@ double scale_up_hop_us(GpuGeneration generation, Protocol protocol) {
 double hops_us(const Fabric& fabric, Protocol protocol, double scale_up_hops,
                double network_hops) {
   return scale_up_hops * scale_up_hop_us(fabric.generation, protocol) +
-         network_hops * network_path(fabric.network).hop_us[index(protocol)];
+         network_hops * network_hop_us(fabric, protocol);
 }
 
 // Ring: `steps` hops around the ring, of which each node boundary is crossed `passes` times
@@ -323,7 +330,7 @@ double nvls_tree_us(const Fabric& fabric, const Layout& layout, double bytes) {
                              kNvlsTreeNetworkChunkUs * 1e3 / (channels * chunk);
   const double rate_gbps =
       std::min(1.0 / ns_per_byte, node_nics_gbps(fabric, layout) * network_share);
-  return kNvlsFixedUs + 2.0 * depth * network_path(fabric.network).hop_us[index(Protocol::simple)] +
+  return kNvlsFixedUs + 2.0 * depth * network_hop_us(fabric, Protocol::simple) +
          bytes / (rate_gbps * 1e3) + tree_fill_us(fabric, layout, Protocol::simple, bytes);
 }
 
@@ -335,8 +342,7 @@ double pat_us(const Fabric& fabric, const Layout& layout, double bus_bytes) {
   return launched_us(
       fabric,
       kProtocolBaseUs[index(Protocol::simple)] +
-          depth * network_path(fabric.network).hop_us[index(Protocol::simple)] *
-              kNcclPatLevelShareOfHop +
+          depth * network_hop_us(fabric, Protocol::simple) * kNcclPatLevelShareOfHop +
           kNcclPatPerRankUs * layout.ranks +
           bus_bytes / (bus_gbps(fabric, layout, Protocol::simple) * kNcclPatRateShare * 1e3));
 }
@@ -385,12 +391,10 @@ double collnet_us(const Fabric& fabric, const Layout& layout, double bytes) {
   const double bandwidth_us = std::max(in_node_bytes / (scale_up_gbps(fabric, layout) * 1e3),
                                        bytes / (node_nics_gbps(fabric, layout) * 1e3)) /
                               kNcclCollNetRateShare;
-  return launched_us(fabric,
-                     kProtocolBaseUs[index(Protocol::simple)] +
-                         2.0 * (scale_up_hop_us(fabric.generation, Protocol::simple) +
-                                (g - 1) * kNcclCollNetPerLocalRankUs) +
-                         2.0 * network_path(fabric.network).hop_us[index(Protocol::simple)] +
-                         bandwidth_us);
+  return launched_us(fabric, kProtocolBaseUs[index(Protocol::simple)] +
+                                 2.0 * (scale_up_hop_us(fabric.generation, Protocol::simple) +
+                                        (g - 1) * kNcclCollNetPerLocalRankUs) +
+                                 2.0 * network_hop_us(fabric, Protocol::simple) + bandwidth_us);
 }
 
 // All-to-all and permute send straight to their peers: the slower of the bytes a GPU sends

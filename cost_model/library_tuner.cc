@@ -67,6 +67,12 @@ bool simple_tree_pattern(const TunerGroup& group) {
 
 double log2_floor(double value) { return value < 1 ? 0 : std::floor(std::log2(value)); }
 
+// NCCL's treeCorrectionFactor at a whole index log2(bytes / 64); none beyond its table.
+double tree_correction_at(Protocol protocol, double table_index) {
+  if (table_index >= static_cast<double>(kTreeCorrection.size())) return 1.0;
+  return kTreeCorrection[static_cast<std::size_t>(table_index)][index(protocol)];
+}
+
 // The rate NCCL's channels add up to. Inside one node, the scale-up links. Across nodes a ring's
 // channels run at the NICs' rate; a tree's search may raise its intra-node rate to twice the
 // NICs' (src/graph/search.cc), and tuning.cc takes that intra-node rate for two nodes.
@@ -152,21 +158,15 @@ double pat_estimate_us(const TunerGroup& group, double bytes) {
 }  // namespace
 
 double tree_rate_correction(Protocol protocol, double bytes) {
-  const double size_index = log2_floor(bytes / 64);
-  if (size_index >= static_cast<double>(kTreeCorrection.size())) return 1.0;
-  return kTreeCorrection[static_cast<std::size_t>(size_index)][index(protocol)];
+  return tree_correction_at(protocol, log2_floor(bytes / 64));
 }
 
 double smooth_tree_rate_correction(Protocol protocol, double bytes) {
   const double size_index = bytes < 64 ? 0.0 : std::log2(bytes / 64);
-  const auto at = [&](double table_index) {
-    return table_index >= static_cast<double>(kTreeCorrection.size())
-               ? 1.0
-               : kTreeCorrection[static_cast<std::size_t>(table_index)][index(protocol)];
-  };
   const double below = std::floor(size_index);
   const double weight = size_index - below;
-  return at(below) * (1 - weight) + at(below + 1) * weight;
+  return tree_correction_at(protocol, below) * (1 - weight) +
+         tree_correction_at(protocol, below + 1) * weight;
 }
 
 bool library_estimates(GpuGeneration generation, TimedOp op) {

@@ -493,8 +493,8 @@ void SimRun::start_group(int index, int group) {
   const PlacedGroup placed = placement_.group(members);
   const CollectivePlan plan =
       plan_collective(first.call, first.dtype, first.shape, placed, slot.axis_size, choice);
-  const std::int64_t input_bytes =
-      plan.shape.elements * static_cast<std::int64_t>(dtype_size_bytes(first.dtype));
+  const int element_bytes = static_cast<int>(dtype_size_bytes(first.dtype));
+  const std::int64_t input_bytes = plan.shape.elements * element_bytes;
   const std::int64_t nccl_bytes =
       first.call.op == CollectiveOp::all_gather ? input_bytes * n : input_bytes;
   // Faults act on links and devices, which the library's closed form does not see: a run with
@@ -505,8 +505,7 @@ void SimRun::start_group(int index, int group) {
     slot.library_ranks_per_node = ranks_per_node;
     slot.library = faults_.changes_collectives()
                        ? std::nullopt
-                       : library_timing(machine_.spec(), first.call.op, nccl_bytes,
-                                        static_cast<int>(dtype_size_bytes(first.dtype)),
+                       : library_timing(machine_.spec(), first.call.op, nccl_bytes, element_bytes,
                                         {.ranks = n, .ranks_per_node = ranks_per_node},
                                         first_forced({first.library, machine_.options().library,
                                                       machine_.spec().library}));

@@ -348,7 +348,7 @@ TEST(CalibrationRows, ARowReadsEveryFieldValidateUses) {
 
 TEST(CalibrationRows, TheDtypeGivesTheElementSizeElseNcclTestsFloat) {
   EXPECT_EQ(element_bytes_of_dtype("float"), 4);
-  EXPECT_EQ(element_bytes_of_dtype("float (nccl-tests default)"), 4);
+  EXPECT_EQ(element_bytes_of_dtype("float (a note)"), 4);
   EXPECT_EQ(element_bytes_of_dtype("BFloat16"), 2);
   EXPECT_EQ(element_bytes_of_dtype(" half"), 2);
   EXPECT_EQ(element_bytes_of_dtype("double"), 8);
