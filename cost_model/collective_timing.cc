@@ -95,7 +95,19 @@ constexpr double kTreeShareAcrossNodes = 0.5;
 // Across nodes the tree pipelines chunks level by level, so the first chunk (or the whole
 // message, when smaller) crosses the 2 * depth - 1 network levels one after another at one
 // channel's rate: LL's chunks are smaller and its rate per channel much lower than the others'.
-constexpr std::array<double, 3> kTreeChunkBytes = {10240, 131072, 131072};
+// With LL128 and Simple each of the tree's channels takes its share of the buffer, so a
+// channel's chunk grows with the buffer up to NCCL's Simple step (its 4 MiB buffer in 8 steps);
+// it is at least the chunk fitted on the smaller buffers.
+constexpr double kTreeLlChunkBytes = 10240;
+constexpr double kTreeMinChunkBytes = 131072;
+constexpr double kTreeMaxChunkBytes = 524288;
+constexpr double kTreeChannels = 16;
+
+double tree_chunk_bytes(Protocol protocol, double bytes) {
+  if (protocol == Protocol::ll) return std::min(bytes, kTreeLlChunkBytes);
+  const double channel_share = std::min(bytes / kTreeChannels, kTreeMaxChunkBytes);
+  return std::min(bytes, std::max(channel_share, kTreeMinChunkBytes));
+}
 
 // What the network's path costs NCCL across nodes, per kind of network: per protocol LL, LL128,
 // Simple the latency of a hop and the rate at which the tree's first chunk crosses a level; LL's
@@ -111,9 +123,9 @@ struct NetworkPath {
 const NetworkPath& network_path(NetworkKind network) {
   // InfiniBand and RoCE: verbs with GPUDirect RDMA, the NICs on the GPUs' PCIe switches.
   static constexpr NetworkPath kVerbs{
-      {6.2, 5.5, 14.0}, {8.0, 5.4, 5.4}, 20.0, kTreeShareAcrossNodes};
+      {6.2, 5.5, 14.0}, {8.0, 15.0, 15.0}, 20.0, kTreeShareAcrossNodes};
   // Slingshot through libfabric's CXI provider, the NIC behind the Grace CPU (GH200).
-  static constexpr NetworkPath kSlingshot{{6.2, 5.5, 9.0}, {0.56, 5.4, 5.4}, 1.6, 0.25};
+  static constexpr NetworkPath kSlingshot{{6.2, 5.5, 9.0}, {0.56, 5.4, 5.4}, 1.6, 0.35};
   // AWS EFA (libfabric's SRD) and TCP's GPUDirect (TCPX, TCPXO): a proxy's round trip per hop.
   static constexpr NetworkPath kEfa{
       {40.0, 40.0, 60.0}, {8.0, 2.0, 2.0}, 20.0, kTreeShareAcrossNodes};
@@ -264,10 +276,11 @@ double ring_us(const Fabric& fabric, const Layout& layout, Protocol protocol, do
 
 // A tree across nodes fills its pipeline level by level: the first chunk crosses the
 // 2 * depth - 1 network levels one after another.
-double tree_fill_us(const Fabric& fabric, const Layout& layout, Protocol protocol, double bytes) {
+double tree_fill_us(const Fabric& fabric, const Layout& layout, Protocol protocol,
+                    double chunk_bytes) {
   if (layout.nodes < 2) return 0.0;
   const double depth = tree_depth(layout);
-  return (2 * depth - 1) * std::min(bytes, kTreeChunkBytes[index(protocol)]) /
+  return (2 * depth - 1) * chunk_bytes /
          (network_path(fabric.network).tree_level_gbps[index(protocol)] * 1e3);
 }
 
@@ -292,10 +305,11 @@ double tree_us(const Fabric& fabric, const Layout& layout, Protocol protocol, do
   // medium sizes where measured trees run below that model applies, smoothed between its powers
   // of two (across nodes the pipeline fill, tree_fill_us, accounts for them).
   if (layout.nodes == 1) share *= smooth_tree_rate_correction(protocol, bytes);
-  return launched_us(fabric, kProtocolBaseUs[index(protocol)] +
-                                 2.0 * hops_us(fabric, protocol, layout.per_node - 1, depth) +
-                                 bytes / (bus_gbps(fabric, layout, protocol) * share * 1e3) +
-                                 tree_fill_us(fabric, layout, protocol, bytes));
+  return launched_us(fabric,
+                     kProtocolBaseUs[index(protocol)] +
+                         2.0 * hops_us(fabric, protocol, layout.per_node - 1, depth) +
+                         bytes / (bus_gbps(fabric, layout, protocol) * share * 1e3) +
+                         tree_fill_us(fabric, layout, protocol, tree_chunk_bytes(protocol, bytes)));
 }
 
 // NVLS's rate over `gpus` GPUs reducing in the switches, in chunks of `chunk_bytes` over
@@ -331,7 +345,8 @@ double nvls_tree_us(const Fabric& fabric, const Layout& layout, double bytes) {
   const double rate_gbps =
       std::min(1.0 / ns_per_byte, node_nics_gbps(fabric, layout) * network_share);
   return kNvlsFixedUs + 2.0 * depth * network_hop_us(fabric, Protocol::simple) +
-         bytes / (rate_gbps * 1e3) + tree_fill_us(fabric, layout, Protocol::simple, bytes);
+         bytes / (rate_gbps * 1e3) +
+         tree_fill_us(fabric, layout, Protocol::simple, std::min(bytes, kTreeMinChunkBytes));
 }
 
 // PAT (Parallel Aggregated Trees) all-gather / reduce-scatter, which NCCL runs with one GPU per

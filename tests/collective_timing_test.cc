@@ -198,7 +198,8 @@ TEST(CollectiveTiming, BetweenTwoNodesTheTreeSendsEachByteThroughTheNicsOnceEach
   const std::int64_t bytes = std::int64_t{1} << 30;
   const TimedChoice choice = time_collective(fabric, {.bytes = bytes, .ranks = 16});
   EXPECT_EQ(choice.label(), "tree/Simple");
-  const double fill_us = 131072 / 5.4e3;
+  // One network level, which the first chunk (NCCL's 512 KiB Simple step) crosses at 15 GB/s.
+  const double fill_us = 524288 / 15e3;
   EXPECT_NEAR(
       static_cast<double>(choice.time_ps) / 1e6,
       22.0 + 1.1 + 2 * (7 * 2 * 3.4 + 14.0) + static_cast<double>(bytes) / (100e3 * 0.93) + fill_us,
@@ -218,7 +219,7 @@ TEST(CollectiveTiming, AcrossMoreNodesTheTreeSendsEachByteThroughTheNicsTwiceEac
   Fabric fabric = hgx_h100();
   fabric.nic_bytes_per_s = 25'000'000'000;
   const std::int64_t bytes = std::int64_t{1} << 30;
-  const double fill_us = 3 * 131072 / 5.4e3;
+  const double fill_us = 3 * 524288 / 15e3;
   const TimingRequest tree{.bytes = bytes,
                            .ranks = 32,
                            .algorithm = LibraryAlgorithm::tree,
@@ -227,15 +228,35 @@ TEST(CollectiveTiming, AcrossMoreNodesTheTreeSendsEachByteThroughTheNicsTwiceEac
               11.0 + 1.1 + 2 * (7 * 3.4 + 2 * 14.0) +
                   static_cast<double>(bytes) / (200e3 * 0.93 * 0.5) + fill_us,
               0.01);
-  // Over Slingshot the published trees reach half of that (the NICs: 4 x 25 GB/s x 0.93).
+  // Over Slingshot the published trees reach 0.7 of that (the NICs: 4 x 25 GB/s x 0.93), and
+  // the first chunk crosses each level at 5.4 GB/s.
   const TimingRequest slingshot_tree{.bytes = bytes,
                                      .ranks = 16,
                                      .algorithm = LibraryAlgorithm::tree,
                                      .protocol = Protocol::simple};
   EXPECT_NEAR(time_us(gh200_slingshot(), slingshot_tree),
               5.5 + 1.1 + 2 * (3 * 3.4 + 2 * 9.0) +
-                  static_cast<double>(bytes) / (100e3 * 0.93 * 0.25) + fill_us,
+                  static_cast<double>(bytes) / (100e3 * 0.93 * 0.35) + 3 * 524288 / 5.4e3,
               0.01);
+}
+
+TEST(CollectiveTiming, ATreesFirstChunkAcrossNodesGrowsWithTheBufferUpToNcclsStep) {
+  // Each of the tree's 16 channels pipelines its share of the buffer: the chunk that fills the
+  // 3 network levels of 4 GH200 nodes is 128 KiB up to 2 MiB, the buffer's sixteenth up to
+  // 8 MiB, then NCCL's 512 KiB Simple step.
+  const auto fill_us = [](std::int64_t bytes) {
+    const TimingRequest tree{.bytes = bytes,
+                             .ranks = 16,
+                             .algorithm = LibraryAlgorithm::tree,
+                             .protocol = Protocol::simple};
+    return time_us(gh200_slingshot(), tree) - 5.5 - 1.1 - 2 * (3 * 3.4 + 2 * 9.0) -
+           static_cast<double>(bytes) / (100e3 * 0.93 * 0.35);
+  };
+  EXPECT_NEAR(fill_us(std::int64_t{1} << 20), 3 * 131072 / 5.4e3, 0.01);
+  EXPECT_NEAR(fill_us(std::int64_t{1} << 21), 3 * 131072 / 5.4e3, 0.01);
+  EXPECT_NEAR(fill_us(std::int64_t{1} << 22), 3 * 262144 / 5.4e3, 0.01);
+  EXPECT_NEAR(fill_us(std::int64_t{1} << 23), 3 * 524288 / 5.4e3, 0.01);
+  EXPECT_NEAR(fill_us(std::int64_t{1} << 30), 3 * 524288 / 5.4e3, 0.01);
 }
 
 TEST(CollectiveTiming, LowLatencyAcrossNodesRunsAtItsNetworkPathsRate) {
@@ -288,7 +309,7 @@ TEST(CollectiveTiming, NvlsTreeAcrossTwoNodesRunsAtTheSlowerOfNvlsAndTheNics) {
   const std::int64_t bytes = std::int64_t{1} << 30;
   const TimedChoice choice = time_collective(hgx_h100(), {.bytes = bytes, .ranks = 16});
   EXPECT_EQ(choice.label(), "nvlstree/Simple");
-  const double fill_us = 131072 / 5.4e3;
+  const double fill_us = 131072 / 15e3;
   EXPECT_NEAR(
       static_cast<double>(choice.time_ps) / 1e6,
       31.0 + 2 * 14.0 + nvls_on_8_h100_us(static_cast<double>(bytes), 131072) - 31.0 +
