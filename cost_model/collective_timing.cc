@@ -96,8 +96,8 @@ constexpr double kTreeShareAcrossNodes = 0.5;
 // message, when smaller) crosses the 2 * depth - 1 network levels one after another at one
 // channel's rate: LL's chunks are smaller and its rate per channel much lower than the others'.
 // With LL128 and Simple each of the tree's channels takes its share of the buffer, so a
-// channel's chunk grows with the buffer up to NCCL's Simple step (its 4 MiB buffer in 8 steps);
-// it is at least the chunk fitted on the smaller buffers.
+// channel's chunk grows with the buffer up to NCCL's Simple step (its 4 MiB buffer in 8 steps).
+// The least chunk and the number of channels are fitted (docs/collective-timing.md).
 constexpr double kTreeLlChunkBytes = 10240;
 constexpr double kTreeMinChunkBytes = 131072;
 constexpr double kTreeMaxChunkBytes = 524288;
@@ -346,7 +346,7 @@ double nvls_tree_us(const Fabric& fabric, const Layout& layout, double bytes) {
       std::min(1.0 / ns_per_byte, node_nics_gbps(fabric, layout) * network_share);
   return kNvlsFixedUs + 2.0 * depth * network_hop_us(fabric, Protocol::simple) +
          bytes / (rate_gbps * 1e3) +
-         tree_fill_us(fabric, layout, Protocol::simple, std::min(bytes, kTreeMinChunkBytes));
+         tree_fill_us(fabric, layout, Protocol::simple, std::min(bytes, kNvlsMaxChunkBytes));
 }
 
 // PAT (Parallel Aggregated Trees) all-gather / reduce-scatter, which NCCL runs with one GPU per
