@@ -141,8 +141,15 @@ const NetworkPath& network_path(NetworkKind network) {
   return kVerbs;
 }
 
+// RCCL crosses the network more slowly than NCCL: its tuner's latency for a tree's network hop
+// (tuning model 5, which it applies to MI300X-class nodes) is 10.5 us with LL and 25 with Simple,
+// where NCCL's is 5.0 and 14. The network path's hops scale by those ratios on AMD GPUs (RCCL
+// has no LL128 latency there, and runs no LL128 across nodes).
+constexpr std::array<double, 3> kRcclNetworkHopRatio = {10.5 / 5.0, 1.0, 25.0 / 14.0};
+
 double network_hop_us(const Fabric& fabric, Protocol protocol) {
-  return network_path(fabric.network).hop_us[index(protocol)];
+  const double hop_us = network_path(fabric.network).hop_us[index(protocol)];
+  return is_amd(fabric.generation) ? hop_us * kRcclNetworkHopRatio[index(protocol)] : hop_us;
 }
 
 // NVLS: the switch reduces, so each byte crosses a GPU's links once each way; its rate is a
@@ -234,9 +241,11 @@ double node_nics_gbps(const Fabric& fabric, const Layout& layout) {
 }
 
 // The bus rate a protocol reaches: the scale-up links, or the group's NICs when it spans nodes,
-// whichever is slower, times the protocol's payload share and caps.
-double bus_gbps(const Fabric& fabric, const Layout& layout, Protocol protocol) {
-  double rate = scale_up_gbps(fabric, layout);
+// whichever is slower, times the protocol's payload share and caps. `scale_up_relief` says how
+// much less than the bus the scale-up links carry (ring_scale_up_relief).
+double bus_gbps(const Fabric& fabric, const Layout& layout, Protocol protocol,
+                double scale_up_relief = 1.0) {
+  double rate = scale_up_gbps(fabric, layout) * scale_up_relief;
   if (layout.nodes > 1) rate = std::min(rate, node_nics_gbps(fabric, layout));
   rate *= kProtocolPayloadShare[index(protocol)];
   if (protocol == Protocol::ll) {
@@ -264,14 +273,23 @@ double hops_us(const Fabric& fabric, Protocol protocol, double scale_up_hops,
          network_hops * network_hop_us(fabric, protocol);
 }
 
+// A ring across nodes enters and leaves each node through its NICs: of a GPU's sends, averaged
+// over the channels, only (per_node - 1) / per_node go to a peer over its scale-up links, so
+// those bound the ring's bus rate at per_node / (per_node - 1) times their own.
+double ring_scale_up_relief(const Layout& layout) {
+  if (layout.nodes == 1 || layout.per_node == 1) return 1.0;
+  return static_cast<double>(layout.per_node) / (layout.per_node - 1);
+}
+
 // Ring: `steps` hops around the ring, of which each node boundary is crossed `passes` times
 // per node; the bus carries `bus_bytes`.
 double ring_us(const Fabric& fabric, const Layout& layout, Protocol protocol, double steps,
                double passes, double bus_bytes) {
   const double network_hops = passes * (layout.nodes - 1);
+  const double rate_gbps = bus_gbps(fabric, layout, protocol, ring_scale_up_relief(layout));
   return launched_us(fabric, kProtocolBaseUs[index(protocol)] +
                                  hops_us(fabric, protocol, steps - network_hops, network_hops) +
-                                 bus_bytes / (bus_gbps(fabric, layout, protocol) * 1e3));
+                                 bus_bytes / (rate_gbps * 1e3));
 }
 
 // A tree across nodes fills its pipeline level by level: the first chunk crosses the

@@ -188,6 +188,36 @@ TEST(CollectiveTiming, AcrossNodesTheRingRunsAtTheNodesNicRate) {
   EXPECT_NEAR(time_us(fabric, request), expected_us, 0.01);
 }
 
+TEST(CollectiveTiming, AcrossNodesTheRingsScaleUpLinksCarryAllButTheNicsShare) {
+  // 2 nodes of 8 MI300X: the ring leaves each node through the NICs, so a GPU's xGMI links carry
+  // 7/8 of its sends and bound the bus at 448 x 0.705 x 8/7 = 361 GB/s, below the NICs'
+  // 8 x 50 x 0.93 = 372 (inside one node they bound it at 316).
+  const auto ring_us = [](std::int64_t bytes) {
+    return time_us(mi300x_roce(), {.bytes = bytes,
+                                   .ranks = 16,
+                                   .algorithm = LibraryAlgorithm::ring,
+                                   .protocol = Protocol::simple});
+  };
+  const std::int64_t bytes = std::int64_t{4} << 30;
+  EXPECT_NEAR(ring_us(2 * bytes) - ring_us(bytes),
+              static_cast<double>(bytes) * 2 * 15 / 16 / (448e3 * 0.705 * 8 / 7), 0.01);
+}
+
+TEST(CollectiveTiming, RcclsNetworkHopsTakeItsTunersRatioToNcclsLonger) {
+  // A tree of 4 nodes has one network level more each way than one of 2: two more hops, which
+  // take 6.2 us with NCCL's LL and 10.5 / 5.0 times that with RCCL's.
+  const auto tree_ll_us = [](const Fabric& fabric, int ranks) {
+    return time_us(fabric, {.bytes = 8,
+                            .ranks = ranks,
+                            .algorithm = LibraryAlgorithm::tree,
+                            .protocol = Protocol::ll});
+  };
+  Fabric h100_roce = hgx_h100();
+  h100_roce.network = NetworkKind::roce;
+  EXPECT_NEAR(tree_ll_us(h100_roce, 32) - tree_ll_us(h100_roce, 16), 2 * 6.2, 0.01);
+  EXPECT_NEAR(tree_ll_us(mi300x_roce(), 32) - tree_ll_us(mi300x_roce(), 16), 2 * 6.2 * 2.1, 0.01);
+}
+
 TEST(CollectiveTiming, BetweenTwoNodesTheTreeSendsEachByteThroughTheNicsOnceEachWay) {
   // 2 nodes of 8 A100 with 8 x 12.5 GB/s NICs: the NICs (93 GB/s) are slower than the chain
   // inside a node (300 x 0.76 / 2 = 114 GB/s), so the tree moves the buffer at the NICs' rate,
