@@ -66,6 +66,13 @@ double time_us(const Fabric& fabric, TimingRequest request) {
   return static_cast<double>(time_collective(fabric, request).time_ps) / 1e6;
 }
 
+// The time of an all-reduce forced to an algorithm and a protocol.
+double forced_us(const Fabric& fabric, std::int64_t bytes, int ranks, LibraryAlgorithm algorithm,
+                 Protocol protocol) {
+  return time_us(fabric,
+                 {.bytes = bytes, .ranks = ranks, .algorithm = algorithm, .protocol = protocol});
+}
+
 TEST(CollectiveTiming, SmallAllReduceIsTheGpusFixedPartPlusLowLatencyHops) {
   // 8 B on 8 A100: LL, 14 ring hops of 2 x 0.6 us after the GPU's fixed 2 x 11 us.
   const TimedChoice choice = time_collective(hgx_a100(), {.bytes = 8, .ranks = 8});
@@ -193,10 +200,7 @@ TEST(CollectiveTiming, AcrossNodesTheRingsScaleUpLinksCarryAllButTheNicsShare) {
   // 7/8 of its sends and bound the bus at 448 x 0.705 x 8/7 = 361 GB/s, below the NICs'
   // 8 x 50 x 0.93 = 372 (inside one node they bound it at 316).
   const auto ring_us = [](std::int64_t bytes) {
-    return time_us(mi300x_roce(), {.bytes = bytes,
-                                   .ranks = 16,
-                                   .algorithm = LibraryAlgorithm::ring,
-                                   .protocol = Protocol::simple});
+    return forced_us(mi300x_roce(), bytes, 16, LibraryAlgorithm::ring, Protocol::simple);
   };
   const std::int64_t bytes = std::int64_t{4} << 30;
   EXPECT_NEAR(ring_us(2 * bytes) - ring_us(bytes),
@@ -207,10 +211,7 @@ TEST(CollectiveTiming, RcclsNetworkHopsTakeItsTunersRatioToNcclsLonger) {
   // A tree of 4 nodes has one network level more each way than one of 2: two more hops, which
   // take 6.2 us with NCCL's LL and 10.5 / 5.0 times that with RCCL's.
   const auto tree_ll_us = [](const Fabric& fabric, int ranks) {
-    return time_us(fabric, {.bytes = 8,
-                            .ranks = ranks,
-                            .algorithm = LibraryAlgorithm::tree,
-                            .protocol = Protocol::ll});
+    return forced_us(fabric, 8, ranks, LibraryAlgorithm::tree, Protocol::ll);
   };
   Fabric h100_roce = hgx_h100();
   h100_roce.network = NetworkKind::roce;
@@ -275,12 +276,8 @@ TEST(CollectiveTiming, ATreesFirstChunkAcrossNodesGrowsWithTheBufferUpToNcclsSte
   // 3 network levels of 4 GH200 nodes is 128 KiB up to 2 MiB, the buffer's sixteenth up to
   // 8 MiB, then NCCL's 512 KiB Simple step.
   const auto fill_us = [](std::int64_t bytes) {
-    const TimingRequest tree{.bytes = bytes,
-                             .ranks = 16,
-                             .algorithm = LibraryAlgorithm::tree,
-                             .protocol = Protocol::simple};
-    return time_us(gh200_slingshot(), tree) - 5.5 - 1.1 - 2 * (3 * 3.4 + 2 * 9.0) -
-           static_cast<double>(bytes) / (100e3 * 0.93 * 0.35);
+    return forced_us(gh200_slingshot(), bytes, 16, LibraryAlgorithm::tree, Protocol::simple) - 5.5 -
+           1.1 - 2 * (3 * 3.4 + 2 * 9.0) - static_cast<double>(bytes) / (100e3 * 0.93 * 0.35);
   };
   EXPECT_NEAR(fill_us(std::int64_t{1} << 20), 3 * 131072 / 5.4e3, 0.01);
   EXPECT_NEAR(fill_us(std::int64_t{1} << 21), 3 * 131072 / 5.4e3, 0.01);
@@ -466,10 +463,7 @@ TEST(CollectiveTiming, InsideANodeTheTreeTakesNcclsMediumSizeCorrection) {
   // 8 H100, a tree of 2 MiB with Simple: NCCL's treeCorrectionFactor there is 0.6, on the chain's
   // half of the bus rate (450 x 0.76 GB/s); at 1 GiB it is 1.
   const auto tree = [](std::int64_t bytes) {
-    return time_us(hgx_h100(), {.bytes = bytes,
-                                .ranks = 8,
-                                .algorithm = LibraryAlgorithm::tree,
-                                .protocol = Protocol::simple});
+    return forced_us(hgx_h100(), bytes, 8, LibraryAlgorithm::tree, Protocol::simple);
   };
   const double hops_us = 1.1 + 2 * 7 * 3.4;
   EXPECT_NEAR(tree(2 << 20), 11.0 + hops_us + (2 << 20) / (450e3 * 0.76 * 0.5 * 0.6), 0.01);
