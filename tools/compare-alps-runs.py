@@ -8,10 +8,14 @@ runs whose directory does not start with FI_CXI, which tune the network provider
 `spmdsim perf --machine gh200-quad --cost-only`, and prints per node count and overall the median
 and p90 |error| and the number of sizes off by more than 25%.
 
-Usage: tools/compare-alps-runs.py CLONE [SPMDSIM]
+Usage: tools/compare-alps-runs.py CLONE [SPMDSIM] [--run NAME] [--nodes N,N,...]
   CLONE: a checkout of github.com/boeschf/nccl-benchmark-on-alps-2025 (its results/ directory)
   SPMDSIM: default build/bin/spmdsim
+  --run NAME: only the run in results/NAME (for example the one the published set takes its
+    GH200 rows from, nccl-tests_nccl-2.23.4-1-aws-1.13.0-v0), whatever its settings
+  --nodes: only these node counts (for example 2,8,32,128,512, those the published set lacks)
 """
+import argparse
 import pathlib
 import re
 import statistics
@@ -21,11 +25,13 @@ import sys
 RUN_FILE = re.compile(r"job-n-\d+-N-(\d+)\.txt$")
 
 
-def measured_medians(clone):
-    """{(nodes, bytes): median time in us} over the default-setting runs."""
+def measured_medians(clone, run):
+    """{(nodes, bytes): median time in us} over the default-setting runs, or over `run` alone."""
     times = {}
     for path in sorted(pathlib.Path(clone, "results").glob("*/job-n-*-N-*.txt")):
-        if path.parent.name.startswith("FI_CXI"):
+        if run is not None and path.parent.name != run:
+            continue
+        if run is None and path.parent.name.startswith("FI_CXI"):
             continue
         nodes = int(RUN_FILE.search(path.name).group(1))
         for line in path.read_text().splitlines():
@@ -60,20 +66,25 @@ def fail(message):
 
 
 def main():
-    if len(sys.argv) not in (2, 3):
-        fail(__doc__)
-    spmdsim = sys.argv[2] if len(sys.argv) == 3 else "build/bin/spmdsim"
-    medians = measured_medians(sys.argv[1])
+    parser = argparse.ArgumentParser(usage=__doc__)
+    parser.add_argument("clone")
+    parser.add_argument("spmdsim", nargs="?", default="build/bin/spmdsim")
+    parser.add_argument("--run")
+    parser.add_argument("--nodes", type=lambda text: {int(n) for n in text.split(",")})
+    args = parser.parse_args()
+    medians = measured_medians(args.clone, args.run)
     if not medians:
-        fail(f"{sys.argv[1]}: no results/*/job-n-*-N-*.txt files; expected a clone of "
-             "boeschf/nccl-benchmark-on-alps-2025")
+        fail(f"{args.clone}: no results/{args.run or '*'}/job-n-*-N-*.txt files; expected a clone "
+             "of boeschf/nccl-benchmark-on-alps-2025")
     every = []
-    for nodes in sorted({n for n, _ in medians}):
+    for nodes in sorted({n for n, _ in medians if args.nodes is None or n in args.nodes}):
         errors = [abs(time_us - medians[(nodes, size)]) / medians[(nodes, size)]
-                  for size, time_us in predicted(spmdsim, nodes).items()
+                  for size, time_us in predicted(args.spmdsim, nodes).items()
                   if (nodes, size) in medians]
         every += errors
         print(f"{nodes:4d} nodes: {summary(errors)}")
+    if not every:
+        fail(f"{args.clone}: no size measured on the nodes asked for")
     print(f" all nodes: {summary(every)}")
 
 
