@@ -145,7 +145,8 @@ const NetworkPath& network_path(NetworkKind network) {
 // (tuning model 5, which it applies to MI300X-class nodes) is 10.5 us with LL and 25 with Simple,
 // where NCCL's is 5.0 and 14. The network path's hops scale by those ratios on AMD GPUs (RCCL
 // has no LL128 latency there, and runs no LL128 across nodes).
-constexpr std::array<double, 3> kRcclNetworkHopRatio = {10.5 / 5.0, 1.0, 25.0 / 14.0};
+constexpr std::array<double, 3> kRcclNetworkHopRatio = {10.5 / kNcclTreeNetHopUs[0], 1.0,
+                                                        25.0 / kNcclTreeNetHopUs[2]};
 
 double network_hop_us(const Fabric& fabric, Protocol protocol) {
   const double hop_us = network_path(fabric.network).hop_us[index(protocol)];

@@ -17,7 +17,6 @@ constexpr PerProtocol kTreeBaseUs = {6.8, 14.0, 8.4};
 constexpr PerProtocol kTreeNvlinkHopUs = {0.6, 1.25, 4.0};
 // hwLat[NET]; with one GPU a node a ring's network step costs the tree's.
 constexpr PerProtocol kRingNetHopUs = {2.7, 4.0, 14.0};
-constexpr PerProtocol kTreeNetHopUs = {5.0, 8.5, 14.0};
 // A network step costs the proxy at least this to post (getNetOverhead), three times with Simple.
 constexpr double kNetOverheadUs = 1.0;
 // LL's rate across nodes (llMaxBws on Intel and Arm hosts): two nodes, more than two.
@@ -103,7 +102,7 @@ double ring_estimate_us(const TunerGroup& group, TimedOp op, Protocol protocol, 
   if (group.nodes > 1) {
     step_us = std::max(step_us, kNetOverheadUs * (protocol == Protocol::simple ? 3 : 1));
   }
-  const double net_hop_us = group.per_node == 1 ? kTreeNetHopUs[p] : kRingNetHopUs[p];
+  const double net_hop_us = group.per_node == 1 ? kNcclTreeNetHopUs[p] : kRingNetHopUs[p];
   double latency_us =
       kRingBaseUs[p] + (steps - network_steps) * step_us + network_steps * net_hop_us;
   if (protocol == Protocol::simple && group.nodes > 1 && all_reduce) latency_us *= kRingPlateau;
@@ -121,7 +120,7 @@ double tree_estimate_us(const TunerGroup& group, Protocol protocol, double bytes
   if (simple_tree_pattern(group)) bus_gbps *= kSimpleTreePatternShare;
   bus_gbps *= tree_rate_correction(protocol, bytes);
   const double latency_us = kTreeBaseUs[p] + 2 * ((group.per_node - 1) * kTreeNvlinkHopUs[p] +
-                                                  log2_floor(group.nodes) * kTreeNetHopUs[p]);
+                                                  log2_floor(group.nodes) * kNcclTreeNetHopUs[p]);
   return latency_us + bytes / (bus_gbps * 0.5 * 1e3);
 }
 
@@ -148,10 +147,10 @@ double collnet_estimate_us(const TunerGroup& group, double bytes) {
 }
 
 double pat_estimate_us(const TunerGroup& group, double bytes) {
-  const double latency_us =
-      kPatBaseUs +
-      log2_floor(group.nodes) * kTreeNetHopUs[index(Protocol::simple)] * kNcclPatLevelShareOfHop +
-      kNcclPatPerRankUs * group.ranks;
+  const double latency_us = kPatBaseUs +
+                            log2_floor(group.nodes) * kNcclTreeNetHopUs[index(Protocol::simple)] *
+                                kNcclPatLevelShareOfHop +
+                            kNcclPatPerRankUs * group.ranks;
   return latency_us + bytes / (ring_channels_gbps(group) * kNcclPatRateShare * 1e3);
 }
 

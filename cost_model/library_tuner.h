@@ -16,6 +16,10 @@ namespace spmd::cost_model {
 // which the time model also takes for an NVLink hop.
 inline constexpr std::array<double, 3> kNcclRingNvlinkHopUs = {0.6, 1.9, 3.4};
 
+// NCCL's latency of a tree's network step per protocol (hwLat[NET]), against which the time
+// model scales RCCL's.
+inline constexpr std::array<double, 3> kNcclTreeNetHopUs = {5.0, 8.5, 14.0};
+
 // NCCL's own models of PAT and CollNet Direct, which the time model also takes for want of a
 // published measurement of either (docs/collective-timing.md): PAT costs 2.8 us per rank and a
 // network hop / 3.5 per level, at 0.75 of the ring's rate; CollNet 0.4 us per local rank to
