@@ -15,7 +15,8 @@ constexpr PerProtocol kRingBaseUs = {6.6, 14.0, 8.4};  // baseLat
 constexpr PerProtocol kTreeBaseUs = {6.8, 14.0, 8.4};
 // hwLat[NVLINK] of the tree (the ring's is kNcclRingNvlinkHopUs).
 constexpr PerProtocol kTreeNvlinkHopUs = {0.6, 1.25, 4.0};
-// hwLat[NET]; with one GPU a node a ring's network step costs the tree's.
+// hwLat[NET] of the ring (the tree's is kNcclTreeNetHopUs); with one GPU a node a ring's network
+// step costs the tree's.
 constexpr PerProtocol kRingNetHopUs = {2.7, 4.0, 14.0};
 // A network step costs the proxy at least this to post (getNetOverhead), three times with Simple.
 constexpr double kNetOverheadUs = 1.0;
