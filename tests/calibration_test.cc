@@ -16,6 +16,7 @@
 #include "cli/calibration_row.h"
 #include "cli/error_summary.h"
 #include "error_of.h"
+#include "published_calibration.h"
 #include "support/csv_table.h"
 
 namespace spmd {
@@ -153,8 +154,7 @@ TEST(ForcedChoice, AProtocolThatNcclsLogShowedIsNotForced) {
 // copied: every row reads with a measured time, every machine is inferred, and its nccl_algo /
 // nccl_proto texts force what they say (the texts the examples above stand for).
 TEST(PublishedSet, EveryRowReadsAndItsTextsForceWhatTheySay) {
-  const std::string path =
-      std::string(SPMD_SOURCE_DIR) + "/../shared/calibration/measurements.csv";
+  const std::string path = test_calibration::published_calibration_path();
   ASSERT_TRUE(std::filesystem::exists(path))
       << "missing " << path << ": the public calibration set is not beside this checkout";
   const CsvTable table = CsvTable::read_file(path);
@@ -319,14 +319,12 @@ TEST(CalibrationMachine, ThePresetsFabricIsFittedToTheRow) {
 
 // ---- Rows
 
-constexpr const char* kHeader =
-    "config_id,gpu,gpus_total,nodes,gpus_per_node,interconnect,nic,op,dtype,redop,size_bytes,"
-    "time_us,algbw_GBps,busbw_GBps,in_or_out_of_place,nccl_algo,nccl_proto,nvls,nccl_version,"
-    "source,notes\n";
+// The published set's header line, read when a test needs it (a missing set fails that test).
+std::string header() { return test_calibration::published_calibration_header(); }
 
 TEST(CalibrationRows, ARowReadsEveryFieldValidateUses) {
   const CsvTable table = CsvTable::parse(
-      std::string(kHeader) +
+      header() +
           "h100_box,NVIDIA H100,8,1,8,\"NVLink4, NVSwitch\",n/a,all_gather,float,none,1048576,,"
           "100,,in-place,Ring (env),LL128,off,2.18,\"src, with comma\",\"a \"\"note\"\"\"\n",
       "m.csv");
@@ -360,9 +358,8 @@ TEST(CalibrationRows, TheDtypeGivesTheElementSizeElseNcclTestsFloat) {
 TEST(CalibrationRows, BadFieldsNameTheFileLineColumnAndText) {
   const std::string good = "a,H100,8,1,8,,,all_reduce,float,sum,8,10,,,out-of-place,,,,,,\n";
   const auto error_in = [&](const std::string& bad_row) {
-    return error_of([&] {
-      read_calibration_rows(CsvTable::parse(std::string(kHeader) + good + bad_row, "m.csv"));
-    });
+    return error_of(
+        [&] { read_calibration_rows(CsvTable::parse(header() + good + bad_row, "m.csv")); });
   };
   EXPECT_EQ(error_in("a,H100,8,1,8,,,all_reduce,float,sum,abc,10,,,,,,,,,\n"),
             "m.csv:3: size_bytes 'abc': expected a positive integer");
