@@ -15,9 +15,10 @@ namespace spmd {
 std::string nccl_type_name(DType dtype);
 
 // The size of one element of a dtype a calibration row names, by the text's first word (the text
-// trimmed) in any case: nccl-tests' names and the dtypes' own (float, float32, half, bfloat16, double, int8, ...),
-// and the types nccl-tests has beyond the simulator's (uint32, uint64, the fp8 formats) or their
-// common short names (fp32, fp16, bf16, int, char). None for any other text.
+// trimmed) in any case: nccl-tests' names and the dtypes' own (float, float32, half, bfloat16,
+// double, int8, ...), and the types nccl-tests has beyond the simulator's (uint32, uint64, the
+// fp8 formats) or their common short names (fp32, fp16, bf16, int, char). None for any other
+// text.
 std::optional<int> nccl_type_bytes(std::string_view text);
 
 }  // namespace spmd

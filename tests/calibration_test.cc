@@ -319,12 +319,11 @@ TEST(CalibrationMachine, ThePresetsFabricIsFittedToTheRow) {
 
 // ---- Rows
 
-// The published set's header line, read when a test needs it (a missing set fails that test).
-std::string header() { return test_calibration::published_calibration_header(); }
+using test_calibration::published_calibration_header;
 
 TEST(CalibrationRows, ARowReadsEveryFieldValidateUses) {
   const CsvTable table = CsvTable::parse(
-      header() +
+      published_calibration_header() +
           "h100_box,NVIDIA H100,8,1,8,\"NVLink4, NVSwitch\",n/a,all_gather,float,none,1048576,,"
           "100,,in-place,Ring (env),LL128,off,2.18,\"src, with comma\",\"a \"\"note\"\"\"\n",
       "m.csv");
@@ -358,8 +357,10 @@ TEST(CalibrationRows, TheDtypeGivesTheElementSizeElseNcclTestsFloat) {
 TEST(CalibrationRows, BadFieldsNameTheFileLineColumnAndText) {
   const std::string good = "a,H100,8,1,8,,,all_reduce,float,sum,8,10,,,out-of-place,,,,,,\n";
   const auto error_in = [&](const std::string& bad_row) {
-    return error_of(
-        [&] { read_calibration_rows(CsvTable::parse(header() + good + bad_row, "m.csv")); });
+    return error_of([&] {
+      read_calibration_rows(
+          CsvTable::parse(published_calibration_header() + good + bad_row, "m.csv"));
+    });
   };
   EXPECT_EQ(error_in("a,H100,8,1,8,,,all_reduce,float,sum,abc,10,,,,,,,,,\n"),
             "m.csv:3: size_bytes 'abc': expected a positive integer");

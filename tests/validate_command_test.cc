@@ -19,8 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The published set's header line, read when a test needs it (a missing set fails that test).
-std::string header() { return test_calibration::published_calibration_header(); }
+using test_calibration::published_calibration_header;
 
 // Two machines: one H100 box (a time, an algbw-only row, a forced ring, a row with no figure)
 // and two nodes of them over RoCE.
@@ -50,7 +49,7 @@ fs::path write_csv(const fs::path& dir, const std::string& text) {
 }
 
 TEST(ValidateCommand, PrintsEveryMeasuredRowPerMachineWithItsErrorAndTheSummaries) {
-  const fs::path csv = write_csv(scratch_folder("rows"), header() + kRows);
+  const fs::path csv = write_csv(scratch_folder("rows"), published_calibration_header() + kRows);
   std::ostringstream out, err;
   ASSERT_EQ(run_validate_command({.file = csv.string()}, out, err), 0) << err.str();
   const std::string text = out.str();
@@ -77,15 +76,15 @@ TEST(ValidateCommand, PrintsEveryMeasuredRowPerMachineWithItsErrorAndTheSummarie
 }
 
 TEST(ValidateCommand, SummaryNamesEachMachinesSourceRepositoriesOnce) {
-  const fs::path csv = write_csv(
-      scratch_folder("summary_sources"),
-      header() +
-          "box,NVIDIA H100 80GB HBM3,8,1,8,,none,all_reduce,float,sum,8,30,,,,,,,,"
-          "github:o/r@0123abc:results/a.txt; a vendor's guide,\n"
-          "box,NVIDIA H100 80GB HBM3,8,1,8,,none,all_reduce,float,sum,16,30,,,,,,,,"
-          "https://github.com/p/q/issues/7,\n"
-          "box,NVIDIA H100 80GB HBM3,8,1,8,,none,all_reduce,float,sum,32,30,,,,,,,,"
-          "github:o/r@4567def:results/b.txt,\n");
+  const fs::path csv =
+      write_csv(scratch_folder("summary_sources"),
+                published_calibration_header() +
+                    "box,NVIDIA H100 80GB HBM3,8,1,8,,none,all_reduce,float,sum,8,30,,,,,,,,"
+                    "github:o/r@0123abc:results/a.txt; a vendor's guide,\n"
+                    "box,NVIDIA H100 80GB HBM3,8,1,8,,none,all_reduce,float,sum,16,30,,,,,,,,"
+                    "https://github.com/p/q/issues/7,\n"
+                    "box,NVIDIA H100 80GB HBM3,8,1,8,,none,all_reduce,float,sum,32,30,,,,,,,,"
+                    "github:o/r@4567def:results/b.txt,\n");
   const CommandResult result = run_binary("validate --summary '" + csv.string() + "'");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find(" | o/r, p/q |\n"), std::string::npos)
@@ -93,7 +92,7 @@ TEST(ValidateCommand, SummaryNamesEachMachinesSourceRepositoriesOnce) {
 }
 
 TEST(ValidateCommand, SummaryIsOneMarkdownTableRowPerMachineAndAll) {
-  const fs::path csv = write_csv(scratch_folder("summary"), header() + kRows);
+  const fs::path csv = write_csv(scratch_folder("summary"), published_calibration_header() + kRows);
   const CommandResult result = run_binary("validate --summary '" + csv.string() + "'");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_EQ(result.output.rfind("| machine | preset | nodes x GPUs | rows |", 0), 0u) << result.output;
@@ -109,7 +108,7 @@ TEST(ValidateCommand, SummaryIsOneMarkdownTableRowPerMachineAndAll) {
 }
 
 TEST(ValidateCommand, LimitsExitOneWithOneLineSayingWhichFigureIsAbove) {
-  const fs::path csv = write_csv(scratch_folder("limits"), header() + kRows);
+  const fs::path csv = write_csv(scratch_folder("limits"), published_calibration_header() + kRows);
   const CommandResult strict =
       run_binary("validate --summary --max-median 0 '" + csv.string() + "'");
   EXPECT_EQ(strict.exit_code, 1) << strict.output;
@@ -125,7 +124,7 @@ TEST(ValidateCommand, LimitsExitOneWithOneLineSayingWhichFigureIsAbove) {
 
 TEST(ValidateCommand, PlotDirGetsADataFileAndAScriptPerMachine) {
   const fs::path dir = scratch_folder("plots");
-  const fs::path csv = write_csv(dir, header() + kRows);
+  const fs::path csv = write_csv(dir, published_calibration_header() + kRows);
   const CommandResult result = run_binary("validate --summary --plot-dir '" +
                                           (dir / "plots").string() + "' '" + csv.string() + "'");
   ASSERT_EQ(result.exit_code, 0) << result.output;
@@ -151,8 +150,9 @@ TEST(ValidateCommand, BadInputExitsTwoWithOneLineNamingFileLineAndField) {
   EXPECT_NE(missing.output.find("none.csv: cannot read the CSV file"), std::string::npos)
       << missing.output;
 
-  const fs::path bad_size = write_csv(
-      dir, header() + kRows + "box,NVIDIA H100,8,1,8,,,all_reduce,float,sum,abc,10,,,,,,,,,\n");
+  const fs::path bad_size =
+      write_csv(dir, published_calibration_header() + kRows +
+                         "box,NVIDIA H100,8,1,8,,,all_reduce,float,sum,abc,10,,,,,,,,,\n");
   const CommandResult bad = run_binary("validate '" + bad_size.string() + "'");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.output.find("m.csv:7: size_bytes 'abc': expected a positive integer\n"),
@@ -162,13 +162,12 @@ TEST(ValidateCommand, BadInputExitsTwoWithOneLineNamingFileLineAndField) {
 
   // A GPU without a preset, an op or a forced algorithm the model does not time: the rows are
   // listed as not predicted and the others still give their figures.
-  const fs::path unsupported = write_csv(
-      dir,
-      header() + kRows +
-          "v,NVIDIA V100,8,1,8,,,all_reduce,float,sum,8,10,,,,,,,,,\n"
-          "box,NVIDIA H100 80GB HBM3,8,1,8,,none,gather,float,none,8,10,,,,,,,,,\n"
-          "box,NVIDIA H100 80GB HBM3,8,1,8,,none,all_reduce,float,sum,8,10,,,,"
-          "MSCCL,,,,,\n");
+  const fs::path unsupported =
+      write_csv(dir, published_calibration_header() + kRows +
+                         "v,NVIDIA V100,8,1,8,,,all_reduce,float,sum,8,10,,,,,,,,,\n"
+                         "box,NVIDIA H100 80GB HBM3,8,1,8,,none,gather,float,none,8,10,,,,,,,,,\n"
+                         "box,NVIDIA H100 80GB HBM3,8,1,8,,none,all_reduce,float,sum,8,10,,,,"
+                         "MSCCL,,,,,\n");
   const CommandResult gpu = run_binary("validate '" + unsupported.string() + "'");
   EXPECT_EQ(gpu.exit_code, 0) << gpu.output;
   EXPECT_NE(gpu.output.find("1 row not predicted (v: gpu 'NVIDIA V100': expected a name holding "
@@ -183,7 +182,7 @@ TEST(ValidateCommand, BadInputExitsTwoWithOneLineNamingFileLineAndField) {
       << gpu.output;
 
   const fs::path two_machines =
-      write_csv(dir, header() + kRows +
+      write_csv(dir, published_calibration_header() + kRows +
                          "box,NVIDIA H100 80GB HBM3,16,2,8,,,all_reduce,float,sum,8,10,,,,,,,,,\n");
   const CommandResult mixed = run_binary("validate '" + two_machines.string() + "'");
   EXPECT_EQ(mixed.exit_code, 2);
