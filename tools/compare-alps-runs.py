@@ -25,8 +25,9 @@ import sys
 RUN_FILE = re.compile(r"job-n-\d+-N-(\d+)\.txt$")
 
 
-def measured_medians(clone, run):
-    """{(nodes, bytes): median time in us} over the default-setting runs, or over `run` alone."""
+def measured_medians(clone, run, node_counts):
+    """{(nodes, bytes): median time in us} over the default-setting runs, or over `run` alone;
+    only the node counts in `node_counts` unless it is None."""
     times = {}
     for path in sorted(pathlib.Path(clone, "results").glob("*/job-n-*-N-*.txt")):
         if run is not None and path.parent.name != run:
@@ -34,6 +35,8 @@ def measured_medians(clone, run):
         if run is None and path.parent.name.startswith("FI_CXI"):
             continue
         nodes = int(RUN_FILE.search(path.name).group(1))
+        if node_counts is not None and nodes not in node_counts:
+            continue
         for line in path.read_text().splitlines():
             fields = line.split()
             if len(fields) > 6 and fields[0].isdigit():
@@ -72,12 +75,13 @@ def main():
     parser.add_argument("--run")
     parser.add_argument("--nodes", type=lambda text: {int(n) for n in text.split(",")})
     args = parser.parse_args()
-    medians = measured_medians(args.clone, args.run)
+    medians = measured_medians(args.clone, args.run, args.nodes)
     if not medians:
-        fail(f"{args.clone}: no results/{args.run or '*'}/job-n-*-N-*.txt files; expected a clone "
-             "of boeschf/nccl-benchmark-on-alps-2025")
+        nodes_text = f" on {len(args.nodes)} node count(s) asked for" if args.nodes else ""
+        fail(f"{args.clone}: no results/{args.run or '*'}/job-n-*-N-*.txt sizes{nodes_text}; "
+             "expected a clone of boeschf/nccl-benchmark-on-alps-2025")
     every = []
-    for nodes in sorted({n for n, _ in medians if args.nodes is None or n in args.nodes}):
+    for nodes in sorted({n for n, _ in medians}):
         errors = [abs(time_us - medians[(nodes, size)]) / medians[(nodes, size)]
                   for size, time_us in predicted(args.spmdsim, nodes).items()
                   if (nodes, size) in medians]
