@@ -41,14 +41,17 @@ struct MachineRows {
   MachineDescription machine;
   std::string preset;
   cost_model::Fabric fabric;
-  std::string not_predicted;  // why no machine could be inferred (a GPU without a preset)
+  std::string not_predicted;            // why no machine could be inferred (a GPU without a preset)
   std::vector<Prediction> predictions;  // in file order, skipped rows included
 };
 
 Prediction predict(const CalibrationRow& row, const cost_model::Fabric& fabric,
                    const std::string& machine_not_predicted) {
   if (!machine_not_predicted.empty() || !row.not_predicted.empty()) {
-    return {&row, {}, 0, std::nullopt,
+    return {&row,
+            {},
+            0,
+            std::nullopt,
             machine_not_predicted.empty() ? row.not_predicted : machine_not_predicted};
   }
   const cost_model::TimingRequest request{.op = row.op,
@@ -119,6 +122,31 @@ std::vector<double> errors_of(const MachineRows& machine) {
     if (p.error) errors.push_back(*p.error);
   }
   return errors;
+}
+
+// The rows' errors by the two things the accuracy goals are stated for: the op a row is timed as
+// and whether its GPUs are on one node or span several (the file's `nodes`; an NVL72 rack's
+// trays count as nodes). Sorted by op, then one node before several, so printed in a fixed order.
+struct OpAndScale {
+  cost_model::TimedOp op;
+  bool across_nodes;
+  auto operator<=>(const OpAndScale&) const = default;
+};
+
+std::map<OpAndScale, std::vector<double>> errors_by_op_and_scale(
+    const std::vector<MachineRows>& machines) {
+  std::map<OpAndScale, std::vector<double>> errors;
+  for (const MachineRows& machine : machines) {
+    for (const Prediction& p : machine.predictions) {
+      if (!p.error) continue;
+      errors[{p.row->op, machine.machine.nodes > 1}].push_back(*p.error);
+    }
+  }
+  return errors;
+}
+
+std::string_view scale_name(bool across_nodes) {
+  return across_nodes ? "several nodes" : "one node";
 }
 
 int skipped_rows(const MachineRows& machine) {
@@ -241,6 +269,28 @@ void print_summary_table(const std::vector<MachineRows>& machines, const ErrorSu
   row("all", "", "", overall, "");
   out << fmt::format("\n{} without time_us, algbw_GBps or busbw_GBps skipped.\n",
                      rows_text(skipped));
+}
+
+void print_op_and_scale_table(const std::vector<MachineRows>& machines, std::ostream& out) {
+  out << "\n| op | GPUs on | rows | median \\|error\\| | p90 \\|error\\| | within 10% |\n"
+         "|---|---|---:|---:|---:|---:|\n";
+  for (const auto& [group, errors] : errors_by_op_and_scale(machines)) {
+    const ErrorSummary s = summarize_errors(errors);
+    out << fmt::format("| {} | {} | {} | {} | {} | {} |\n", cost_model::timed_op_name(group.op),
+                       scale_name(group.across_nodes), s.rows, percent(s.median_abs_error),
+                       percent(s.p90_abs_error), percent(s.share_within_10_percent));
+  }
+}
+
+void print_op_and_scale_lines(const std::vector<MachineRows>& machines, std::ostream& out) {
+  out << "by op and scale:\n";
+  for (const auto& [group, errors] : errors_by_op_and_scale(machines)) {
+    const ErrorSummary s = summarize_errors(errors);
+    out << fmt::format("  {}, {}: {} compared: median |error| {}, p90 |error| {}, within 10%: {}\n",
+                       cost_model::timed_op_name(group.op), scale_name(group.across_nodes),
+                       rows_text(s.rows), percent(s.median_abs_error), percent(s.p90_abs_error),
+                       percent(s.share_within_10_percent));
+  }
 }
 
 // ---- Plots
@@ -424,12 +474,14 @@ int run_validate_command(const ValidateOptions& options, std::ostream& out, std:
   const ErrorSummary overall = summarize_errors(all_errors);
   if (options.summary) {
     print_summary_table(machines, overall, skipped, out);
+    print_op_and_scale_table(machines, out);
   } else {
     out << fmt::format("spmdsim validate: {}: {}, {} machine{}\n\n", table.file_name(),
                        rows_text(static_cast<int>(rows.size())), machines.size(),
                        machines.size() == 1 ? "" : "s");
     for (const MachineRows& machine : machines) print_machine(machine, out);
     out << "all machines: " << summary_text(overall, skipped) << "\n";
+    print_op_and_scale_lines(machines, out);
   }
   for (const auto& [reason, count] : not_predicted_reasons(machines)) {
     out << fmt::format("{} not predicted ({})\n", rows_text(count), reason);

@@ -87,24 +87,47 @@ TEST(ValidateCommand, SummaryNamesEachMachinesSourceRepositoriesOnce) {
                     "github:o/r@4567def:results/b.txt,\n");
   const CommandResult result = run_binary("validate --summary '" + csv.string() + "'");
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_NE(result.output.find(" | o/r, p/q |\n"), std::string::npos)
-      << result.output;
+  EXPECT_NE(result.output.find(" | o/r, p/q |\n"), std::string::npos) << result.output;
 }
 
 TEST(ValidateCommand, SummaryIsOneMarkdownTableRowPerMachineAndAll) {
   const fs::path csv = write_csv(scratch_folder("summary"), published_calibration_header() + kRows);
   const CommandResult result = run_binary("validate --summary '" + csv.string() + "'");
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_EQ(result.output.rfind("| machine | preset | nodes x GPUs | rows |", 0), 0u) << result.output;
+  EXPECT_EQ(result.output.rfind("| machine | preset | nodes x GPUs | rows |", 0), 0u)
+      << result.output;
   EXPECT_NE(result.output.find("\n| box | hgx-h100 | 1 x 8 | 3 | "), std::string::npos)
       << result.output;
-  EXPECT_NE(result.output.find("\n| two_boxes | hgx-h100 | 2 x 8 | 1 | "),
-            std::string::npos);
+  EXPECT_NE(result.output.find("\n| two_boxes | hgx-h100 | 2 x 8 | 1 | "), std::string::npos);
   EXPECT_NE(result.output.find("\n| all |  |  | 4 | "), std::string::npos);
   EXPECT_NE(result.output.find(" | src |\n"), std::string::npos) << result.output;  // source
   EXPECT_NE(result.output.find("1 row without time_us, algbw_GBps or busbw_GBps skipped."),
             std::string::npos);
   EXPECT_EQ(result.output.find(" compared: "), std::string::npos);  // no per-row listing
+}
+
+// The goals are stated per op and for one node and several apart, so both outputs break the
+// rows down that way: all_reduce on one node (box's 3 rows), then across nodes (two_boxes' 1).
+TEST(ValidateCommand, BreaksTheRowsDownByOpAndScale) {
+  const fs::path csv = write_csv(scratch_folder("by_op"), published_calibration_header() + kRows);
+  std::ostringstream out, err;
+  ASSERT_EQ(run_validate_command({.file = csv.string()}, out, err), 0) << err.str();
+  const std::string text = out.str();
+  const std::size_t one_node =
+      text.find("\nby op and scale:\n  all_reduce, one node: 3 rows compared");
+  const std::size_t several = text.find("\n  all_reduce, several nodes: 1 row compared");
+  ASSERT_NE(one_node, std::string::npos) << text;
+  ASSERT_NE(several, std::string::npos) << text;
+  EXPECT_LT(one_node, several);
+  EXPECT_EQ(text.find("all_gather, "), std::string::npos) << text;  // its row has no figure
+
+  const CommandResult summary = run_binary("validate --summary '" + csv.string() + "'");
+  ASSERT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_NE(summary.output.find("\n| op | GPUs on | rows |"), std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find("\n| all_reduce | one node | 3 | "), std::string::npos)
+      << summary.output;
+  EXPECT_NE(summary.output.find("\n| all_reduce | several nodes | 1 | "), std::string::npos)
+      << summary.output;
 }
 
 TEST(ValidateCommand, LimitsExitOneWithOneLineSayingWhichFigureIsAbove) {
@@ -174,8 +197,7 @@ TEST(ValidateCommand, BadInputExitsTwoWithOneLineNamingFileLineAndField) {
                             "one of"),
             std::string::npos)
       << gpu.output;
-  EXPECT_NE(gpu.output.find("1 row not predicted (box: op gather is not timed)"),
-            std::string::npos)
+  EXPECT_NE(gpu.output.find("1 row not predicted (box: op gather is not timed)"), std::string::npos)
       << gpu.output;
   EXPECT_NE(gpu.output.find("1 row not predicted (box: nccl_algo MSCCL is not timed)"),
             std::string::npos)
