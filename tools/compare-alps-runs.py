@@ -8,12 +8,14 @@ runs whose directory does not start with FI_CXI, which tune the network provider
 `spmdsim perf --machine gh200-quad --cost-only`, and prints per node count and overall the median
 and p90 |error| and the number of sizes off by more than 25%.
 
-Usage: tools/compare-alps-runs.py CLONE [SPMDSIM] [--run NAME] [--nodes N,N,...]
+Usage: tools/compare-alps-runs.py CLONE [SPMDSIM] [--run NAME] [--nodes N,N,...] [--per-size]
   CLONE: a checkout of github.com/boeschf/nccl-benchmark-on-alps-2025 (its results/ directory)
   SPMDSIM: default build/bin/spmdsim
   --run NAME: only the run in results/NAME (for example the one the published set takes its
     GH200 rows from, nccl-tests_nccl-2.23.4-1-aws-1.13.0-v0), whatever its settings
   --nodes: only these node counts (for example 2,8,32,128,512, those the published set lacks)
+  --per-size: also a table of the signed error (%) of every size (a row) on every node count (a
+    column), where a pattern across node counts shows apart from one size's noise
 """
 import argparse
 import pathlib
@@ -63,6 +65,17 @@ def summary(errors):
             f"{sum(e > 0.25 for e in errors)}")
 
 
+def print_per_size(errors_by_nodes):
+    """Signed errors in %: a row per size, a column per node count; '.' where not measured."""
+    node_counts = sorted(errors_by_nodes)
+    sizes = sorted({size for errors in errors_by_nodes.values() for size in errors})
+    print("size (B) / nodes " + "".join(f"{nodes:>7d}" for nodes in node_counts))
+    for size in sizes:
+        cells = (errors_by_nodes[nodes].get(size) for nodes in node_counts)
+        print(f"{size:>16d} " + "".join("      ." if e is None else f"{100 * e:+7.0f}"
+                                         for e in cells))
+
+
 def fail(message):
     print(message, file=sys.stderr)
     sys.exit(2)
@@ -74,6 +87,7 @@ def main():
     parser.add_argument("spmdsim", nargs="?", default="build/bin/spmdsim")
     parser.add_argument("--run")
     parser.add_argument("--nodes", type=lambda text: {int(n) for n in text.split(",")})
+    parser.add_argument("--per-size", action="store_true")
     args = parser.parse_args()
     medians = measured_medians(args.clone, args.run, args.nodes)
     if not medians:
@@ -81,15 +95,19 @@ def main():
         fail(f"{args.clone}: no results/{args.run or '*'}/job-n-*-N-*.txt sizes{nodes_text}; "
              "expected a clone of boeschf/nccl-benchmark-on-alps-2025")
     every = []
+    signed = {}  # nodes -> {size: signed error}
     for nodes in sorted({n for n, _ in medians}):
-        errors = [abs(time_us - medians[(nodes, size)]) / medians[(nodes, size)]
-                  for size, time_us in predicted(args.spmdsim, nodes).items()
-                  if (nodes, size) in medians]
+        signed[nodes] = {size: (time_us - medians[(nodes, size)]) / medians[(nodes, size)]
+                         for size, time_us in predicted(args.spmdsim, nodes).items()
+                         if (nodes, size) in medians}
+        errors = [abs(e) for e in signed[nodes].values()]
         every += errors
         print(f"{nodes:4d} nodes: {summary(errors)}")
     if not every:
         fail(f"{args.clone}: no size measured on the nodes asked for")
     print(f" all nodes: {summary(every)}")
+    if args.per_size:
+        print_per_size(signed)
 
 
 if __name__ == "__main__":
