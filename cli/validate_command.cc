@@ -442,8 +442,10 @@ std::string limits_exceeded(const ValidateOptions& options, const ErrorSummary& 
 void add_validate_flags(CLI::App& command, ValidateOptions& options) {
   command.add_option("file", options.file, "A calibration CSV (columns as in docs/validation.md)")
       ->required();
-  command.add_flag("--summary", options.summary,
-                   "Print only the per-machine table of median and p90 |error| (markdown)");
+  command.add_flag(
+      "--summary", options.summary,
+      "Print only the tables of median and p90 |error| per machine and by op and scale "
+      "(markdown)");
   command.add_option("--plot-dir", options.plot_dir,
                      "Write per machine a data file, a gnuplot script and a PNG of measured and "
                      "predicted time against size here");
