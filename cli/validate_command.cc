@@ -41,17 +41,14 @@ struct MachineRows {
   MachineDescription machine;
   std::string preset;
   cost_model::Fabric fabric;
-  std::string not_predicted;            // why no machine could be inferred (a GPU without a preset)
+  std::string not_predicted;  // why no machine could be inferred (a GPU without a preset)
   std::vector<Prediction> predictions;  // in file order, skipped rows included
 };
 
 Prediction predict(const CalibrationRow& row, const cost_model::Fabric& fabric,
                    const std::string& machine_not_predicted) {
   if (!machine_not_predicted.empty() || !row.not_predicted.empty()) {
-    return {&row,
-            {},
-            0,
-            std::nullopt,
+    return {&row, {}, 0, std::nullopt,
             machine_not_predicted.empty() ? row.not_predicted : machine_not_predicted};
   }
   const cost_model::TimingRequest request{.op = row.op,
