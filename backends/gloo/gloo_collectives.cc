@@ -6,10 +6,8 @@
 #include <gloo/allreduce_ring_chunked.h>
 #include <gloo/alltoall.h>
 #include <gloo/broadcast.h>
-#include <gloo/reduce_scatter.h>
 
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "reference/combine_elements.h"
@@ -17,25 +15,6 @@
 
 namespace spmd::gloo_backend {
 namespace {
-
-template <class T>
-constexpr bool kSummable = std::is_same_v<T, double> || std::is_same_v<T, float> ||
-                           std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::int32_t>;
-
-// Calls visitor(T{}) for the element type of x; spmd::Error for dtypes Gloo's
-// ReduceScatterHalvingDoubling does not sum here.
-template <class Visitor>
-Array with_summable_type(const Array& x, const char* what, Visitor&& visitor) {
-  return visit_dtype(x.dtype(), [&](auto tag) -> Array {
-    using T = decltype(tag);
-    if constexpr (kSummable<T>) {
-      return visitor(tag);
-    } else {
-      throw Error(std::string(what) + " of " + std::string(dtype_name(x.dtype())) +
-                  ", expected float64, float32, int64 or int32");
-    }
-  });
-}
 
 // Calls visitor(T{}) for the element type of x: Gloo moves elements of any type.
 template <class Visitor>
@@ -138,25 +117,6 @@ Array all_gather(const ContextPtr& context, const Array& x) {
                       static_cast<std::size_t>(out.size()));
     gloo::allgather(options);
     return out;
-  });
-}
-
-Array reduce_scatter_sum(const ContextPtr& context, const Array& x) {
-  const std::int64_t block = block_elements(context, x, "Gloo reduce-scatter");
-  return with_summable_type(x, "Gloo reduce-scatter", [&](auto tag) {
-    using T = decltype(tag);
-    Array buffer = x;
-    T* data = buffer.template mutable_values<T>().data();
-    const std::vector<int> block_sizes(static_cast<std::size_t>(context->size),
-                                       static_cast<int>(block));
-    // Our sum, not gloo::sum<T>: integer sums wrap there as in JAX, where Gloo's own is signed
-    // overflow (undefined behaviour, found by UBSan).
-    static const gloo::ReductionFunction<T> sum(gloo::CUSTOM, &combine_in_place<T, ReduceOp::sum>);
-    gloo::ReduceScatterHalvingDoubling<T>(context, {data}, static_cast<int>(x.size()), block_sizes,
-                                          &sum)
-        .run();
-    // The rank's own block ends up at the start of the buffer (reduce_scatter.h, distribution).
-    return slice(buffer, 0, 0, block);
   });
 }
 

@@ -33,9 +33,6 @@ Array all_reduce(const ContextPtr& context, const Array& x, AllReduceAlgorithm a
                  ReduceOp op = ReduceOp::sum);
 // gloo::allgather: every rank's x, concatenated in rank order.
 Array all_gather(const ContextPtr& context, const Array& x);
-// gloo::ReduceScatterHalvingDoubling: rank r gets block r of the sum; x.size() must divide
-// evenly by the group size. Dtypes: float64, float32, int64, int32.
-Array reduce_scatter_sum(const ContextPtr& context, const Array& x);
 // gloo::alltoall: rank r gets block r of every rank's x, concatenated in rank order.
 Array all_to_all(const ContextPtr& context, const Array& x);
 // gloo::broadcast: every rank gets the root's x.

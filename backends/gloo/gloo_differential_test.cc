@@ -1,14 +1,12 @@
 // Gloo (Debian libgloo-dev) against the reference, bit for bit: ranks are threads of this process
 // with a shared HashStore and a TCP device on loopback each (gloo_ranks.h). All-reduce results
 // must equal the reference folding in the Gloo algorithm's order
-// (docs/reduction-orders.md#all-reduce-orders); data movement and integer sums must equal the
-// reference exactly.
+// (docs/reduction-orders.md#all-reduce-orders); data movement must equal the reference exactly.
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <barrier>
-#include <bit>
 #include <functional>
 #include <iostream>
 #include <mutex>
@@ -115,18 +113,15 @@ std::string param_name(const testing::TestParamInfo<AllReduceParam>& info) {
 
 INSTANTIATE_TEST_SUITE_P(gloo, GlooAllReduce, testing::ValuesIn(all_reduce_params()), param_name);
 
-// ---- Data movement and integer reduce-scatter: exact -----------------------------------------
+// ---- Data movement: exact ---------------------------------------------------------------------
 // Up to about 100k elements in all: Gloo's threads on loopback TCP take seconds per Mi element
 // here, and the all-reduce tests above already cover 2^20 + 1.
 
 class GlooCollectives : public testing::TestWithParam<int> {};
 
-// Gloo's ReduceScatterHalvingDoubling order is not modelled, so its sums are checked on
-// int32, where every order gives the same bits. Only on a power of two ranks: on 3 and 5 ranks
-// Gloo 0.0~git20230519 (Debian 12) intermittently returns wrong values at the start of rank 0's
-// block (4 of 20 runs at 3 ranks, 7 of 24 at 5 ranks, under load) — a race inside Gloo, which
-// sends from the caller's buffer while it overwrites it; the same race is reported through
-// XLA:CPU in jax-ml/jax#40830. docs/backends.md records it.
+// No case runs Gloo's ReduceScatterHalvingDoubling: Gloo 0.0~git20230519 (Debian 12) sends from
+// the caller's buffer while the algorithm overwrites it, so on any rank count it intermittently
+// returns wrong values at the start of rank 0's block (docs/backends.md records the runs).
 // The reference's result of `call` (on axis 'i', tiled), for cases that outlive this function.
 std::function<std::vector<Array>(const std::vector<Array>&)> reference_of(CollectiveOp op) {
   return [op](const std::vector<Array>& all) {
@@ -150,17 +145,10 @@ std::vector<GlooCase> exact_cases(DType dtype, std::int64_t count, int ranks) {
          return broadcast(context, own, ranks - 1);
        },
        [](const std::vector<Array>& all) { return std::vector<Array>(all.size(), all.back()); }});
-  if (dtype == DType::int32 && std::has_single_bit(static_cast<unsigned>(ranks))) {
-    cases.push_back({case_label("reduce_scatter (halving-doubling)", dtype, count), dtype, count,
-                     [](const Array& own, const ContextPtr& context) {
-                       return reduce_scatter_sum(context, own);
-                     },
-                     reference_of(CollectiveOp::psum_scatter)});
-  }
   return cases;
 }
 
-TEST_P(GlooCollectives, data_movement_and_integer_sums_equal_the_reference) {
+TEST_P(GlooCollectives, data_movement_equals_the_reference) {
   const int ranks = GetParam();
   std::vector<GlooCase> cases;
   for (DType dtype : kDTypes) {
