@@ -122,6 +122,7 @@ class GlooCollectives : public testing::TestWithParam<int> {};
 // No case runs Gloo's ReduceScatterHalvingDoubling: Gloo 0.0~git20230519 (Debian 12) sends from
 // the caller's buffer while the algorithm overwrites it, so on any rank count it intermittently
 // returns wrong values at the start of rank 0's block (docs/backends.md records the runs).
+
 // The reference's result of `call` (on axis 'i', tiled), for cases that outlive this function.
 std::function<std::vector<Array>(const std::vector<Array>&)> reference_of(CollectiveOp op) {
   return [op](const std::vector<Array>& all) {
