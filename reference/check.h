@@ -1,6 +1,6 @@
 #pragma once
-// Invariant checks that stay on in every build (the only build is RelWithDebInfo, where assert
-// is compiled out):
+// Invariant checks that stay on in every build (the release builds define NDEBUG, which compiles
+// assert out):
 //   SPMD_CHECK(free_at_ps >= previous_ps, fmt::format("link {} went back", link));
 // throws spmd::InternalError "file:line: check failed: <condition>: <message>" when the condition
 // is false. The message expression is evaluated only then, so it may format freely.

@@ -17,8 +17,7 @@ Rendezvous::Rendezvous(const Mesh& mesh, const ReductionOrder& order)
                  }) {}
 
 Rendezvous::Rendezvous(const Mesh& mesh, CollectiveEvaluator evaluate)
-    : mesh_(mesh),
-      evaluate_(std::move(evaluate)),
+    : evaluate_(std::move(evaluate)),
       next_index_(static_cast<std::size_t>(mesh.device_count()), 0),
       states_(static_cast<std::size_t>(mesh.device_count()), State::running),
       waiting_in_(static_cast<std::size_t>(mesh.device_count()), -1) {}

@@ -1,9 +1,10 @@
 #pragma once
 // The reference backend's meeting point: every device hands its input for its k-th collective
 // here; when all have arrived, the last one computes every device's result in one place
-// (evaluate_collective, or another backend's evaluator) and wakes the others. When no device can move any more (each has
-// finished, failed or waits), the waiting ones are released with a report of who waits in what:
-// a program whose devices disagree about collectives is reported, never a hang.
+// (evaluate_collective, or another backend's evaluator) and wakes the others. When no device can
+// move any more (each has finished, failed or waits), the waiting ones are released with a report
+// of who waits in what: a program whose devices disagree about collectives is reported, never a
+// hang.
 
 #include <condition_variable>
 #include <functional>
@@ -54,7 +55,6 @@ class Rendezvous {
   std::string device_report(int device) const;  // "waits in psum('i') of float32[3]"
   std::string stuck_report() const;
 
-  const Mesh& mesh_;
   CollectiveEvaluator evaluate_;
   std::mutex mutex_;
   std::condition_variable changed_;

@@ -32,7 +32,7 @@ class GroupBuffers {
   std::vector<std::pair<int, std::int64_t>> held_;
 };
 
-class ScheduleRun : public std::enable_shared_from_this<ScheduleRun>, public StepListener {
+class ScheduleRun final : public std::enable_shared_from_this<ScheduleRun>, public StepListener {
  public:
   ScheduleRun(ScheduleRunSetup setup, EventQueue& events, LinkState& links, MemoryLedger& memory,
               ScheduleDone done)

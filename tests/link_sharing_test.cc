@@ -45,7 +45,6 @@ struct TimedStep {
 struct Arrival {
   int from, to;
   std::int64_t bytes, start_ps, arrival_ps;
-  friend bool operator==(const Arrival&, const Arrival&) = default;
 };
 
 struct StepOutcome {
@@ -54,7 +53,8 @@ struct StepOutcome {
 };
 
 // Hears one step; a step's transfers are its sends, ranks equal to device ids.
-class StepRecorder : public sim::StepListener, public std::enable_shared_from_this<StepRecorder> {
+class StepRecorder final : public sim::StepListener,
+                           public std::enable_shared_from_this<StepRecorder> {
  public:
   StepOutcome outcome;
   void transfer_arrived(int from, int to, std::int64_t bytes, std::int64_t start_ps,

@@ -17,7 +17,7 @@ packages=(
   python3 python3-numpy python3-venv python3-pip
   openmpi-bin libopenmpi-dev  # backends/mpi: real mpirun
   libgloo-dev                 # backends/gloo
-  clang-16 libclang-rt-16-dev # fuzz/: libFuzzer (Debian 12's clang 14 cannot read GCC 12's <ranges>)
+  clang-16 libclang-rt-16-dev # the asan preset and fuzz/: libFuzzer (Debian 12's clang 14 cannot read GCC 12's <ranges>)
 )
 
 sudo_if_needed() {

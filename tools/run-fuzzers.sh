@@ -1,30 +1,34 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harnesses (fuzz/, the fuzz preset: clang, ASan, UBSan, in build-fuzz) and
-# runs each for SECONDS (default 30), starting from its seed corpus in fuzz/corpus/<harness>/
-# (docs/sanitizers.md). New inputs go to build-fuzz/corpus/<harness>/, never into the
-# repository; a crash, a sanitizer report, an input slower than 10 s or 2 GiB of memory stops
-# that harness, leaves the input in build-fuzz/findings/ and fails the script.
+# Builds the libFuzzer harnesses (fuzz/) in the asan preset's tree (clang 16, ASan, UBSan, in
+# build-asan, which tools/run-sanitized-tests.sh builds too) and runs each for SECONDS (default
+# 30), starting from its seed corpus in fuzz/corpus/<harness>/ (docs/sanitizers.md). New inputs
+# go to build-asan/corpus/<harness>/, never into the repository; a crash, a sanitizer report, an
+# input slower than 10 s or 2 GiB of memory stops that harness, leaves the input in
+# build-asan/findings/ and fails the script.
 # usage: tools/run-fuzzers.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-30}"
 tools/install-deps.sh  # clang 16 and its libFuzzer runtime among them
 harnesses=(npy_fuzzer units_fuzzer machine_file_fuzzer workload_fuzzer conformance_case_fuzzer)
-cmake --preset fuzz
-cmake --build --preset fuzz --target "${harnesses[@]}"
-mkdir -p build-fuzz/findings
+cmake --preset asan
+cmake --build --preset asan --target "${harnesses[@]}"
+mkdir -p build-asan/findings
+# A report's stack is written through addr2line (docs/sanitizers.md says why).
+export ASAN_OPTIONS="${ASAN_OPTIONS:-external_symbolizer_path=/usr/bin/addr2line}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:external_symbolizer_path=/usr/bin/addr2line}"
 failed=()
 for harness in "${harnesses[@]}"; do
-  mkdir -p "build-fuzz/corpus/$harness"
+  mkdir -p "build-asan/corpus/$harness"
   echo "== $harness for ${seconds} s"
-  if ! build-fuzz/bin/"$harness" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-         -print_final_stats=1 -artifact_prefix="build-fuzz/findings/$harness-" \
-         "build-fuzz/corpus/$harness" "fuzz/corpus/$harness" 2>&1 | tail -n 40; then
+  if ! build-asan/bin/"$harness" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+         -print_final_stats=1 -artifact_prefix="build-asan/findings/$harness-" \
+         "build-asan/corpus/$harness" "fuzz/corpus/$harness" 2>&1 | tail -n 40; then
     failed+=("$harness")
   fi
 done
 if [ ${#failed[@]} -gt 0 ]; then
-  echo "fuzzers that found something: ${failed[*]} (inputs in build-fuzz/findings/)" >&2
+  echo "fuzzers that found something: ${failed[*]} (inputs in build-asan/findings/)" >&2
   exit 1
 fi
 echo "every harness ran ${seconds} s clean"

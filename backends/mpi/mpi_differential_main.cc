@@ -176,7 +176,7 @@ void check_other_collectives(Checker& checker, int n) {
       checker.run({case_label(fmt::format("broadcast from rank {}", n - 1), dtype, count), dtype,
                    count,
                    [n](const Array& own, MPI_Comm comm) { return broadcast(own, n - 1, comm); },
-                   [n](const auto& all) { return std::vector<Array>(all.size(), all.back()); }});
+                   [](const auto& all) { return std::vector<Array>(all.size(), all.back()); }});
     }
   }
 }

@@ -58,8 +58,18 @@ extern "C" {
 #define SPMDSIM_PLUGIN_ABI_VERSION 1
 #define SPMDSIM_PLUGIN_ENTRY_POINT "spmdsim_plugin_entry"
 
+/* C++ gives the enums below int as their fixed underlying type. In C any int may travel in an
+ * enum; without a fixed type a C++ host that reads a number outside the enumerators (a faulty
+ * plugin's) has undefined behaviour instead of a value it can refuse. The representation is an
+ * int either way. */
+#ifdef __cplusplus
+#define SPMDSIM_ENUM_OF_INT : int
+#else
+#define SPMDSIM_ENUM_OF_INT
+#endif
+
 /* Element types. The numbers are part of the ABI. */
-typedef enum spmdsim_dtype {
+typedef enum spmdsim_dtype SPMDSIM_ENUM_OF_INT {
   SPMDSIM_FLOAT64 = 0,
   SPMDSIM_FLOAT32 = 1,
   SPMDSIM_FLOAT16 = 2,  /* IEEE binary16 */
@@ -72,7 +82,11 @@ typedef enum spmdsim_dtype {
 } spmdsim_dtype;
 
 /* Reduction operators. The numbers are part of the ABI. */
-typedef enum spmdsim_reduce_op { SPMDSIM_SUM = 0, SPMDSIM_MAX = 1, SPMDSIM_MIN = 2 } spmdsim_reduce_op;
+typedef enum spmdsim_reduce_op SPMDSIM_ENUM_OF_INT {
+  SPMDSIM_SUM = 0,
+  SPMDSIM_MAX = 1,
+  SPMDSIM_MIN = 2
+} spmdsim_reduce_op;
 
 /* Bytes per element of `dtype`; 0 for a value that is no spmdsim_dtype. */
 static inline size_t spmdsim_dtype_size_bytes(spmdsim_dtype dtype) {
