@@ -498,7 +498,7 @@ void add_choices(const Fabric& fabric, const TimingRequest& request, const Layou
         add(LibraryAlgorithm::allpairs, all_pairs_us(fabric, layout, protocol, bytes));
       }
       if (protocol != Protocol::simple) return;
-      if (fabric.in_switch_reduction && layout.nodes == 1 && layout.ranks > 2) {
+      if (fabric.in_switch_reduction && layout.nodes == 1 && layout.ranks > 1) {
         add(LibraryAlgorithm::nvls, nvls_us(fabric, layout, bytes));
       }
       if (fabric.in_switch_reduction && layout.nodes > 1 && layout.per_node > 1) {

@@ -121,6 +121,19 @@ TEST(CollectiveTiming, NvlsChunksShrinkWithTheBufferAndSlowItDown) {
   EXPECT_GT(nvls_us(std::int64_t{4} << 20) / 4, nvls_us(std::int64_t{512} << 20) / 512);
 }
 
+TEST(CollectiveTiming, NvlsRunsOnTwoGpusWhenForcedButTheTunerKeepsTheRing) {
+  // NCCL sets up NVLS from two GPUs on (src/transport/nvls.cc); each GPU's links then carry
+  // 1 + 1/2 of the buffer each way, so NVLS is slower than a two-GPU ring, which moves it once.
+  const std::int64_t bytes = std::int64_t{1} << 30;
+  const TimedChoice forced =
+      time_collective(hgx_h100(), {.bytes = bytes, .ranks = 2, .algorithm = LibraryAlgorithm::nvls});
+  EXPECT_EQ(forced.label(), "nvls/Simple");
+  EXPECT_EQ(forced.fallback, "");
+  const TimedChoice chosen = time_collective(hgx_h100(), {.bytes = bytes, .ranks = 2});
+  EXPECT_EQ(chosen.label(), "ring/Simple");
+  EXPECT_GT(forced.time_ps, chosen.time_ps);
+}
+
 TEST(CollectiveTiming, LeftToItselfTheLibraryRunsNvlsWhereItsTunerPrefersIt) {
   // On 4 GPUs NCCL's estimate of NVLS (4 channels of at most 60 GB/s, x 0.85, after 25 us) is
   // beaten by its LL128 ring estimate (450 GB/s x 0.92 x 4/6, after 14 + 6 x 1.9 us) at every
