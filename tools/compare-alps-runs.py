@@ -82,7 +82,10 @@ def fail(message):
 
 
 def main():
-    parser = argparse.ArgumentParser(usage=__doc__)
+    # The docstring has a '%' (the --per-size text), so it is the description, not the usage
+    # string, which argparse formats with %.
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("clone")
     parser.add_argument("spmdsim", nargs="?", default="build/bin/spmdsim")
     parser.add_argument("--run")
