@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <regex>
 
 #include "cli/nccl_type_names.h"
 #include "reference/check.h"
@@ -104,6 +105,11 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
     const std::string_view source = trimmed(field("source"));
     row.source = std::string(source.substr(0, source.find_first_of(" \t;,")));
   }
+  if (table.column_index("notes")) {
+    const CalibrationLaunch launch = calibration_launch(field("notes"));
+    row.gpus_per_process = launch.gpus_per_process;
+    row.graph_launch = launch.graph_launch;
+  }
   if (table.column_index("in_or_out_of_place")) {
     row.in_place = ascii_lowercase(trimmed(field("in_or_out_of_place"))).starts_with("in-place");
   }
@@ -111,6 +117,25 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
 }
 
 }  // namespace
+
+CalibrationLaunch calibration_launch(std::string_view notes) {
+  // A flag starts the text or follows a space, quote or parenthesis, so "-g" inside a path
+  // ("spinup-gpu-cluster") is none.
+  static const std::regex gpus(R"((?:^|[\s"'`(])(?:-g|--ngpus)[\s=]*(\d+)|nGpus\s+(\d+))");
+  static const std::regex graph(
+      R"((?:^|[\s"'`(])(?:-G|--cudagraph)[\s=]*(\d+)|graph:\s*([1-9]))");
+  const std::string text(notes);
+  CalibrationLaunch launch;
+  std::smatch match;
+  if (std::regex_search(text, match, gpus)) {
+    const std::string number = match[1].matched ? match[1].str() : match[2].str();
+    launch.gpus_per_process = std::max(1, std::stoi(number.substr(0, 6)));
+  }
+  if (std::regex_search(text, match, graph)) {
+    launch.graph_launch = !match[1].matched || std::stoi(match[1].str().substr(0, 6)) > 0;
+  }
+  return launch;
+}
 
 std::vector<CalibrationRow> read_calibration_rows(const CsvTable& table) {
   table.require_columns(

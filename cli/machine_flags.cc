@@ -105,8 +105,20 @@ void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices
                      fmt::format("Collective algorithm: {} (default: automatic)",
                                  algorithm_names()));
   add_library_choice_flags(command, flags.library_algorithm, flags.protocol);
+  add_launch_flags(command, flags.gpus_per_process, flags.graph_launch);
   add_full_simulation_flag(command, flags.full_simulation);
   add_fault_flag(command, flags.faults);
+}
+
+void add_launch_flags(CLI::App& command, std::optional<int>& gpus_per_process,
+                      bool& graph_launch) {
+  command.add_option("--gpus-per-process", gpus_per_process,
+                     "On a machine with a fabric, how many of a node's GPUs one process drives, as "
+                     "nccl-tests' -g: 1 (one process per GPU) up to the node's GPUs (one process "
+                     "per host, as JAX runs) (default: the machine's, else 1)");
+  command.add_flag("--graph-launch", graph_launch,
+                   "On a machine with a fabric, launch the collectives from a captured CUDA or HIP "
+                   "graph, as nccl-tests' -G 1");
 }
 
 void add_library_choice_flags(CLI::App& command, std::string& algorithm, std::string& protocol) {
@@ -206,6 +218,29 @@ sim::MachineSpec named_machine_with_devices(const MachineFlags& flags, int devic
   return spec;
 }
 
+sim::MachineSpec with_launch_flags(sim::MachineSpec spec, std::optional<int> gpus_per_process,
+                                   bool graph_launch) {
+  if (!gpus_per_process && !graph_launch) return spec;
+  const std::string flag = gpus_per_process
+                               ? fmt::format("--gpus-per-process {}", *gpus_per_process)
+                               : std::string("--graph-launch");
+  if (!spec.fabric) {
+    throw Error(fmt::format("{}: machine '{}' has no fabric, expected a GPU preset or a machine "
+                            "file with one (docs/machine-format.md)",
+                            flag, spec.name));
+  }
+  if (gpus_per_process) {
+    const int per_node = spec.fabric->devices_per_node;
+    if (*gpus_per_process < 1 || *gpus_per_process > per_node) {
+      throw Error(fmt::format("{}: expected 1 to {}, the GPUs of one of the machine's nodes",
+                              flag, per_node));
+    }
+    spec.fabric->gpus_per_process = *gpus_per_process;
+  }
+  if (graph_launch) spec.fabric->graph_launch = true;
+  return spec;
+}
+
 sim::MachineSpec machine_from_flags(const MachineFlags& flags) {
   sim::MachineSpec spec;
   if (flags.machine.empty()) {
@@ -216,19 +251,25 @@ sim::MachineSpec machine_from_flags(const MachineFlags& flags) {
     spec = devices_given ? named_machine_with_devices(flags, flags.devices)
                          : machine_from_name_or_file(flags.machine);
   }
-  return with_fault_flags(with_link_sharing(std::move(spec), flags.link_sharing), flags.faults);
+  return with_launch_flags(
+      with_fault_flags(with_link_sharing(std::move(spec), flags.link_sharing), flags.faults),
+      flags.gpus_per_process, flags.graph_launch);
 }
 
 sim::MachineSpec machine_with_devices(const MachineFlags& flags, int devices) {
   if (flags.machine.empty()) {
-    return with_fault_flags(
-        with_link_sharing(machine_from_topology_flags(flags, devices), flags.link_sharing),
-        flags.faults);
+    return with_launch_flags(
+        with_fault_flags(
+            with_link_sharing(machine_from_topology_flags(flags, devices), flags.link_sharing),
+            flags.faults),
+        flags.gpus_per_process, flags.graph_launch);
   }
   check_no_topology_flags(flags);
-  return with_fault_flags(
-      with_link_sharing(named_machine_with_devices(flags, devices), flags.link_sharing),
-      flags.faults);
+  return with_launch_flags(
+      with_fault_flags(
+          with_link_sharing(named_machine_with_devices(flags, devices), flags.link_sharing),
+          flags.faults),
+      flags.gpus_per_process, flags.graph_launch);
 }
 
 }  // namespace spmd

@@ -25,6 +25,10 @@ struct MachineFlags {
   bool full_simulation = false;           // no closed-form fast path
   std::string link_sharing;               // fair or fifo; empty: the machine's
   std::vector<std::string> faults;        // --fault, as written (sim/faults.h)
+  // --gpus-per-process and --graph-launch: how the program launches its collectives, over the
+  // machine's fabric (cost_model::Fabric). None: the fabric's own.
+  std::optional<int> gpus_per_process;
+  bool graph_launch = false;
   // --devices, to tell whether the command line gave it: with --machine PRESET it sets the
   // preset's device count (machine_preset_with_devices); a machine file fixes its own. Null for
   // commands without it.
@@ -41,6 +45,14 @@ void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices
 // `--nccl-algo` / `--nccl-proto`: the library's algorithm and protocol on a machine with a
 // fabric, as NCCL_ALGO / NCCL_PROTO set them (docs/collective-timing.md).
 void add_library_choice_flags(CLI::App& command, std::string& algorithm, std::string& protocol);
+// `--gpus-per-process N` / `--graph-launch`: how the program launches its collectives, as
+// nccl-tests' -g and -G (cost_model::Fabric::gpus_per_process, graph_launch).
+void add_launch_flags(CLI::App& command, std::optional<int>& gpus_per_process,
+                      bool& graph_launch);
+// The spec with them over its fabric's; spmd::Error when it has no fabric or the count does
+// not fit one of its nodes.
+sim::MachineSpec with_launch_flags(sim::MachineSpec spec, std::optional<int> gpus_per_process,
+                                   bool graph_launch);
 // Their values; spmd::Error naming the flag for a bad name. Empty values force nothing.
 cost_model::LibraryChoice library_choice_from_flags(const std::string& algorithm,
                                                     const std::string& protocol);

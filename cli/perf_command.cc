@@ -22,6 +22,18 @@
 namespace spmd {
 namespace {
 
+// How the machine's fabric launches collectives, when not one process per GPU without a graph:
+// ", one process per 8 GPUs, graph launch".
+std::string launch_text(const sim::MachineSpec& spec) {
+  if (!spec.fabric) return "";
+  std::string text;
+  if (spec.fabric->gpus_per_process > 1) {
+    text += fmt::format(", one process per {} GPUs", spec.fabric->gpus_per_process);
+  }
+  if (spec.fabric->graph_launch) text += ", graph launch";
+  return text;
+}
+
 // nccl-tests' sizes: a number with an optional K, M or G (powers of 1024), as in `-e 1G`; or any
 // size the machine files accept ("64MiB", "1GB").
 std::int64_t parse_size(const std::string& text, const std::string& flag) {
@@ -177,7 +189,7 @@ int run_perf_command(const PerfOptions& options, std::ostream& out) {
   const sim::MeshPlacement placement(sim_options.placement, Mesh({spec.devices}, {"i"}),
                                      machine.topology());
   out << "# spmdsim perf: " << options.op << " on " << spec.name << " (" << spec.devices
-      << " devices, placement " << placement.text() << "), "
+      << " devices, placement " << placement.text() << launch_text(spec) << "), "
       << (options.cost_only ? "cost only" : "with data, seeded inputs") << "\n#\n"
       << "#       size         count      type   redop    root        time     algbw     busbw  "
          "algorithm\n"

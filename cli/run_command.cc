@@ -68,6 +68,7 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
   command.add_option("--algorithm", options.algorithm,
                      "Collective algorithm for every collective (default: the machine's choice)");
   add_library_choice_flags(command, options.library_algorithm, options.protocol);
+  add_launch_flags(command, options.gpus_per_process, options.graph_launch);
   add_full_simulation_flag(command, options.full_simulation);
   add_placement_flag(command, options.placement);
   command.add_option("--link-sharing", options.link_sharing,
@@ -89,7 +90,9 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
 }
 
 int run_run_command(const RunOptions& options, std::ostream& out) {
-  const sim::MachineSpec spec = with_fault_flags(run_machine(options), options.faults);
+  const sim::MachineSpec spec =
+      with_launch_flags(with_fault_flags(run_machine(options), options.faults),
+                        options.gpus_per_process, options.graph_launch);
   sim::SimOptions sim_options{.cost_only = true,
                               .record_link_transfers =
                                   static_cast<std::size_t>(options.trace_arrows),

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ struct RunOptions {
   std::string placement = "auto";
   std::string link_sharing;  // fair or fifo; empty: the machine's
   std::vector<std::string> faults;  // --fault (sim/faults.h)
+  std::optional<int> gpus_per_process;  // --gpus-per-process; none: the machine's
+  bool graph_launch = false;            // --graph-launch
   // Link messages recorded as the trace's arrows; beyond it the run says how many it dropped.
   std::int64_t trace_arrows = 200'000;
   // HLO modules: the fractions of peak FLOP/s and memory bandwidth their ops reach.

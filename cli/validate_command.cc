@@ -63,6 +63,8 @@ Prediction predict(const CalibrationRow& row, const cost_model::Fabric& fabric,
   if (row.forced_algorithm == cost_model::LibraryAlgorithm::collnet) {
     row_fabric.in_network_reduction = true;
   }
+  row_fabric.gpus_per_process = row.gpus_per_process;
+  row_fabric.graph_launch = row.graph_launch;
   Prediction prediction{&row, cost_model::time_collective(row_fabric, request), 0, std::nullopt,
                         ""};
   prediction.predicted_us = static_cast<double>(prediction.choice.time_ps) / 1e6;
@@ -178,6 +180,15 @@ std::string forced_text(const CalibrationRow& row) {
   return text.empty() ? "-" : text;
 }
 
+// The forced choice and how the run launched, as nccl-tests' flags: "-", "ring", "- -g 8",
+// "ring -G 1".
+std::string settings_text(const CalibrationRow& row) {
+  std::string text = forced_text(row);
+  if (row.gpus_per_process > 1) text += fmt::format(" -g {}", row.gpus_per_process);
+  if (row.graph_launch) text += " -G 1";
+  return text;
+}
+
 std::string machine_text(const MachineRows& machine) {
   return fmt::format("{}: {}, {} node{} x {} GPUs ({})", machine.config_id, machine.machine.gpu,
                      machine.machine.nodes, machine.machine.nodes == 1 ? "" : "s",
@@ -209,7 +220,7 @@ void print_machine(const MachineRows& machine, std::ostream& out) {
     if (fell_back) ++fallbacks[p.choice.fallback];
     out << fmt::format(
         "  {:>6}  {:<16}  {:>12}  {:<12}  {:>14.2f}  {:>14.2f}  {:<14}  {:>+7.1f}%\n", p.row->line,
-        p.row->op_name, p.row->size_bytes, forced_text(*p.row), *p.row->measured_time_us,
+        p.row->op_name, p.row->size_bytes, settings_text(*p.row), *p.row->measured_time_us,
         p.predicted_us, p.choice.label() + (fell_back ? "*" : ""), 100 * *p.error);
   }
   for (const auto& [note, rows] : fallbacks) {

@@ -30,11 +30,31 @@ double synchronization_factor(GpuGeneration generation) {
 }
 
 // The GPU's fixed part of a collective: starting the kernel and learning it finished, beyond
-// its hops. Fitted to the published small-message floors (docs/collective-timing.md).
+// its hops. Fitted to the published small-message floors (docs/collective-timing.md). On AMD
+// most of it is the host's launch, which a graph replays without: MI300X's floor falls from
+// 13 to 7.5 us under rccl-tests -G 1 (ROCm's xGMI blog, docs/collective-timing.md).
+constexpr double kAmdFixedUs = 7.1;
+constexpr double kAmdGraphFixedUs = 1.5;
 double gpu_fixed_us(const Fabric& fabric) {
-  if (is_amd(fabric.generation)) return 7.1;
+  if (is_amd(fabric.generation)) return fabric.graph_launch ? kAmdGraphFixedUs : kAmdFixedUs;
   const double hopper_us = fabric.host == HostKind::grace ? 5.5 : 11.0;
   return hopper_us * synchronization_factor(fabric.generation);
+}
+
+// The GPUs of the group that one process drives (at least 1).
+int gpus_of_one_process(const Fabric& fabric, int per_node) {
+  return std::max(1, std::min(fabric.gpus_per_process, per_node));
+}
+
+// ROCm serializes the kernel launches of the GPUs one process drives, and the collective waits
+// for the last of them: the published single-process MI300X runs (rccl-tests -g 8) take about
+// 26 us longer than one process per GPU at every size up to 32 MiB, not hidden behind the
+// transfer. Graph replay launches them together. NCCL's cost of a single process shows instead
+// as the host's issue interval below, fitted on such runs.
+constexpr double kRcclSerialLaunchUs = 3.7;
+double launch_stagger_us(const Fabric& fabric, int per_node) {
+  if (!is_amd(fabric.generation) || fabric.graph_launch) return 0.0;
+  return (gpus_of_one_process(fabric, per_node) - 1) * kRcclSerialLaunchUs;
 }
 
 // The host's interval between issuing two collectives. nccl-tests, like a framework, issues
@@ -43,6 +63,7 @@ double gpu_fixed_us(const Fabric& fabric) {
 // hosts is the only host whose interval shows in the published floors (the 4-GPU H100 slice's
 // all-reduce stays flat from 128 KiB to 2 MiB); elsewhere the GPU's part is longer.
 double host_issue_us(const Fabric& fabric) {
+  if (fabric.graph_launch) return 0.0;  // the graph issues every kernel at once
   return !is_amd(fabric.generation) && fabric.host == HostKind::x86 ? 22.0 : 0.0;
 }
 
@@ -391,8 +412,11 @@ double pat_us(const Fabric& fabric, const Layout& layout, double bus_bytes) {
 constexpr std::int64_t kAllPairsMaxBytes = 16 << 20;
 constexpr std::int64_t kAllPairsSimpleFromBytes = 512 << 10;
 constexpr std::int64_t kAllPairsChunks = 256;
+// RCCL's MSCCL refuses a communicator with several GPUs in one process (src/misc/msccl/
+// msccl_lifecycle.cc, mscclInit: "MSCCL doesn't support multiple GPUs in one process").
 bool all_pairs_runs(const Fabric& fabric, const Layout& layout, const TimingRequest& request) {
   return fabric.generation == GpuGeneration::cdna3 && layout.nodes == 1 && layout.ranks == 8 &&
+         gpus_of_one_process(fabric, layout.per_node) == 1 &&
          request.bytes > 0 && request.bytes <= kAllPairsMaxBytes && request.element_bytes > 0 &&
          request.bytes % (kAllPairsChunks * request.element_bytes) == 0;
 }
@@ -465,6 +489,10 @@ void check_request(const Fabric& fabric, const TimingRequest& request) {
   if (fabric.devices_per_node < 1 || fabric.scale_up_bytes_per_s <= 0) {
     throw Error("fabric: devices_per_node and scale_up_bandwidth must be positive");
   }
+  if (fabric.gpus_per_process < 1) {
+    throw Error(fmt::format("fabric: gpus_per_process {}, expected at least 1",
+                            fabric.gpus_per_process));
+  }
   if (request.ranks_per_node < 0) {
     throw Error(fmt::format("collective timing: {} ranks per node, expected 0 (consecutive) or more",
                             request.ranks_per_node));
@@ -485,8 +513,9 @@ void add_choices(const Fabric& fabric, const TimingRequest& request, const Layou
   if (!protocol_runs(fabric, layout, protocol)) return;
   const double n = layout.ranks;
   const double bytes = static_cast<double>(request.bytes);
+  const double stagger_us = launch_stagger_us(fabric, layout.per_node);
   const auto add = [&](LibraryAlgorithm algorithm, double time_us) {
-    out.push_back({algorithm, protocol, to_ps(time_us), ""});
+    out.push_back({algorithm, protocol, to_ps(time_us + stagger_us), ""});
   };
   switch (request.op) {
     case TimedOp::all_reduce:

@@ -37,6 +37,11 @@ struct Fabric {
   int nics_per_node = 0;
   std::int64_t nic_bytes_per_s = 0;  // per NIC, per direction (400 Gb/s NDR: 50 GB/s)
   NetworkKind network = NetworkKind::infiniband;
+  // How the program launches its collectives (docs/collective-timing.md, "Launch"): how many of
+  // a node's GPUs one process drives (nccl-tests -g N; a JAX process drives every GPU of its
+  // host), and whether the launches are captured in a CUDA or HIP graph (nccl-tests -G 1).
+  int gpus_per_process = 1;
+  bool graph_launch = false;
 };
 
 // AMD's generations, whose library is RCCL; the others are NVIDIA's (NCCL).

@@ -106,7 +106,8 @@ void read_nics(const JsonValue& fabric_json, int nodes, cost_model::Fabric& fabr
 cost_model::Fabric fabric_from_json(const JsonValue& object, int devices) {
   object.require_object({"generation", "host", "devices_per_node", "scale_up",
                          "scale_up_bandwidth", "in_switch_reduction", "in_network_reduction",
-                         "nics_per_node", "nic_bandwidth", "network", "algorithm", "protocol"});
+                         "nics_per_node", "nic_bandwidth", "network", "gpus_per_process",
+                         "graph_launch", "algorithm", "protocol"});
   cost_model::Fabric fabric;
   if (auto generation = object.optional("generation")) {
     fabric.generation = generation->named("a GPU generation", cost_model::generation_from_name);
@@ -132,6 +133,13 @@ cost_model::Fabric fabric_from_json(const JsonValue& object, int devices) {
   if (auto network = object.optional("network")) {
     fabric.network = network->named("a network", cost_model::network_kind_from_name);
   }
+  if (auto gpus = object.optional("gpus_per_process")) {
+    fabric.gpus_per_process = gpus->int32(
+        1, fabric.devices_per_node,
+        fmt::format("1 to devices_per_node ({}): one process drives GPUs of one node",
+                    fabric.devices_per_node));
+  }
+  if (auto graph = object.optional("graph_launch")) fabric.graph_launch = graph->boolean();
   return fabric;
 }
 
@@ -146,6 +154,8 @@ json fabric_to_json(const cost_model::Fabric& fabric, const cost_model::LibraryC
       {"in_network_reduction", fabric.in_network_reduction},
       {"nics_per_node", fabric.nics_per_node},
       {"network", std::string(cost_model::network_kind_name(fabric.network))},
+      {"gpus_per_process", fabric.gpus_per_process},
+      {"graph_launch", fabric.graph_launch},
   };
   // No bandwidth is written as none: a bandwidth of 0 does not read back.
   if (fabric.nic_bytes_per_s > 0) out["nic_bandwidth"] = exact_bandwidth_text(fabric.nic_bytes_per_s);

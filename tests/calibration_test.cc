@@ -48,6 +48,22 @@ TEST(CalibrationOp, TakesNcclTestsNamesWithOrWithoutUnderscores) {
   EXPECT_EQ(calibration_op("hypercube"), std::nullopt);
 }
 
+TEST(CalibrationLaunch, ReadsNcclTestsFlagsFromTheNotes) {
+  const auto launch = [](std::string_view notes) {
+    const CalibrationLaunch l = calibration_launch(notes);
+    return std::pair{l.gpus_per_process, l.graph_launch};
+  };
+  EXPECT_EQ(launch(""), std::pair(1, false));
+  EXPECT_EQ(launch("./build/all_reduce_perf -b 8 -e 8G -f 2 -g 8 -n 40"), std::pair(8, false));
+  EXPECT_EQ(launch("single process -g 4 on host GPUs 2-5"), std::pair(4, false));
+  EXPECT_EQ(launch("mpirun -np 8 all_reduce_perf -b 8 -e 16G -f 2 -g 1 -G 1"), std::pair(1, true));
+  EXPECT_EQ(launch("nThread 1 nGpus 8 minBytes 8 ... graph: 1"), std::pair(8, true));
+  EXPECT_EQ(launch("all_reduce_perf --ngpus=2 --cudagraph 1"), std::pair(2, true));
+  // A graph count of 0 is no graph; "-g" inside a word or a path is no flag.
+  EXPECT_EQ(launch("-g 1 -G 0, graph: 0"), std::pair(1, false));
+  EXPECT_EQ(launch("tutorials/spinup-gpu-cluster.md; AI-benchmarking-guide"), std::pair(1, false));
+}
+
 TEST(MeasuredTime, BusFactorsAreNcclTests) {
   // nccl-tests src/all_reduce.cu etc., getBw: 2(n-1)/n, (n-1)/n, 1.
   EXPECT_DOUBLE_EQ(bus_factor(TimedOp::all_reduce, 8), 1.75);

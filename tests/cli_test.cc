@@ -218,6 +218,20 @@ TEST(PerfCommand, NcclAlgoAndProtoForceTheLibrarysChoice) {
   EXPECT_NE(run.output.find(" tree/"), std::string::npos) << run.output;
 }
 
+// --gpus-per-process / --graph-launch: how the program launches its collectives, as nccl-tests'
+// -g and -G; the header says so. One process driving 8 MI300X runs RCCL's ring, not MSCCL.
+TEST(PerfCommand, LaunchFlagsSetHowCollectivesAreLaunched) {
+  const CommandResult per_gpu = run_binary("perf --machine mi300x --cost-only -b 4K -e 4K");
+  EXPECT_EQ(per_gpu.exit_code, 0) << per_gpu.output;
+  EXPECT_NE(per_gpu.output.find("allpairs/LL"), std::string::npos) << per_gpu.output;
+  const CommandResult shared = run_binary(
+      "perf --machine mi300x --cost-only -b 4K -e 4K --gpus-per-process 8 --graph-launch");
+  EXPECT_EQ(shared.exit_code, 0) << shared.output;
+  EXPECT_NE(shared.output.find("one process per 8 GPUs, graph launch"), std::string::npos)
+      << shared.output;
+  EXPECT_NE(shared.output.find("ring/LL"), std::string::npos) << shared.output;
+}
+
 TEST(PerfCommand, LinkSharingFlagPicksTheModel) {
   // A direct all-to-all on a ring: many messages share each link. Fifo holds a whole route per
   // message; fair shares each link's bandwidth between them (docs/link-sharing.md).
@@ -445,6 +459,13 @@ TEST(CliErrors, BadValuesExitWithCodeTwoAndOneLineNamingTheFlag) {
        R"(nvlstree, pat, collnet or allpairs)"},
       {"perf --machine hgx-h100 --nccl-proto LL256",
        R"(error: --nccl-proto: "LL256" is no protocol, expected LL, LL128 or Simple)"},
+      {"perf --machine mi300x --gpus-per-process 9",
+       "error: --gpus-per-process 9: expected 1 to 8, the GPUs of one of the machine's nodes"},
+      {"perf --machine mi300x --gpus-per-process 0",
+       "error: --gpus-per-process 0: expected 1 to 8, the GPUs of one of the machine's nodes"},
+      {"perf --graph-launch",
+       "error: --graph-launch: machine '8 devices, ring, links 100GB/s,1us' has no fabric, "
+       "expected a GPU preset or a machine file with one"},
       {"cases --order nccl_ring --out x --seed -1",
        "error: --seed: -1: expected a decimal integer from 0 to 2^64-1"},
       {"perf -f 9223372036854775808",

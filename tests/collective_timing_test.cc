@@ -472,6 +472,46 @@ TEST(CollectiveTiming, RcclRunsMscclsAllPairsOnEightMi300xWhereItsChunksAreWhole
             LibraryAlgorithm::ring);
 }
 
+TEST(CollectiveTiming, OneRcclProcessDrivingEveryGpuRunsNoMscclAndLaunchesThemOneByOne) {
+  // rccl-tests -g 8: MSCCL refuses a communicator with several GPUs in one process, so RCCL's
+  // ring runs, and ROCm launches the eight kernels one after another: 3.7 us for each GPU after
+  // the first, whatever the size.
+  Fabric one_process = mi300x_roce();
+  one_process.gpus_per_process = 8;
+  for (const std::int64_t bytes : {std::int64_t{4} << 10, std::int64_t{4} << 20}) {
+    const TimedChoice per_gpu = time_collective(
+        mi300x_roce(), {.bytes = bytes, .ranks = 8, .algorithm = LibraryAlgorithm::ring});
+    const TimedChoice shared = time_collective(one_process, {.bytes = bytes, .ranks = 8});
+    EXPECT_EQ(shared.algorithm, LibraryAlgorithm::ring);
+    EXPECT_EQ(shared.protocol, per_gpu.protocol);
+    EXPECT_NEAR(static_cast<double>(shared.time_ps - per_gpu.time_ps) / 1e6, 7 * 3.7, 0.01);
+  }
+  // A group of two of the process's GPUs launches two kernels.
+  const auto two_us = [](const Fabric& fabric) {
+    return time_us(fabric, {.bytes = 4096, .ranks = 2, .ranks_per_node = 2});
+  };
+  EXPECT_NEAR(two_us(one_process) - two_us(mi300x_roce()), 3.7, 0.01);
+}
+
+TEST(CollectiveTiming, AGraphLaunchSkipsTheHostsPartOfEveryCollective) {
+  // AMD: the GPU's fixed part falls from 7.1 to 1.5 us, and a single process's launches are
+  // replayed together.
+  const TimingRequest small{.bytes = 4096, .ranks = 8};
+  Fabric graph = mi300x_roce();
+  graph.graph_launch = true;
+  EXPECT_NEAR(time_us(mi300x_roce(), small) - time_us(graph, small), 7.1 - 1.5, 0.01);
+  Fabric graph_one_process = graph;
+  graph_one_process.gpus_per_process = 8;
+  const TimingRequest ring{.bytes = 4096, .ranks = 8, .algorithm = LibraryAlgorithm::ring};
+  EXPECT_NEAR(time_us(graph_one_process, ring), time_us(graph, ring), 0.01);
+  // NVIDIA on x86: the host's 22 us interval between two collectives goes; the GPU's part stays.
+  const TimingRequest four{.bytes = 8, .ranks = 4};
+  Fabric h100_graph = hgx_h100();
+  h100_graph.graph_launch = true;
+  EXPECT_NEAR(time_us(hgx_h100(), four), 22.0, 0.01);
+  EXPECT_NEAR(time_us(h100_graph, four), 11.0 + 6 * 0.6, 0.01);
+}
+
 TEST(CollectiveTiming, InsideANodeTheTreeTakesNcclsMediumSizeCorrection) {
   // 8 H100, a tree of 2 MiB with Simple: NCCL's treeCorrectionFactor there is 0.6, on the chain's
   // half of the bus rate (450 x 0.76 GB/s); at 1 GiB it is 1.

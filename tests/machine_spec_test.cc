@@ -346,7 +346,9 @@ json with_full_fabric(json machine) {
                        {"in_network_reduction", true},
                        {"nics_per_node", 2},
                        {"nic_bandwidth", "50GB/s"},
-                       {"network", "roce"}};
+                       {"network", "roce"},
+                       {"gpus_per_process", 4},
+                       {"graph_launch", true}};
   return machine;
 }
 
@@ -370,6 +372,8 @@ TEST(MachineFabric, ReadsEveryField) {
   EXPECT_EQ(fabric.nics_per_node, 2);
   EXPECT_EQ(fabric.nic_bytes_per_s, 50'000'000'000);  // 400 Gbit/s
   EXPECT_EQ(fabric.network, cost_model::NetworkKind::roce);
+  EXPECT_EQ(fabric.gpus_per_process, 4);
+  EXPECT_TRUE(fabric.graph_launch);
 }
 
 TEST(MachineFabric, OmittedFieldsTakeTheDocumentedDefaults) {
@@ -387,6 +391,16 @@ TEST(MachineFabric, OmittedFieldsTakeTheDocumentedDefaults) {
   EXPECT_EQ(fabric.nics_per_node, 0);  // one node needs no NICs
   EXPECT_EQ(fabric.nic_bytes_per_s, 0);
   EXPECT_EQ(fabric.network, cost_model::NetworkKind::infiniband);
+  EXPECT_EQ(fabric.gpus_per_process, 1);
+  EXPECT_FALSE(fabric.graph_launch);
+}
+
+TEST(MachineFabric, OneProcessDrivesTheGpusOfOneNodeAtMost) {
+  EXPECT_EQ(error_of(with(with_full_fabric(kTwoNodesOf4), "/fabric/gpus_per_process", 8)),
+            "fabric.gpus_per_process: 8, expected 1 to devices_per_node (4): one process drives "
+            "GPUs of one node");
+  EXPECT_EQ(error_of(with(with_full_fabric(kTwoNodesOf4), "/fabric/graph_launch", 1)),
+            "fabric.graph_launch: 1 is a number, expected true or false");
 }
 
 TEST(MachineFabric, RoundTripsAndIsWrittenOnlyWhenPresent) {
@@ -464,11 +478,13 @@ TEST(MachineFabric, EachBadFieldIsNamedByItsPath) {
       {with(good, "/fabric/speed", 1),
        "fabric.speed: unknown field, expected one of generation, host, devices_per_node, "
        "scale_up, scale_up_bandwidth, in_switch_reduction, in_network_reduction, "
-       "nics_per_node, nic_bandwidth, network, algorithm, protocol"},
+       "nics_per_node, nic_bandwidth, network, gpus_per_process, graph_launch, algorithm, "
+       "protocol"},
       {with(good, "/fabric", "hopper"),
        R"(fabric: "hopper" is a string, expected an object with fields generation, host, )"
        R"(devices_per_node, scale_up, scale_up_bandwidth, in_switch_reduction, )"
-       R"(in_network_reduction, nics_per_node, nic_bandwidth, network, algorithm, protocol)"},
+       R"(in_network_reduction, nics_per_node, nic_bandwidth, network, gpus_per_process, )"
+       R"(graph_launch, algorithm, protocol)"},
   };
   for (const auto& [machine, expected] : cases) {
     EXPECT_EQ(error_of(machine), expected) << machine["fabric"].dump();
