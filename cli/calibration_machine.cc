@@ -169,7 +169,15 @@ Fabric fitted_fabric(Fabric fabric, const GpuPreset& gpu_preset,
     fabric.devices_per_node = machine.gpus_per_node;
   }
   const NicDescription nic = parse_nic_text(machine.nic);
-  if (nic.nics_per_node) fabric.nics_per_node = *nic.nics_per_node;
+  if (nic.nics_per_node) {
+    // The text counts the NICs of one of the row's nodes (an NVL72 rack's tray); an NVLink
+    // domain that spans several of them has all their NICs.
+    const int row_nodes_per_domain =
+        gpu_preset.nvlink_domain_spans_nodes
+            ? std::max(1, fabric.devices_per_node / machine.gpus_per_node)
+            : 1;
+    fabric.nics_per_node = *nic.nics_per_node * row_nodes_per_domain;
+  }
   if (nic.nic_bytes_per_s) fabric.nic_bytes_per_s = *nic.nic_bytes_per_s;
   if (nic.network) fabric.network = *nic.network;
   if (machine.gpus_total > fabric.devices_per_node &&

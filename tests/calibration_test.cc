@@ -301,6 +301,22 @@ TEST(CalibrationMachine, AnNvl72RackKeepsItsNvlinkDomainAcrossTrays) {
   EXPECT_EQ(fabric.devices_per_node, 72);
 }
 
+TEST(CalibrationMachine, NicsCountedPerTrayAddUpOverTheRacksNvlinkDomain) {
+  // Two NVL72 racks described as 36 trays of 4 GPUs with 4 NICs each: each rack (18 trays) has
+  // 72 NICs between it and the other.
+  Fabric rack = eight_gpu_switch();
+  rack.devices_per_node = 72;
+  const Fabric fabric = fitted_fabric(
+      rack, preset_for_gpu("GB200"), {"NVIDIA GB200", 144, 36, 4, "4x 400 Gb/s InfiniBand per tray"});
+  EXPECT_EQ(fabric.devices_per_node, 72);
+  EXPECT_EQ(fabric.nics_per_node, 72);
+  EXPECT_EQ(fabric.nic_bytes_per_s, 400 * kGbps);
+  // A node that is its own NVLink domain keeps the count as written.
+  const Fabric hgx = fitted_fabric(eight_gpu_switch(), preset_for_gpu("H100"),
+                                   {"H100", 16, 2, 8, "8x 400 Gb/s InfiniBand"});
+  EXPECT_EQ(hgx.nics_per_node, 8);
+}
+
 TEST(CalibrationMachine, H800HasItsOwnNvlinkRate) {
   const Fabric fabric =
       fitted_fabric(eight_gpu_switch(), preset_for_gpu("H800"), {"H800", 8, 1, 8, ""});
