@@ -172,10 +172,10 @@ Fabric fitted_fabric(Fabric fabric, const GpuPreset& gpu_preset,
   if (nic.nics_per_node) {
     // The text counts the NICs of one of the row's nodes (an NVL72 rack's tray); an NVLink
     // domain that spans several of them has all their NICs.
-    const int row_nodes_per_domain =
-        gpu_preset.nvlink_domain_spans_nodes
-            ? std::max(1, fabric.devices_per_node / machine.gpus_per_node)
-            : 1;
+    // (gpus_per_node is at most devices_per_node, checked above.)
+    const int row_nodes_per_domain = gpu_preset.nvlink_domain_spans_nodes
+                                         ? fabric.devices_per_node / machine.gpus_per_node
+                                         : 1;
     fabric.nics_per_node = *nic.nics_per_node * row_nodes_per_domain;
   }
   if (nic.nic_bytes_per_s) fabric.nic_bytes_per_s = *nic.nic_bytes_per_s;

@@ -105,11 +105,7 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
     const std::string_view source = trimmed(field("source"));
     row.source = std::string(source.substr(0, source.find_first_of(" \t;,")));
   }
-  if (table.column_index("notes")) {
-    const CalibrationLaunch launch = calibration_launch(field("notes"));
-    row.gpus_per_process = launch.gpus_per_process;
-    row.graph_launch = launch.graph_launch;
-  }
+  if (table.column_index("notes")) row.launch = calibration_launch(field("notes"));
   if (table.column_index("in_or_out_of_place")) {
     row.in_place = ascii_lowercase(trimmed(field("in_or_out_of_place"))).starts_with("in-place");
   }

@@ -26,6 +26,16 @@ struct MachineDescription {
   bool operator==(const MachineDescription&) const = default;
 };
 
+// How a run launched its collectives, as the notes column quotes nccl-tests' command line or
+// header: `-g N` or `--ngpus N` (or the header's "nGpus N") GPUs driven by one process, and
+// `-G N` or `--cudagraph N` with N > 0 (or the header's "graph: 1") a graph launch. The flags
+// are case-sensitive, as nccl-tests reads them; a note without them is one GPU per process and
+// no graph.
+struct CalibrationLaunch {
+  int gpus_per_process = 1;
+  bool graph_launch = false;
+};
+
 struct CalibrationRow {
   int line = 0;  // in the file, for messages
   std::string config_id;
@@ -37,10 +47,8 @@ struct CalibrationRow {
   std::optional<double> measured_time_us;  // none: the row has no usable figure
   std::optional<cost_model::LibraryAlgorithm> forced_algorithm;
   std::optional<cost_model::Protocol> forced_protocol;
-  // How the run launched its collectives, from the notes column's nccl-tests command line
-  // (calibration_launch): cost_model::Fabric::gpus_per_process and graph_launch.
-  int gpus_per_process = 1;
-  bool graph_launch = false;
+  // How the run launched its collectives, from the notes column (calibration_launch).
+  CalibrationLaunch launch;
   bool in_place = false;  // the in_or_out_of_place column starts with "in-place"
   std::string source;     // the source column's first word (where the figure was published)
   // Why the model cannot predict this row (an op or a forced algorithm it does not time);
@@ -92,15 +100,7 @@ std::optional<double> measured_time_us(const MeasuredFigures& figures, cost_mode
 // marked forced with what NCCL's log showed after it force one; empty, "default ..." and "... requested ...;
 // actual algo unknown" force none. Any other text is an error.
 std::optional<cost_model::LibraryAlgorithm> forced_algorithm(std::string_view nccl_algo);
-// How a run launched its collectives, as the notes column quotes nccl-tests' command line or
-// header: `-g N` or `--ngpus N` (or the header's "nGpus N") GPUs driven by one process, and
-// `-G N` or `--cudagraph N` with N > 0 (or the header's "graph: 1") a graph launch. The flags
-// are case-sensitive, as nccl-tests reads them; a note without them is one GPU per process and
-// no graph.
-struct CalibrationLaunch {
-  int gpus_per_process = 1;
-  bool graph_launch = false;
-};
+// The notes' launch flags (CalibrationLaunch above).
 CalibrationLaunch calibration_launch(std::string_view notes);
 
 // The protocol the nccl_proto column forces ("LL", "LL128", "Simple", "SIMPLE"); empty and

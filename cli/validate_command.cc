@@ -63,8 +63,8 @@ Prediction predict(const CalibrationRow& row, const cost_model::Fabric& fabric,
   if (row.forced_algorithm == cost_model::LibraryAlgorithm::collnet) {
     row_fabric.in_network_reduction = true;
   }
-  row_fabric.gpus_per_process = row.gpus_per_process;
-  row_fabric.graph_launch = row.graph_launch;
+  row_fabric.gpus_per_process = row.launch.gpus_per_process;
+  row_fabric.graph_launch = row.launch.graph_launch;
   Prediction prediction{&row, cost_model::time_collective(row_fabric, request), 0, std::nullopt,
                         ""};
   prediction.predicted_us = static_cast<double>(prediction.choice.time_ps) / 1e6;
@@ -184,8 +184,8 @@ std::string forced_text(const CalibrationRow& row) {
 // "ring -G 1".
 std::string settings_text(const CalibrationRow& row) {
   std::string text = forced_text(row);
-  if (row.gpus_per_process > 1) text += fmt::format(" -g {}", row.gpus_per_process);
-  if (row.graph_launch) text += " -G 1";
+  if (row.launch.gpus_per_process > 1) text += fmt::format(" -g {}", row.launch.gpus_per_process);
+  if (row.launch.graph_launch) text += " -G 1";
   return text;
 }
 

@@ -41,9 +41,9 @@ double gpu_fixed_us(const Fabric& fabric) {
   return hopper_us * synchronization_factor(fabric.generation);
 }
 
-// The GPUs of the group that one process drives (at least 1).
+// The GPUs of the group that one process drives (check_request keeps gpus_per_process >= 1).
 int gpus_of_one_process(const Fabric& fabric, int per_node) {
-  return std::max(1, std::min(fabric.gpus_per_process, per_node));
+  return std::min(fabric.gpus_per_process, per_node);
 }
 
 // ROCm serializes the kernel launches of the GPUs one process drives, and the collective waits
