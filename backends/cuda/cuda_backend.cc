@@ -26,7 +26,8 @@ sim::AlgorithmChoice choice_of(collectives::Algorithm algorithm) {
 // Every device's result (by device id): each group planned, then run on the GPU.
 std::vector<Array> evaluate_on_gpu(const CollectiveCall& call, const Mesh& mesh,
                                    const std::vector<Array>& inputs,
-                                   const sim::AlgorithmChoice& choice) {
+                                   const sim::AlgorithmChoice& choice,
+                                   const FloatNumerics& numerics) {
   std::vector<Array> results(inputs.size());
   const int axis_size = collective_axis_size(mesh, call);
   for (const std::vector<int>& members : collective_groups(mesh, call)) {
@@ -38,7 +39,7 @@ std::vector<Array> evaluate_on_gpu(const CollectiveCall& call, const Mesh& mesh,
         call, first.dtype(), first.shape(), sim::PlacedGroup{members, {}}, axis_size, choice);
     const collectives::Schedule schedule = collectives::build_schedule(plan.algorithm, plan.shape);
     std::vector<Array> group =
-        sim::group_results(call, plan, schedule, group_inputs, kIeeeNumerics, run_schedule_on_gpu);
+        sim::group_results(call, plan, schedule, group_inputs, numerics, run_schedule_on_gpu);
     for (std::size_t r = 0; r < members.size(); ++r) {
       results[static_cast<std::size_t>(members[r])] = std::move(group[r]);
     }
@@ -48,8 +49,9 @@ std::vector<Array> evaluate_on_gpu(const CollectiveCall& call, const Mesh& mesh,
 
 }  // namespace
 
-CudaBackend::CudaBackend(collectives::Algorithm algorithm, int device_count, int gpu)
-    : algorithm_(algorithm), device_count_(device_count), gpu_(gpu) {
+CudaBackend::CudaBackend(collectives::Algorithm algorithm, FloatNumerics numerics,
+                         int device_count, int gpu)
+    : algorithm_(algorithm), numerics_(numerics), device_count_(device_count), gpu_(gpu) {
   if (device_count < 1) {
     throw Error(fmt::format("CudaBackend: device_count {}, expected at least 1", device_count));
   }
@@ -59,13 +61,15 @@ std::vector<Values> CudaBackend::run(const Mesh& mesh, const std::vector<Values>
                                      const DeviceFunction& function, bool check_vma) {
   const sim::AlgorithmChoice choice = choice_of(algorithm_);
   const int gpu = gpu_;
-  Rendezvous rendezvous(mesh, [&mesh, &choice, gpu](const CollectiveCall& call,
-                                                    const std::vector<Array>& collective_inputs) {
+  const FloatNumerics numerics = numerics_;
+  Rendezvous rendezvous(mesh, [&mesh, &choice, gpu, numerics](
+                                  const CollectiveCall& call,
+                                  const std::vector<Array>& collective_inputs) {
     set_cuda_device(gpu);
-    return evaluate_on_gpu(call, mesh, collective_inputs, choice);
+    return evaluate_on_gpu(call, mesh, collective_inputs, choice, numerics);
   });
   return run_devices_on_threads("CudaBackend", mesh, inputs, function, check_vma, rendezvous,
-                                kIeeeNumerics);
+                                numerics_);
 }
 
 void register_cuda_backend() {
@@ -74,7 +78,8 @@ void register_cuda_backend() {
       throw Error("--ring with --backend cuda: its rings follow group rank order, expected no --ring");
     }
     cuda_device_count();  // spmd::Error naming why no GPU can be used
-    return std::make_unique<CudaBackend>(algorithm_for_order(order), device_count);
+    return std::make_unique<CudaBackend>(algorithm_for_order(order), order.numerics(),
+                                         device_count);
   });
 }
 

@@ -11,14 +11,16 @@
 
 #include "collectives/algorithm.h"
 #include "reference/backend.h"
+#include "reference/float_numerics.h"
 
 namespace spmd::cuda {
 
 class CudaBackend : public Backend {
  public:
   // Every collective uses `algorithm` where it can, else a ring (as the simulator does); rings and
-  // trees follow each group's rank order. Runs on CUDA device `gpu`.
-  explicit CudaBackend(collectives::Algorithm algorithm,
+  // trees follow each group's rank order. Element-wise steps and reductions compute with
+  // `numerics` (XLA:CPU's flush subnormals, as JAX on CPU does). Runs on CUDA device `gpu`.
+  explicit CudaBackend(collectives::Algorithm algorithm, FloatNumerics numerics = kIeeeNumerics,
                        int device_count = std::numeric_limits<int>::max(), int gpu = 0);
 
   std::string name() const override { return "cuda"; }
@@ -30,12 +32,14 @@ class CudaBackend : public Backend {
 
  private:
   collectives::Algorithm algorithm_;
+  FloatNumerics numerics_;
   int device_count_;
   int gpu_;
 };
 
 // Registers `cuda` with the backend registry (`spmdsim conform --backend cuda`): an order of a
-// simulator algorithm runs that algorithm (algorithm_for_order, backends/sim_backend.h).
+// simulator algorithm runs that algorithm (algorithm_for_order, backends/sim_backend.h) with the
+// order's numerics.
 void register_cuda_backend();
 
 }  // namespace spmd::cuda

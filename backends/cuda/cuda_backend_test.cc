@@ -1,12 +1,15 @@
 // The CUDA backend against the reference: the public conformance cases pass on it for every
 // algorithm, compared with the reference folding in that algorithm's order; and psum / pmean /
 // psum_scatter of over 1 Mi random elements on 8 virtual devices give the reference's bits for
-// float32, float16, bfloat16 and int32. GPU tests skip, naming what is missing, without a GPU.
+// float32, float16, bfloat16 and int32; in XLA:CPU's order the backend computes with its numerics
+// (subnormals flushed, bfloat16 excess precision), as JAX on CPU does. GPU tests skip, naming what
+// is missing, without a GPU.
 
 #include "backends/cuda/cuda_backend.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +19,7 @@
 #include "backends/sim_backend.h"
 #include "conformance/conformance_runner.h"
 #include "reference/array_difference.h"
+#include "reference/elementwise.h"
 #include "reference/reference_backend.h"
 #include "tests/generators.h"
 
@@ -88,10 +92,46 @@ TEST_F(CudaBackendTest, cuda_reductions_match_reference_in_algorithms_order_on_l
   }
 }
 
+// XLA:CPU's order: the backend takes its numerics, so subnormals are flushed in every reduction and
+// a bfloat16 product feeding psum keeps its float32 value, as the reference (and JAX) compute.
+TEST_F(CudaBackendTest, cuda_backend_computes_with_the_numerics_of_xla_cpus_order) {
+  const ReductionOrder order{.algorithm = ReductionAlgorithm::xla_cpu};
+  CudaBackend gpu(algorithm_for_order(order), order.numerics());
+  ReferenceBackend reference(order);
+  const Mesh mesh({8}, {"i"});
+  for (DType dtype : {DType::float32, DType::bfloat16, DType::float64}) {
+    // x around the smallest normal (float32's for bfloat16), most of it subnormal; y ordinary.
+    const DType source = dtype == DType::float64 ? DType::float64 : DType::float32;
+    const Array smallest_normal = dtype == DType::float64
+                                      ? Array::scalar(std::ldexp(1.0, -1022))
+                                      : Array::scalar(std::ldexp(1.0F, -126));
+    const std::vector<Array> xs = random_per_device(source, {1001}, 8, 9, {.max_exponent = 2});
+    const std::vector<Array> ys = random_per_device(dtype, {1001}, 8, 10);
+    std::vector<Values> args;
+    for (std::size_t d = 0; d < xs.size(); ++d) {
+      args.push_back({convert(mul(xs[d], smallest_normal), dtype), ys[d]});
+    }
+    const test_gen::PerDeviceBody body = [](Context& ctx, const Values& x) -> Values {
+      const Array product = mul(x[1], x[1], ctx.numerics());
+      return {ctx.psum(x[0], {"i"}), ctx.pmax(x[0], {"i"}), ctx.pmin(x[0], {"i"}),
+              ctx.psum(product, {"i"})};
+    };
+    const auto got = test_gen::run_per_device(gpu, mesh, args, 4, body);
+    const auto expected = test_gen::run_per_device(reference, mesh, args, 4, body);
+    for (std::size_t d = 0; d < got.size(); ++d) {
+      for (std::size_t out = 0; out < got[d].size(); ++out) {
+        const auto difference = first_difference(got[d][out], expected[d][out]);
+        EXPECT_FALSE(difference.has_value()) << dtype_name(dtype) << " output " << out
+                                             << ", device " << d << ": " << *difference;
+      }
+    }
+  }
+}
+
 // Runs without a GPU: a backend of no devices is refused before any CUDA call.
 TEST(CudaBackendArguments, cuda_backend_rejects_a_device_count_below_one) {
   try {
-    CudaBackend backend(Algorithm::ring, 0);
+    CudaBackend backend(Algorithm::ring, kIeeeNumerics, 0);
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "CudaBackend: device_count 0, expected at least 1");

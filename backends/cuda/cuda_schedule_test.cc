@@ -2,12 +2,14 @@
 // collective kind, float32 / float16 / bfloat16 / int32, 2-8 virtual devices and element counts
 // that do and do not divide evenly (up to over 1 Mi), the GPU's bits equal
 // collectives::run_schedule_data's, and an all-reduce's equal the reference folding in the
-// algorithm's order (reference/fold_reduce.h). GPU tests skip, naming what is missing, when no
-// CUDA device can be used.
+// algorithm's order (reference/fold_reduce.h); under XLA:CPU's numerics, on data around the
+// smallest normal, the GPU flushes subnormals as the CPU does. GPU tests skip, naming what is
+// missing, when no CUDA device can be used.
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -18,6 +20,7 @@
 #include "collectives/algorithm.h"
 #include "collectives/schedule_data.h"
 #include "reference/array_difference.h"
+#include "reference/elementwise.h"
 #include "reference/fold_reduce.h"
 #include "tests/generators.h"
 
@@ -78,6 +81,22 @@ ReductionOrder order_of(Algorithm algorithm, const CollectiveShape& shape) {
     return collectives::reduction_order(algorithm, shape);  // the grid's order
   }
   return order_for_algorithm(algorithm);
+}
+
+// Values around `dtype`'s smallest normal (float32 and bfloat16 share its exponent range, float64
+// has its own): most are subnormal and some sums leave the range, so reductions meet subnormal
+// operands and results, which XLA:CPU's numerics flush and IEEE's keep.
+std::vector<Array> near_subnormal_per_device(DType dtype, std::int64_t count, int ranks,
+                                             std::uint64_t seed) {
+  const int smallest_normal_exponent = dtype == DType::float64 ? -1022 : -126;
+  std::vector<Array> arrays;
+  for (const Array& source :
+       random_per_device(DType::float64, {count}, ranks, seed, {.max_exponent = 2})) {
+    std::vector<double> values(source.values<double>().begin(), source.values<double>().end());
+    for (double& value : values) value = std::ldexp(value, smallest_normal_exponent);
+    arrays.push_back(convert(Array::from_values<double>({count}, values), dtype));
+  }
+  return arrays;
 }
 
 class CudaScheduleTest : public ::testing::Test {
@@ -159,6 +178,35 @@ TEST_F(CudaScheduleTest, gpu_schedule_matches_cpu_schedule_on_over_one_mebi_elem
   }
 }
 
+// XLA:CPU's numerics: every reduction step flushes subnormal operands and results, on the GPU as
+// in run_schedule_data.
+TEST_F(CudaScheduleTest, gpu_flushes_subnormals_as_the_cpu_schedule_under_xla_cpu_numerics) {
+  std::uint64_t seed = 700;
+  for (Algorithm algorithm : kAlgorithms) {
+    for (CollectiveKind kind : {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter}) {
+      for (DType dtype : {DType::float32, DType::bfloat16, DType::float64}) {
+        for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::min}) {
+          const CollectiveShape shape = shape_of(algorithm, kind, 8, 1001, dtype);
+          if (!collectives::supports(algorithm, shape)) continue;
+          const collectives::Schedule schedule = collectives::build_schedule(algorithm, shape);
+          const std::vector<Array> inputs =
+              near_subnormal_per_device(dtype, shape.elements, 8, seed++);
+          const std::vector<Array> gpu = run_schedule_on_gpu(schedule, inputs, op, kXlaCpuNumerics);
+          const std::vector<Array> cpu =
+              collectives::run_schedule_data(schedule, inputs, op, kXlaCpuNumerics);
+          for (std::size_t r = 0; r < gpu.size(); ++r) {
+            const auto difference = first_difference(gpu[r], cpu[r]);
+            EXPECT_FALSE(difference.has_value())
+                << collectives::algorithm_name(algorithm) << " "
+                << collectives::collective_kind_name(kind) << " " << dtype_name(dtype) << " "
+                << reduce_op_name(op) << ", rank " << r << ": GPU " << *difference;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_F(CudaScheduleTest, gpu_max_and_min_match_cpu_schedule) {
   std::uint64_t seed = 500;
   for (Algorithm algorithm : kAlgorithms) {
@@ -194,6 +242,22 @@ TEST(CudaScheduleTestData, random_data_distinguishes_reduction_orders) {
   const Array direct =
       all_reduce(inputs, ReduceOp::sum, {.algorithm = ReductionAlgorithm::xla_cpu});
   EXPECT_TRUE(first_difference(ring, direct).has_value());
+}
+
+// Runs without a GPU: the flushing test above would pass with IEEE kernels if its data had no
+// subnormal to flush. On this data, flushed and IEEE sums differ for every dtype it uses.
+TEST(CudaScheduleTestData, near_subnormal_data_tells_flushing_from_ieee_sums) {
+  const CollectiveShape shape =
+      shape_of(Algorithm::ring, CollectiveKind::all_reduce, 8, 1001, DType::float32);
+  const collectives::Schedule schedule = collectives::build_schedule(Algorithm::ring, shape);
+  for (DType dtype : {DType::float32, DType::bfloat16, DType::float64}) {
+    const std::vector<Array> inputs = near_subnormal_per_device(dtype, 1001, 8, 3);
+    const Array flushed =
+        collectives::run_schedule_data(schedule, inputs, ReduceOp::sum, kXlaCpuNumerics)[0];
+    const Array ieee =
+        collectives::run_schedule_data(schedule, inputs, ReduceOp::sum, kIeeeNumerics)[0];
+    EXPECT_TRUE(first_difference(flushed, ieee).has_value()) << dtype_name(dtype);
+  }
 }
 
 }  // namespace

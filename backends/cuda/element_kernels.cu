@@ -80,6 +80,29 @@ __device__ T min_of(T acc, T x) {
   else return x < acc ? x : acc;
 }
 
+// spmd::arith::flush_subnormal: a float32, float64 or bfloat16 subnormal becomes a zero of its
+// sign; float16 and the integers are returned unchanged. Read from the bits, so that no device
+// arithmetic mode (-ftz) is involved.
+template <class T>
+__device__ T flush_subnormal(T x) {
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    const bool subnormal = (x.bits & 0x7f80u) == 0 && (x.bits & 0x007fu) != 0;
+    return subnormal ? BFloat16{static_cast<std::uint16_t>(x.bits & 0x8000u)} : x;
+  } else if constexpr (std::is_same_v<T, float>) {
+    const auto bits = static_cast<std::uint32_t>(__float_as_int(x));
+    const bool subnormal = (bits & 0x7f800000u) == 0 && (bits & 0x007fffffu) != 0;
+    return subnormal ? __int_as_float(static_cast<int>(bits & 0x80000000u)) : x;
+  } else if constexpr (std::is_same_v<T, double>) {
+    const auto bits = static_cast<std::uint64_t>(__double_as_longlong(x));
+    const bool subnormal =
+        (bits & 0x7ff0000000000000ull) == 0 && (bits & 0x000fffffffffffffull) != 0;
+    return subnormal ? __longlong_as_double(static_cast<long long>(bits & 0x8000000000000000ull))
+                     : x;
+  } else {
+    return x;
+  }
+}
+
 template <class T, ReduceOp Op>
 __device__ T apply(T lhs, T rhs) {
   if constexpr (Op == ReduceOp::sum) return add(lhs, rhs);
@@ -87,44 +110,68 @@ __device__ T apply(T lhs, T rhs) {
   else return min_of(lhs, rhs);
 }
 
-template <class T, ReduceOp Op, bool ReceivedLeft>
+// spmd::arith::flushing_if: with Flush, operands and result are flushed (XLA:CPU's DAZ + FTZ).
+template <class T, ReduceOp Op, bool Flush>
+__device__ T apply_flushing_if(T lhs, T rhs) {
+  if constexpr (Flush) return flush_subnormal(apply<T, Op>(flush_subnormal(lhs), flush_subnormal(rhs)));
+  else return apply<T, Op>(lhs, rhs);
+}
+
+template <class T, ReduceOp Op, bool Flush, bool ReceivedLeft>
 __global__ void combine_kernel(T* work, const T* received, std::int64_t elements) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < elements; i += stride) {
-    work[i] = ReceivedLeft ? apply<T, Op>(received[i], work[i]) : apply<T, Op>(work[i], received[i]);
+    work[i] = ReceivedLeft ? apply_flushing_if<T, Op, Flush>(received[i], work[i])
+                           : apply_flushing_if<T, Op, Flush>(work[i], received[i]);
   }
 }
 
 constexpr int kThreadsPerBlock = 256;
 constexpr std::int64_t kMaxBlocks = 4096;  // grid-stride loop covers the rest
 
-template <class T, ReduceOp Op>
+template <class T, ReduceOp Op, bool Flush>
 void launch_typed(bool received_left, T* work, const T* received, std::int64_t elements,
                   cudaStream_t stream) {
   const std::int64_t wanted = (elements + kThreadsPerBlock - 1) / kThreadsPerBlock;
   const auto blocks = static_cast<unsigned>(wanted < kMaxBlocks ? wanted : kMaxBlocks);
   if (received_left) {
-    combine_kernel<T, Op, true><<<blocks, kThreadsPerBlock, 0, stream>>>(work, received, elements);
+    combine_kernel<T, Op, Flush, true>
+        <<<blocks, kThreadsPerBlock, 0, stream>>>(work, received, elements);
   } else {
-    combine_kernel<T, Op, false><<<blocks, kThreadsPerBlock, 0, stream>>>(work, received, elements);
+    combine_kernel<T, Op, Flush, false>
+        <<<blocks, kThreadsPerBlock, 0, stream>>>(work, received, elements);
+  }
+}
+
+template <class T, bool Flush>
+void launch_for_op(ReduceOp op, bool received_left, T* work, const T* received,
+                   std::int64_t elements, cudaStream_t stream) {
+  switch (op) {
+    case ReduceOp::sum:
+      launch_typed<T, ReduceOp::sum, Flush>(received_left, work, received, elements, stream);
+      break;
+    case ReduceOp::max:
+      launch_typed<T, ReduceOp::max, Flush>(received_left, work, received, elements, stream);
+      break;
+    case ReduceOp::min:
+      launch_typed<T, ReduceOp::min, Flush>(received_left, work, received, elements, stream);
+      break;
   }
 }
 
 }  // namespace
 
-void launch_combine(DType dtype, ReduceOp op, bool received_left, void* work,
-                    const void* received, std::int64_t elements, cudaStream_t stream) {
+void launch_combine(DType dtype, ReduceOp op, bool received_left, bool flush_subnormals,
+                    void* work, const void* received, std::int64_t elements,
+                    cudaStream_t stream) {
   if (elements == 0) return;
   visit_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     T* w = static_cast<T*>(work);
     const T* r = static_cast<const T*>(received);
-    switch (op) {
-      case ReduceOp::sum: launch_typed<T, ReduceOp::sum>(received_left, w, r, elements, stream); break;
-      case ReduceOp::max: launch_typed<T, ReduceOp::max>(received_left, w, r, elements, stream); break;
-      case ReduceOp::min: launch_typed<T, ReduceOp::min>(received_left, w, r, elements, stream); break;
-    }
+    if (flush_subnormals) launch_for_op<T, true>(op, received_left, w, r, elements, stream);
+    else launch_for_op<T, false>(op, received_left, w, r, elements, stream);
   });
   check_cuda(cudaGetLastError(), "combine kernel launch");
 }

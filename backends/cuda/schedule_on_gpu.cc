@@ -77,10 +77,12 @@ std::int64_t largest_step_elements(const Schedule& schedule) {
 // One GPU's virtual devices for one schedule run.
 class VirtualDevices {
  public:
-  VirtualDevices(const Schedule& schedule, std::span<const Array> inputs, ReduceOp op)
+  VirtualDevices(const Schedule& schedule, std::span<const Array> inputs, ReduceOp op,
+                 bool flush_subnormals)
       : schedule_(schedule),
         dtype_(inputs.empty() ? DType::float32 : inputs[0].dtype()),
         op_(op),
+        flush_subnormals_(flush_subnormals),
         element_bytes_(dtype_size_bytes(dtype_)),
         streams_(static_cast<std::size_t>(schedule.ranks)),
         sent_(static_cast<std::size_t>(schedule.ranks)) {
@@ -160,8 +162,8 @@ class VirtualDevices {
           fmt::format("copy into rank {}", t.destination));
       return;
     }
-    launch_combine(dtype_, op_, t.action == TransferAction::reduce_received_left, work, received,
-                   t.elements(), stream);
+    launch_combine(dtype_, op_, t.action == TransferAction::reduce_received_left,
+                   flush_subnormals_, work, received, t.elements(), stream);
   }
 
   // The step boundary: no stream goes on until every stream has done what it was given.
@@ -179,6 +181,7 @@ class VirtualDevices {
   const Schedule& schedule_;
   DType dtype_;
   ReduceOp op_;
+  bool flush_subnormals_;
   std::size_t element_bytes_;
   std::vector<DeviceBuffer> inputs_;
   std::vector<DeviceBuffer> work_;
@@ -191,14 +194,9 @@ class VirtualDevices {
 
 std::vector<Array> run_schedule_on_gpu(const Schedule& schedule, std::span<const Array> flat_inputs,
                                        ReduceOp op, const FloatNumerics& numerics) {
-  if (numerics.flush_subnormals) {
-    throw Error(
-        "run_schedule_on_gpu: numerics that flush subnormals (XLA:CPU's), expected IEEE numerics: "
-        "the GPU kernels keep subnormals");
-  }
   schedule.validate();
   collectives::check_schedule_inputs(schedule, flat_inputs, op, "run_schedule_on_gpu");
-  VirtualDevices devices(schedule, flat_inputs, op);
+  VirtualDevices devices(schedule, flat_inputs, op, numerics.flush_subnormals);
   for (std::size_t s = 0; s < schedule.steps.size(); ++s) devices.run_step(schedule.steps[s], s);
   return devices.results();
 }

@@ -20,7 +20,8 @@ namespace spmd::cuda {
 // `flat_inputs[r]` is rank r's input: a 1-D array of schedule.input_elements, all of one dtype.
 // Returns each rank's result, work[result_begin, result_end), as a 1-D array. Runs on the current
 // CUDA device; spmd::Error for bad inputs or a CUDA failure. The kernels keep IEEE subnormals
-// (built without -ftz): numerics that flush them are an error.
+// (built without -ftz) unless `numerics` flushes them, as XLA:CPU's do: then every reduction step
+// flushes its operands and result, as run_schedule_data does.
 std::vector<Array> run_schedule_on_gpu(const collectives::Schedule& schedule,
                                        std::span<const Array> flat_inputs, ReduceOp op,
                                        const FloatNumerics& numerics = kIeeeNumerics);
