@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# What a CI job on a machine with an NVIDIA GPU runs (docs/gpu-backends.md): builds with the CUDA
-# and NCCL backends forced on, runs every GPU test (CTest label "gpu") and the conformance cases
-# on the CUDA and NCCL backends, and fails if any GPU test skipped, since on a GPU machine a skip
-# means the GPU was not usable. Ends with a row for the "GPU runs" table of docs/gpu-backends.md.
+# What a CI job on a machine with an NVIDIA GPU runs (docs/gpu-backends.md): installs the Debian
+# packages, builds with the CUDA and NCCL backends forced on, and runs tools/check-gpu-build.sh:
+# every GPU test and the conformance cases on the CUDA and NCCL backends, failing if any GPU test
+# skipped. Ends with a row for the "GPU runs" table of docs/gpu-backends.md.
 # Needs the CUDA toolkit (nvcc) and NCCL (nccl.h, libnccl.so) under /usr/local/cuda or on the
 # compiler's search paths, and the NVIDIA driver (nvidia-smi).
 set -euo pipefail
