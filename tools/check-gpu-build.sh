@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Runs spmdsim's GPU checks from built binaries (docs/gpu-backends.md): the three GPU test
 # binaries, `spmdsim conform --backend cuda` on the public cases and `--backend nccl` on those
-# whose mesh fits the machine's GPUs. Fails if any GPU test skipped, since on a machine with a GPU
+# whose mesh fits the machine's GPUs; the same for the random JAX cases of a packed folder. Fails if any GPU test skipped, since on a machine with a GPU
 # a skip means the GPU was not usable. Ends with a row for the "GPU runs" table.
 #
 #   tools/check-gpu-build.sh BIN_DIR [LOG_DIR]
 #
 # BIN_DIR holds spmdsim, cuda_schedule_test, cuda_backend_test and nccl_ring_test: build/bin, or
 # the bin/ of a folder made by tools/pack-gpu-tests.sh, whose lib/ beside it is then searched
-# first. LOG_DIR (default: a temporary folder) receives each binary's log and gtest JSON report.
+# first and whose jax-cases/ are run too. LOG_DIR (default: a temporary folder) receives each binary's log and gtest JSON report.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:?usage: tools/check-gpu-build.sh BIN_DIR [LOG_DIR]}")
@@ -37,20 +37,25 @@ for test in cuda_schedule_test cuda_backend_test nccl_ring_test; do
   "$bin/$test" --gtest_output="json:$logs/$test.json" 2>&1 | tee -a "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 done
-"$bin/spmdsim" conform --backend cuda "$cases" 2>&1 | tee -a "$log" || status=1
-# NCCL runs one rank per GPU: the public cases whose mesh fits this machine's GPUs.
-mapfile -t nccl_cases < <(python3 - "$gpus" "$cases"/*.json <<'PY'
+case_folders=("$cases")
+[ -d "$bin/../jax-cases" ] && case_folders+=("$(realpath "$bin/../jax-cases")")
+for folder in "${case_folders[@]}"; do
+  echo "spmdsim conform --backend cuda $folder" | tee -a "$log"
+  "$bin/spmdsim" conform --backend cuda "$folder" 2>&1 | tee -a "$log" || status=1
+  # NCCL runs one rank per GPU: the cases whose mesh fits this machine's GPUs.
+  mapfile -t nccl_cases < <(python3 - "$gpus" "$folder"/*.json <<'PY'
 import json, math, sys
 gpus = int(sys.argv[1])
 for path in sys.argv[2:]:
     if math.prod(json.load(open(path))["mesh"]["shape"]) <= gpus:
         print(path)
 PY
-)
-echo "NCCL: ${#nccl_cases[@]} public cases fit $gpus GPUs" | tee -a "$log"
-if [ "${#nccl_cases[@]}" -gt 0 ]; then
-  "$bin/spmdsim" conform --backend nccl "${nccl_cases[@]}" 2>&1 | tee -a "$log" || status=1
-fi
+  )
+  echo "NCCL: ${#nccl_cases[@]} cases of $folder fit $gpus GPUs" | tee -a "$log"
+  if [ "${#nccl_cases[@]}" -gt 0 ]; then
+    "$bin/spmdsim" conform --backend nccl "${nccl_cases[@]}" 2>&1 | tee -a "$log" || status=1
+  fi
+done
 if grep -q "SKIPPED\|Not Run\|Skipped" "$log"; then
   echo "check-gpu-build: a GPU test skipped on a machine with a GPU; see the reasons above" >&2
   status=1
@@ -61,5 +66,7 @@ nccl=$(grep -oE "^NCCL [0-9]+\.[0-9.+a-z]*" "$log" | head -1 | cut -d' ' -f2)
 result=$([ "$status" -eq 0 ] && echo "all GPU tests pass" || echo "FAILED (exit $status)")
 echo
 echo "Row for docs/gpu-backends.md, GPU runs ($(date -u +%F), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')):"
-echo "| $gpu x$gpus | $driver | ${nccl:-?} | GPU test binaries; conform --backend cuda, nccl | as in the test table | $result |"
+case_list="the public cases"
+[ "${#case_folders[@]}" -gt 1 ] && case_list+=" and $(ls "${case_folders[1]}"/*.json | wc -l) random JAX cases"
+echo "| $gpu x$gpus | $driver | ${nccl:-?} | the GPU test binaries; conform --backend cuda, nccl on $case_list | as in the test table | $result |"
 exit "$status"

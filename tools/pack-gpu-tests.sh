@@ -3,8 +3,10 @@
 # network, but a driver, the CUDA 13 runtime and NCCL (for example from pip's nvidia-nccl-cu13).
 # Builds the GPU targets here, with the CUDA and NCCL backends forced on, and copies spmdsim, the
 # three GPU test binaries and the shared libraries they need that such a machine may lack into
+# DIR/bin and DIR/lib; and generates random conformance cases with JAX into DIR/jax-cases
+# (backends/jax/generate_cases.py, the JAX differential test's pinned JAX, from PyPI):
 #
-#   tools/pack-gpu-tests.sh DIR        ->  DIR/bin, DIR/lib
+#   tools/pack-gpu-tests.sh DIR        ->  DIR/bin, DIR/lib, DIR/jax-cases
 #
 # Then, on the GPU machine, in a checkout of the same commit: tools/check-gpu-build.sh DIR/bin.
 # The C library, libstdc++ and NCCL stay out (NCCL's library is over 200 MB); the binaries need
@@ -21,4 +23,10 @@ for binary in "${binaries[@]}"; do cp build/bin/"$binary" "$out/bin/"; done
 ldd "${binaries[@]/#/build/bin/}" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u \
   | grep -vE '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libnccl)\.so' \
   | xargs -I{} cp -L {} "$out/lib/"
-echo "packed $(ls "$out/lib" | wc -l) libraries and ${#binaries[@]} binaries into $out ($(du -sh "$out" | cut -f1))"
+# shellcheck source=backends/jax/jax_venv.sh
+source backends/jax/jax_venv.sh
+ensure_jax_venv build/jax-venv "$jax_cases_version" "the random JAX cases of the GPU check"
+rm -rf "$out/jax-cases"
+XLA_FLAGS=--xla_force_host_platform_device_count=8 JAX_PLATFORMS=cpu build/jax-venv/bin/python \
+  backends/jax/generate_cases.py --out "$out/jax-cases" --count 400 --seed 11 --rules 40 | tail -1
+echo "packed $(ls "$out/lib" | wc -l) libraries and ${#binaries[@]} binaries and $(ls "$out"/jax-cases/*.json | wc -l) JAX cases into $out ($(du -sh "$out" | cut -f1))"

@@ -3,6 +3,11 @@
 # environment with the pinned jax and jaxlib CPU wheels from PyPI, unless it already has that
 # version. Where PyPI cannot be reached it prints why PURPOSE is skipped and exits 77 (CTest:
 # skipped).
+
+# The JAX that the random conformance cases are generated with: the version docs/jax-checklist.md
+# targets (tag jax-v0.10.2).
+jax_cases_version=0.10.2
+
 ensure_jax_venv() {
   local venv=$1 version=$2 purpose=$3
   if "$venv/bin/python" -c "import jax, sys; sys.exit(jax.__version__ != '$version')" 2>/dev/null; then

@@ -14,13 +14,12 @@ case_count=${3:-200}
 rule_count=${4:-40}
 algorithms="direct ring bidirectional_ring halving_doubling binary_tree double_binary_tree"
 here=$(cd "$(dirname "$0")" && pwd)
-jax_version=0.10.2  # the version docs/jax-checklist.md targets (tag jax-v0.10.2)
 venv=$build_dir/jax-venv
 cases=$build_dir/jax-cases
 
 # shellcheck source=backends/jax/jax_venv.sh
 source "$here/jax_venv.sh"
-ensure_jax_venv "$venv" "$jax_version" "the JAX differential test"
+ensure_jax_venv "$venv" "$jax_cases_version" "the JAX differential test"
 
 rm -rf "$cases"
 XLA_FLAGS=--xla_force_host_platform_device_count=8 JAX_PLATFORMS=cpu \
