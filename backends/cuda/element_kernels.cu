@@ -113,8 +113,11 @@ __device__ T apply(T lhs, T rhs) {
 // spmd::arith::flushing_if: with Flush, operands and result are flushed (XLA:CPU's DAZ + FTZ).
 template <class T, ReduceOp Op, bool Flush>
 __device__ T apply_flushing_if(T lhs, T rhs) {
-  if constexpr (Flush) return flush_subnormal(apply<T, Op>(flush_subnormal(lhs), flush_subnormal(rhs)));
-  else return apply<T, Op>(lhs, rhs);
+  if constexpr (Flush) {
+    return flush_subnormal(apply<T, Op>(flush_subnormal(lhs), flush_subnormal(rhs)));
+  } else {
+    return apply<T, Op>(lhs, rhs);
+  }
 }
 
 template <class T, ReduceOp Op, bool Flush, bool ReceivedLeft>
