@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Runs spmdsim's GPU checks from built binaries (docs/gpu-backends.md): the three GPU test
 # binaries, `spmdsim conform --backend cuda` on the public cases and `--backend nccl` on those
-# whose mesh fits the machine's GPUs; the same for the random JAX cases of a packed folder. Fails if any GPU test skipped, since on a machine with a GPU
-# a skip means the GPU was not usable. Ends with a row for the "GPU runs" table.
+# whose mesh fits the machine's GPUs; the same for the random JAX cases of a packed folder.
+# Fails if any GPU test skipped, since on a machine with a GPU a skip means the GPU was not
+# usable. Ends with a row for the "GPU runs" table.
 #
 #   tools/check-gpu-build.sh BIN_DIR [LOG_DIR]
 #
 # BIN_DIR holds spmdsim, cuda_schedule_test, cuda_backend_test and nccl_ring_test: build/bin, or
 # the bin/ of a folder made by tools/pack-gpu-tests.sh, whose lib/ beside it is then searched
-# first and whose jax-cases/ are run too. LOG_DIR (default: a temporary folder) receives each binary's log and gtest JSON report.
+# first and whose jax-cases/ are run too. LOG_DIR (default: a temporary folder) receives the
+# whole log (all.log) and each test binary's gtest JSON report.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:?usage: tools/check-gpu-build.sh BIN_DIR [LOG_DIR]}")
@@ -25,10 +27,12 @@ fi
 # the one pip installs for PyTorch or JAX (nvidia-nccl-cu13).
 if ldd "$bin/nccl_ring_test" | grep -q "libnccl.so.2 => not found"; then
   nccl_dir=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0] + "/lib")' 2>/dev/null)
-  [ -n "$nccl_dir" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$nccl_dir"
+  [ -n "$nccl_dir" ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$nccl_dir"
 fi
 ldd "$bin/spmdsim" "$bin/nccl_ring_test" | grep "not found" && {
-  echo "check-gpu-build: libraries above are missing; LD_LIBRARY_PATH=$LD_LIBRARY_PATH" >&2; exit 2; }
+  echo "check-gpu-build: libraries above are missing; LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}" >&2
+  exit 2
+}
 
 gpus=$(nvidia-smi --query-gpu=count --format=csv,noheader | head -1)
 log=$logs/all.log
@@ -65,8 +69,12 @@ driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
 nccl=$(grep -oE "^NCCL [0-9]+\.[0-9.+a-z]*" "$log" | head -1 | cut -d' ' -f2)
 result=$([ "$status" -eq 0 ] && echo "all GPU tests pass" || echo "FAILED (exit $status)")
 echo
-echo "Row for docs/gpu-backends.md, GPU runs ($(date -u +%F), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')):"
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo '?')
+echo "Row for docs/gpu-backends.md, GPU runs ($(date -u +%F), commit $commit):"
 case_list="the public cases"
-[ "${#case_folders[@]}" -gt 1 ] && case_list+=" and $(ls "${case_folders[1]}"/*.json | wc -l) random JAX cases"
-echo "| $gpu x$gpus | $driver | ${nccl:-?} | the GPU test binaries; conform --backend cuda, nccl on $case_list | as in the test table | $result |"
+if [ "${#case_folders[@]}" -gt 1 ]; then
+  case_list+=" and $(ls "${case_folders[1]}"/*.json | wc -l) random JAX cases"
+fi
+echo "| $gpu x$gpus | $driver | ${nccl:-?} | the GPU test binaries;" \
+     "conform --backend cuda, nccl on $case_list | as in the test table | $result |"
 exit "$status"

@@ -29,4 +29,5 @@ ensure_jax_venv build/jax-venv "$jax_cases_version" "the random JAX cases of the
 rm -rf "$out/jax-cases"
 XLA_FLAGS=--xla_force_host_platform_device_count=8 JAX_PLATFORMS=cpu build/jax-venv/bin/python \
   backends/jax/generate_cases.py --out "$out/jax-cases" --count 400 --seed 11 --rules 40 | tail -1
-echo "packed $(ls "$out/lib" | wc -l) libraries and ${#binaries[@]} binaries and $(ls "$out"/jax-cases/*.json | wc -l) JAX cases into $out ($(du -sh "$out" | cut -f1))"
+echo "packed ${#binaries[@]} binaries, $(ls "$out/lib" | wc -l) libraries and" \
+     "$(ls "$out"/jax-cases/*.json | wc -l) JAX cases into $out ($(du -sh "$out" | cut -f1))"
