@@ -9,7 +9,8 @@
 #
 # BIN_DIR holds spmdsim, cuda_schedule_test, cuda_backend_test and nccl_ring_test: build/bin, or
 # the bin/ of a folder made by tools/pack-gpu-tests.sh, whose lib/ beside it is then searched
-# first and whose jax-cases/ are run too. LOG_DIR (default: a temporary folder) receives the
+# first. A jax-cases/ beside BIN_DIR is run too: a packed folder's, or build/jax-cases, which the
+# JAX differential test (backends/jax/run_jax_conformance.sh) leaves. LOG_DIR (default: a temporary folder) receives the
 # whole log (all.log) and each test binary's gtest JSON report.
 set -uo pipefail
 cd "$(dirname "$0")/.."
