@@ -207,9 +207,9 @@ double nvls_chunk_bytes(double bytes, double concurrent_ops) {
   return chunk;
 }
 
-// NVLS-tree's round through the network per chunk and channel, fitted on two-node runs of
-// H100, H200 and B200 over InfiniBand and RoCE (docs/collective-timing.md).
-constexpr double kNvlsTreeNetworkChunkUs = 1.5;
+// NVLS-tree's round through the network per chunk and channel, fitted on the rate two-node H100
+// and H200 runs over InfiniBand settle at (docs/collective-timing.md).
+constexpr double kNvlsTreeNetworkChunkUs = 0.9;
 
 // NVLS-tree's chunk: at most 64 KiB from four nodes on, and smaller for small buffers.
 double nvls_tree_chunk_bytes(double bytes, double concurrent_ops, int nodes) {
@@ -369,6 +369,18 @@ double nvls_us(const Fabric& fabric, const Layout& layout, double bytes) {
   return kNvlsFixedUs + bytes / (nvls_gbps(fabric, layout.ranks, channels, chunk) * 1e3);
 }
 
+// NVLS-tree's pipeline fill. The tree between nodes runs on the tree's channels, which start
+// their first chunks at once, so each chunk moves at its channel's share of the GPU's NIC, and it
+// crosses the switch's reduction, the tree's 2·depth − 1 network levels and the switch's
+// broadcast one after another before the pipeline runs at its rate. A small buffer's chunks are
+// its share per channel and GPU.
+double nvls_tree_fill_us(const Fabric& fabric, const Layout& layout, double chunk, double bytes) {
+  const double stages = 2.0 + (2.0 * tree_depth(layout) - 1.0);
+  const double first_chunk = std::min(chunk, bytes / (kTreeChannels * layout.per_node));
+  const double channel_gbps = node_nics_gbps(fabric, layout) / layout.per_node / kTreeChannels;
+  return stages * first_chunk / (channel_gbps * 1e3);
+}
+
 // NVLS-tree all-reduce: the switches reduce inside each node (NVLS), each GPU's share of the
 // node's sum goes through a tree of nodes over its NICs, and NVLS broadcasts the result. Between
 // two nodes the tree is one exchange, each byte crossing the NICs once each way; in a deeper
@@ -385,8 +397,7 @@ double nvls_tree_us(const Fabric& fabric, const Layout& layout, double bytes) {
   const double rate_gbps =
       std::min(1.0 / ns_per_byte, node_nics_gbps(fabric, layout) * network_share);
   return kNvlsFixedUs + 2.0 * depth * network_hop_us(fabric, Protocol::simple) +
-         bytes / (rate_gbps * 1e3) +
-         tree_fill_us(fabric, layout, Protocol::simple, std::min(bytes, kNvlsMaxChunkBytes));
+         bytes / (rate_gbps * 1e3) + nvls_tree_fill_us(fabric, layout, chunk, bytes);
 }
 
 // PAT (Parallel Aggregated Trees) all-gather / reduce-scatter, which NCCL runs with one GPU per

@@ -343,25 +343,35 @@ TEST(CollectiveTiming, ForcedChoicesAreHonouredOrFallBackWithANote) {
 
 TEST(CollectiveTiming, NvlsTreeAcrossTwoNodesRunsAtTheSlowerOfNvlsAndTheNics) {
   // 2 nodes of 8 H100 with 8 x 50 GB/s NICs: NVLS in 128 KiB chunks over NCCL's 16 channels,
-  // each chunk taking a 1.5 us round in the switches and one through the network, gives
-  // 1 / (1 / (450 x 0.88 x 8/9) + 3.0 us / (16 x 128 KiB)) = 234.1 GB/s, the NICs
+  // each chunk taking a 1.5 us round in the switches and a 0.9 us one through the network, gives
+  // 1 / (1 / (450 x 0.88 x 8/9) + 2.4 us / (16 x 128 KiB)) = 250 GB/s, the NICs
   // 8 x 50 x 0.93 = 372 GB/s, each byte crossing them once each way between two nodes.
   const std::int64_t bytes = std::int64_t{1} << 30;
   const TimedChoice choice = time_collective(hgx_h100(), {.bytes = bytes, .ranks = 16});
   EXPECT_EQ(choice.label(), "nvlstree/Simple");
-  const double fill_us = 131072 / 15e3;
+  // The fill: each of the tree's 16 channels' first 128 KiB chunk crosses the switch's
+  // reduction, one network level and the switch's broadcast at 1/16 of its GPU's NIC.
+  const double channel_gbps = 50 * 0.93 / 16;
   EXPECT_NEAR(
       static_cast<double>(choice.time_ps) / 1e6,
       31.0 + 2 * 14.0 + nvls_on_8_h100_us(static_cast<double>(bytes), 131072) - 31.0 +
-          static_cast<double>(bytes) * 1.5 / (16 * 131072) + fill_us,
+          static_cast<double>(bytes) * 0.9 / (16 * 131072) + 3 * 131072 / (channel_gbps * 1e3),
       0.01);
-  // Deeper trees send each byte up and down: half the NICs' rate, here below NVLS's.
+  // Deeper trees send each byte up and down: half the NICs' rate, here below NVLS's. From four
+  // nodes on the chunk is 64 KiB, and it crosses 2 + (2 x 3 - 1) stages on eight nodes.
   Fabric slow_nics = hgx_h100();
   slow_nics.nic_bytes_per_s = 25'000'000'000;
   const TimingRequest deep{.bytes = bytes, .ranks = 64, .algorithm = LibraryAlgorithm::nvlstree};
   EXPECT_NEAR(time_us(slow_nics, deep),
-              31.0 + 2 * 3 * 14.0 + static_cast<double>(bytes) / (200e3 * 0.93 * 0.5) + 5 * fill_us,
+              31.0 + 2 * 3 * 14.0 + static_cast<double>(bytes) / (200e3 * 0.93 * 0.5) +
+                  7 * 65536 / (25 * 0.93 / 16 * 1e3),
               0.01);
+  // A small buffer fills the pipeline with its share per channel and GPU: 1 MiB / (16 x 8).
+  const TimingRequest small{.bytes = 1 << 20, .ranks = 16, .algorithm = LibraryAlgorithm::nvlstree};
+  const TimingRequest smaller{.bytes = 1 << 19, .ranks = 16,
+                              .algorithm = LibraryAlgorithm::nvlstree};
+  const double small_fill_us = 3 * 8192 / (channel_gbps * 1e3);
+  EXPECT_GT(time_us(hgx_h100(), small) - time_us(hgx_h100(), smaller), small_fill_us / 2);
 }
 
 TEST(CollectiveTiming, PatRunsAllGatherWithOneGpuPerNode) {
