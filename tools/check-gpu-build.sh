@@ -18,6 +18,8 @@ bin=$(realpath "${1:?usage: tools/check-gpu-build.sh BIN_DIR [LOG_DIR]}")
 logs=${2:-$(mktemp -d)}
 mkdir -p "$logs"
 cases=tests/conformance/cases
+# cuda_backend_test reads the public cases from here, not from the checkout that built it.
+export SPMD_CONFORMANCE_DIR="$PWD/$cases"
 
 if ! nvidia-smi -L >/dev/null 2>&1; then
   echo "check-gpu-build: nvidia-smi finds no GPU here; run this on a machine with an NVIDIA GPU" >&2

@@ -10,8 +10,7 @@
 #
 # Then, on the GPU machine, in a checkout of the same commit: tools/check-gpu-build.sh DIR/bin.
 # The C library, libstdc++ and NCCL stay out (NCCL's library is over 200 MB); the binaries need
-# glibc 2.34 and GLIBCXX_3.4.30 (GCC 12) or newer. cuda_backend_test reads the conformance cases
-# from this checkout's absolute path, so the GPU machine's checkout must be reachable there too.
+# glibc 2.34 and GLIBCXX_3.4.30 (GCC 12) or newer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: tools/pack-gpu-tests.sh DIR}

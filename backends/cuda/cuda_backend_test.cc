@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,13 @@ constexpr Algorithm kAlgorithms[] = {
     Algorithm::direct,           Algorithm::ring,        Algorithm::bidirectional_ring,
     Algorithm::halving_doubling, Algorithm::binary_tree, Algorithm::double_binary_tree};
 
+// The public cases: the environment's SPMD_CONFORMANCE_DIR where it is set (a checkout other than
+// the one that built this binary; tools/check-gpu-build.sh sets it), else the building checkout's.
+std::string conformance_dir() {
+  const char* from_environment = std::getenv("SPMD_CONFORMANCE_DIR");
+  return from_environment != nullptr ? from_environment : SPMD_CONFORMANCE_DIR;
+}
+
 class CudaBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -43,7 +51,7 @@ class CudaBackendTest : public ::testing::Test {
 
 TEST_F(CudaBackendTest, cuda_backend_passes_public_conformance_cases_in_every_algorithms_order) {
   register_cuda_backend();
-  const std::vector<std::string> files = conformance::find_case_files({SPMD_CONFORMANCE_DIR});
+  const std::vector<std::string> files = conformance::find_case_files({conformance_dir()});
   ASSERT_FALSE(files.empty());
   for (Algorithm algorithm : kAlgorithms) {
     conformance::RunOptions options{.backend = "cuda", .order = order_for_algorithm(algorithm)};
