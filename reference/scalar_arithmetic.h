@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "reference/half_float.h"
+#include "reference/subnormal_bits.h"
 
 namespace spmd::arith {
 
@@ -86,14 +87,14 @@ bool is_nan(T value) {
 
 // A subnormal becomes a zero of its sign for the types that XLA:CPU computes with denormals
 // flushed (FloatNumerics::flush_subnormals): float32, float64 and bfloat16, whose exponent range
-// is float32's. float16 and the integer types are returned unchanged.
+// is float32's. float16 and the integer types are returned unchanged. The bits are read by
+// reference/subnormal_bits.h, which the CUDA kernels share.
 template <class T>
 T flush_subnormal(T value) {
   if constexpr (std::is_same_v<T, BFloat16>) {
-    const bool subnormal = (value.bits & 0x7f80u) == 0 && (value.bits & 0x007fu) != 0;
-    return subnormal ? T{static_cast<std::uint16_t>(value.bits & 0x8000u)} : value;
+    return T{subnormal_bits::flushed_bfloat16(value.bits)};
   } else if constexpr (std::is_floating_point_v<T>) {
-    return std::fpclassify(value) == FP_SUBNORMAL ? std::copysign(T{0}, value) : value;
+    return subnormal_bits::flushed(value);
   } else {
     return value;
   }

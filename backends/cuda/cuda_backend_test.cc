@@ -9,7 +9,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -17,6 +16,7 @@
 
 #include "backends/backend_registry.h"
 #include "backends/cuda/cuda_device.h"
+#include "backends/cuda/near_subnormal_test_data.h"
 #include "backends/sim_backend.h"
 #include "conformance/conformance_runner.h"
 #include "reference/array_difference.h"
@@ -108,17 +108,11 @@ TEST_F(CudaBackendTest, cuda_backend_computes_with_the_numerics_of_xla_cpus_orde
   ReferenceBackend reference(order);
   const Mesh mesh({8}, {"i"});
   for (DType dtype : {DType::float32, DType::bfloat16, DType::float64}) {
-    // x around the smallest normal (float32's for bfloat16), most of it subnormal; y ordinary.
-    const DType source = dtype == DType::float64 ? DType::float64 : DType::float32;
-    const Array smallest_normal = dtype == DType::float64
-                                      ? Array::scalar(std::ldexp(1.0, -1022))
-                                      : Array::scalar(std::ldexp(1.0F, -126));
-    const std::vector<Array> xs = random_per_device(source, {1001}, 8, 9, {.max_exponent = 2});
+    // x around the smallest normal, most of it subnormal; y ordinary.
+    const std::vector<Array> xs = near_subnormal_per_device(dtype, 1001, 8, 9);
     const std::vector<Array> ys = random_per_device(dtype, {1001}, 8, 10);
     std::vector<Values> args;
-    for (std::size_t d = 0; d < xs.size(); ++d) {
-      args.push_back({convert(mul(xs[d], smallest_normal), dtype), ys[d]});
-    }
+    for (std::size_t d = 0; d < xs.size(); ++d) args.push_back({xs[d], ys[d]});
     const test_gen::PerDeviceBody body = [](Context& ctx, const Values& x) -> Values {
       const Array product = mul(x[1], x[1], ctx.numerics());
       return {ctx.psum(x[0], {"i"}), ctx.pmax(x[0], {"i"}), ctx.pmin(x[0], {"i"}),

@@ -9,18 +9,17 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "backends/cuda/cuda_device.h"
+#include "backends/cuda/near_subnormal_test_data.h"
 #include "backends/cuda/schedule_on_gpu.h"
 #include "backends/sim_backend.h"
 #include "collectives/algorithm.h"
 #include "collectives/schedule_data.h"
 #include "reference/array_difference.h"
-#include "reference/elementwise.h"
 #include "reference/fold_reduce.h"
 #include "tests/generators.h"
 
@@ -81,22 +80,6 @@ ReductionOrder order_of(Algorithm algorithm, const CollectiveShape& shape) {
     return collectives::reduction_order(algorithm, shape);  // the grid's order
   }
   return order_for_algorithm(algorithm);
-}
-
-// Values around `dtype`'s smallest normal (float32 and bfloat16 share its exponent range, float64
-// has its own): most are subnormal and some sums leave the range, so reductions meet subnormal
-// operands and results, which XLA:CPU's numerics flush and IEEE's keep.
-std::vector<Array> near_subnormal_per_device(DType dtype, std::int64_t count, int ranks,
-                                             std::uint64_t seed) {
-  const int smallest_normal_exponent = dtype == DType::float64 ? -1022 : -126;
-  std::vector<Array> arrays;
-  for (const Array& source :
-       random_per_device(DType::float64, {count}, ranks, seed, {.max_exponent = 2})) {
-    std::vector<double> values(source.values<double>().begin(), source.values<double>().end());
-    for (double& value : values) value = std::ldexp(value, smallest_normal_exponent);
-    arrays.push_back(convert(Array::from_values<double>({count}, values), dtype));
-  }
-  return arrays;
 }
 
 class CudaScheduleTest : public ::testing::Test {

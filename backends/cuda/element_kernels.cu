@@ -4,6 +4,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "reference/half_float_bits.h"
+#include "reference/subnormal_bits.h"
 
 namespace spmd::cuda {
 namespace {
@@ -80,24 +81,14 @@ __device__ T min_of(T acc, T x) {
   else return x < acc ? x : acc;
 }
 
-// spmd::arith::flush_subnormal: a float32, float64 or bfloat16 subnormal becomes a zero of its
-// sign; float16 and the integers are returned unchanged. Read from the bits, so that no device
-// arithmetic mode (-ftz) is involved.
+// spmd::arith::flush_subnormal, from the same bits (reference/subnormal_bits.h): a float32,
+// float64 or bfloat16 subnormal becomes a zero of its sign; float16 and the integers are kept.
 template <class T>
 __device__ T flush_subnormal(T x) {
   if constexpr (std::is_same_v<T, BFloat16>) {
-    const bool subnormal = (x.bits & 0x7f80u) == 0 && (x.bits & 0x007fu) != 0;
-    return subnormal ? BFloat16{static_cast<std::uint16_t>(x.bits & 0x8000u)} : x;
-  } else if constexpr (std::is_same_v<T, float>) {
-    const auto bits = static_cast<std::uint32_t>(__float_as_int(x));
-    const bool subnormal = (bits & 0x7f800000u) == 0 && (bits & 0x007fffffu) != 0;
-    return subnormal ? __int_as_float(static_cast<int>(bits & 0x80000000u)) : x;
-  } else if constexpr (std::is_same_v<T, double>) {
-    const auto bits = static_cast<std::uint64_t>(__double_as_longlong(x));
-    const bool subnormal =
-        (bits & 0x7ff0000000000000ull) == 0 && (bits & 0x000fffffffffffffull) != 0;
-    return subnormal ? __longlong_as_double(static_cast<long long>(bits & 0x8000000000000000ull))
-                     : x;
+    return BFloat16{subnormal_bits::flushed_bfloat16(x.bits)};
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return subnormal_bits::flushed(x);
   } else {
     return x;
   }
