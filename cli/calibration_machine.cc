@@ -27,17 +27,19 @@ struct GpuName {
   GpuPreset preset;
 };
 
-// Longer names first where one holds another: GB200 holds B200, GH200 holds H200.
+// Longer names first where one holds another: GB200 holds B200, GB300 B300, GH200 H200.
 // H800: the export variant of H100 SXM, NVLink cut to 400 GB/s bidirectional, 200 GB/s each way
 // (NVIDIA H800 SXM5 datasheet); everything else as H100.
-const std::array<GpuName, 11>& gpu_names() {
-  static const std::array<GpuName, 11> names = {{
+const std::array<GpuName, 13>& gpu_names() {
+  static const std::array<GpuName, 13> names = {{
       {"GB300", {"gb300-nvl72", true, std::nullopt}},
       {"GB200", {"gb200-nvl72", true, std::nullopt}},
       {"GH200", {"gh200-quad", false, std::nullopt}},
       {"MI355X", {"mi355x", false, std::nullopt}},
+      {"MI350X", {"mi350x", false, std::nullopt}},
       {"MI325X", {"mi325x", false, std::nullopt}},
       {"MI300X", {"mi300x", false, std::nullopt}},
+      {"B300", {"hgx-b300", false, std::nullopt}},
       {"B200", {"hgx-b200", false, std::nullopt}},
       {"H200", {"hgx-h200", false, std::nullopt}},
       {"H800", {"hgx-h100", false, 200'000'000'000}},

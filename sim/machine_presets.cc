@@ -114,6 +114,15 @@ const std::vector<Preset>& presets() {
                 .generation = "blackwell", .host = "x86", .scale_up = "nvswitch",
                 .scale_up_bandwidth = "900GB/s", .in_switch_reduction = true,
                 .nic_bandwidth = "400Gb/s", .network = "infiniband"},
+      GpuPreset{.name = "hgx-b300",
+                .title = "hgx-b300: 8x B300 288GB, NVLink 5 through NVSwitch with NVLS, 8x "
+                         "800Gb/s InfiniBand XDR",
+                .node = "8x B300 288GB, NVLink 5 through NVSwitch with NVLS, 8x 800Gb/s "
+                        "InfiniBand XDR",
+                .memory = "288GB", .peak_flops = "2.25PFLOP/s", .memory_bandwidth = "8TB/s",
+                .generation = "blackwell", .host = "x86", .scale_up = "nvswitch",
+                .scale_up_bandwidth = "900GB/s", .in_switch_reduction = true,
+                .nic_bandwidth = "800Gb/s", .network = "infiniband"},
       // A tray holds two superchips (4 GPUs) and four NICs: one NIC per GPU, 72 per domain.
       GpuPreset{.name = "gb200-nvl72", .default_devices = 72,
                 .title = "gb200-nvl72: 72x Blackwell GPU 186GB (36 GB200), one NVLink 5 domain "
@@ -167,6 +176,16 @@ const std::vector<Preset>& presets() {
                          "400Gb/s RoCE",
                 .node = "8x MI355X 288GB, full mesh of Infinity Fabric (xGMI), 8x 400Gb/s RoCE",
                 .memory = "288GB", .peak_flops = "2516.6TFLOP/s", .memory_bandwidth = "8TB/s",
+                .generation = "cdna4", .host = "x86", .scale_up = "full_mesh",
+                .scale_up_bandwidth = "537.6GB/s", .in_switch_reduction = false,
+                .nic_bandwidth = "400Gb/s", .network = "roce"},
+      // MI355X's GPU air-cooled: 2.2 GHz instead of 2.4 (256 CUs, 4096 FP16 FLOP per CU and
+      // clock), the same memory and Infinity Fabric.
+      GpuPreset{.name = "mi350x",
+                .title = "mi350x: 8x MI350X 288GB, full mesh of Infinity Fabric (xGMI), 8x "
+                         "400Gb/s RoCE",
+                .node = "8x MI350X 288GB, full mesh of Infinity Fabric (xGMI), 8x 400Gb/s RoCE",
+                .memory = "288GB", .peak_flops = "2306.9TFLOP/s", .memory_bandwidth = "8TB/s",
                 .generation = "cdna4", .host = "x86", .scale_up = "full_mesh",
                 .scale_up_bandwidth = "537.6GB/s", .in_switch_reduction = false,
                 .nic_bandwidth = "400Gb/s", .network = "roce"},

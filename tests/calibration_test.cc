@@ -218,6 +218,10 @@ TEST(CalibrationMachine, GpuNamesPickPresetsLongestNameFirst) {
   EXPECT_EQ(preset_for_gpu("AMD Instinct MI300X OAM").preset, "mi300x");
   EXPECT_EQ(preset_for_gpu("AMD Instinct MI325X").preset, "mi325x");
   EXPECT_EQ(preset_for_gpu("AMD Instinct MI355X").preset, "mi355x");
+  EXPECT_EQ(preset_for_gpu("AMD Instinct MI350X").preset, "mi350x");
+  // GB300 holds B300: the rack in its own name, the 8-GPU board in the board's.
+  EXPECT_EQ(preset_for_gpu("NVIDIA B300 SXM6 AC").preset, "hgx-b300");
+  EXPECT_FALSE(preset_for_gpu("NVIDIA B300 SXM6 AC").nvlink_domain_spans_nodes);
   // H800: H100 with NVLink at 400 GB/s both ways.
   EXPECT_EQ(preset_for_gpu("NVIDIA H800 80GB").preset, "hgx-h100");
   EXPECT_EQ(preset_for_gpu("NVIDIA H800 80GB").scale_up_bytes_per_s, 200'000'000'000);
@@ -226,7 +230,8 @@ TEST(CalibrationMachine, GpuNamesPickPresetsLongestNameFirst) {
 TEST(CalibrationMachine, AnUnknownGpuIsAnErrorListingTheKnownNames) {
   EXPECT_EQ(error_of([] { preset_for_gpu("NVIDIA V100-SXM2"); }),
             "gpu 'NVIDIA V100-SXM2': expected a name holding one of GB300, GB200, GH200, MI355X, "
-            "MI325X, MI300X, B200, H200, H800, H100 or A100 (the GPUs with presets)");
+            "MI350X, MI325X, MI300X, B300, B200, H200, H800, H100 or A100 (the GPUs with "
+            "presets)");
 }
 
 TEST(CalibrationMachine, NicTextGivesCountRateAndNetwork) {

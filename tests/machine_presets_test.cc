@@ -30,7 +30,7 @@ TEST(MachinePresets, TheFourOriginalNamesAreKeptAndNewOnesAdded) {
   for (const char* name :
        {"dgx-h100", "dgx-h100-x4", "tpu-v4-64", "tpu-v5e-256", "hgx-a100", "hgx-h100",
         "hgx-h200", "hgx-b200", "gb200-nvl72", "gb300-nvl72", "gh200-quad", "mi300x", "mi325x",
-        "mi355x", "tpu-v5p", "tpu-v6e"}) {
+        "mi355x", "mi350x", "hgx-b300", "tpu-v5p", "tpu-v6e"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
   }
 }
@@ -119,6 +119,18 @@ TEST(MachinePresets, GpuFabricsFollowTheirSpecSheets) {
             64 * kGB);  // 7 xGMI links of 64 GB/s each way
   EXPECT_EQ(machine_preset("mi355x")->fabric->generation, cost_model::GpuGeneration::cdna4);
   EXPECT_EQ(machine_preset("mi325x")->memory_bytes, 256 * kGB);
+  // MI350X: MI355X's GPU at 2.2 GHz instead of 2.4, the same links.
+  const sim::MachineSpec mi350x = machine_preset("mi350x").value();
+  EXPECT_EQ(mi350x.fabric->generation, cost_model::GpuGeneration::cdna4);
+  EXPECT_EQ(mi350x.fabric->scale_up_bytes_per_s,
+            machine_preset("mi355x")->fabric->scale_up_bytes_per_s);
+  EXPECT_DOUBLE_EQ(mi350x.peak_flops_per_s, 2306.9e12);  // 256 CUs x 2.2 GHz x 4096
+
+  const sim::MachineSpec b300 = machine_preset("hgx-b300").value();
+  EXPECT_EQ(b300.memory_bytes, 288 * kGB);
+  EXPECT_EQ(b300.fabric->generation, cost_model::GpuGeneration::blackwell);
+  EXPECT_EQ(b300.fabric->devices_per_node, 8);
+  EXPECT_EQ(b300.fabric->nic_bytes_per_s, 100 * kGB);  // ConnectX-8, 800 Gb/s
 
   const sim::MachineSpec alps = machine_preset("gh200-quad").value();
   EXPECT_EQ(alps.devices, 4);
