@@ -106,6 +106,7 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
     row.source = std::string(source.substr(0, source.find_first_of(" \t;,")));
   }
   if (table.column_index("notes")) row.launch = calibration_launch(field("notes"));
+  if (table.column_index("nvls")) row.nvls_off = nvls_turned_off(field("nvls"));
   if (table.column_index("in_or_out_of_place")) {
     row.in_place = ascii_lowercase(trimmed(field("in_or_out_of_place"))).starts_with("in-place");
   }
@@ -113,6 +114,13 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
 }
 
 }  // namespace
+
+bool nvls_turned_off(std::string_view nvls) {
+  const std::string text = ascii_lowercase(trimmed(nvls));
+  const std::string_view word = first_word(text);
+  return word == "off" || word == "disabled" ||
+         text.find("nccl_nvls_enable=0") != std::string::npos;
+}
 
 CalibrationLaunch calibration_launch(std::string_view notes) {
   // A flag starts the text or follows a space, quote or parenthesis, so "-g" inside a path

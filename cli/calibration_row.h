@@ -49,6 +49,8 @@ struct CalibrationRow {
   std::optional<cost_model::Protocol> forced_protocol;
   // How the run launched its collectives, from the notes column (calibration_launch).
   CalibrationLaunch launch;
+  // The run turned NVLS off (the nvls column, nvls_turned_off): the switches do not reduce.
+  bool nvls_off = false;
   bool in_place = false;  // the in_or_out_of_place column starts with "in-place"
   std::string source;     // the source column's first word (where the figure was published)
   // Why the model cannot predict this row (an op or a forced algorithm it does not time);
@@ -102,6 +104,10 @@ std::optional<double> measured_time_us(const MeasuredFigures& figures, cost_mode
 std::optional<cost_model::LibraryAlgorithm> forced_algorithm(std::string_view nccl_algo);
 // The notes' launch flags (CalibrationLaunch above).
 CalibrationLaunch calibration_launch(std::string_view notes);
+// Whether the nvls column says the run turned NVLS off: text starting with "off" or "disabled",
+// or naming NCCL_NVLS_ENABLE=0, in any case. Any other text ("on", "default ...", "n/a ...",
+// empty) leaves the machine's NVLS as it is.
+bool nvls_turned_off(std::string_view nvls);
 
 // The protocol the nccl_proto column forces ("LL", "LL128", "Simple", "SIMPLE"); empty and
 // "default ..." force none, and so does any text when nccl_algo says "log shows": the column

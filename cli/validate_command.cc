@@ -63,6 +63,11 @@ Prediction predict(const CalibrationRow& row, const cost_model::Fabric& fabric,
   if (row.forced_algorithm == cost_model::LibraryAlgorithm::collnet) {
     row_fabric.in_network_reduction = true;
   }
+  // NVLS turned off (NCCL_NVLS_ENABLE=0) leaves the switches' reduction unused, unless the run
+  // forced an NVLS algorithm, which then says it ran.
+  const bool forced_nvls = row.forced_algorithm == cost_model::LibraryAlgorithm::nvls ||
+                           row.forced_algorithm == cost_model::LibraryAlgorithm::nvlstree;
+  if (row.nvls_off && !forced_nvls) row_fabric.in_switch_reduction = false;
   row_fabric.gpus_per_process = row.launch.gpus_per_process;
   row_fabric.graph_launch = row.launch.graph_launch;
   Prediction prediction{&row, cost_model::time_collective(row_fabric, request), 0, std::nullopt,

@@ -64,6 +64,19 @@ TEST(CalibrationLaunch, ReadsNcclTestsFlagsFromTheNotes) {
   EXPECT_EQ(launch("tutorials/spinup-gpu-cluster.md; AI-benchmarking-guide"), std::pair(1, false));
 }
 
+TEST(CalibrationNvls, OffDisabledOrTheEnvVariableAtZeroTurnNvlsOff) {
+  EXPECT_TRUE(nvls_turned_off("off"));
+  EXPECT_TRUE(nvls_turned_off(" Off (algo forced to Ring)"));
+  EXPECT_TRUE(nvls_turned_off("disabled"));
+  EXPECT_TRUE(nvls_turned_off("off per the job script (NCCL_NVLS_ENABLE=0)"));
+  EXPECT_TRUE(nvls_turned_off("set by the profile: nccl_nvls_enable=0"));
+  EXPECT_FALSE(nvls_turned_off(""));
+  EXPECT_FALSE(nvls_turned_off("on (NCCL_ALGO=NVLS forced)"));
+  EXPECT_FALSE(nvls_turned_off("default (not forced; NCCL_NVLS_ENABLE not set)"));
+  EXPECT_FALSE(nvls_turned_off("n/a (A100 has no NVLS)"));
+  EXPECT_FALSE(nvls_turned_off("offline tuning"));
+}
+
 TEST(MeasuredTime, BusFactorsAreNcclTests) {
   // nccl-tests src/all_reduce.cu etc., getBw: 2(n-1)/n, (n-1)/n, 1.
   EXPECT_DOUBLE_EQ(bus_factor(TimedOp::all_reduce, 8), 1.75);

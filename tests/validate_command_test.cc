@@ -4,6 +4,7 @@
 
 #include "cli/validate_command.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -164,6 +165,33 @@ TEST(ValidateCommand, PlotDirGetsADataFileAndAScriptPerMachine) {
   if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) {
     EXPECT_GT(fs::file_size(dir / "plots" / "box.png"), 1000u);
   }
+}
+
+// The text of the file's line `line` in validate's listing.
+std::string listed_line(const std::string& text, int line) {
+  const std::size_t at = text.find(fmt::format("\n{:8}  ", line));
+  if (at == std::string::npos) return "";
+  return text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+}
+
+TEST(ValidateCommand, ARunThatTurnedNvlsOffIsTimedWithoutIt) {
+  // The same 1 GiB all-reduce on eight H100: NVLS by default, something else with NVLS off.
+  const std::string rows =
+      "box,NVIDIA H100 80GB HBM3,8,1,8,NVSwitch,none,all_reduce,float,sum,1073741824,"
+      "4000,,,out-of-place,default,,default,,src,\n"
+      "box,NVIDIA H100 80GB HBM3,8,1,8,NVSwitch,none,all_reduce,float,sum,1073741824,"
+      "4700,,,out-of-place,default,,off (NCCL_NVLS_ENABLE=0),,src,\n"
+      "box,NVIDIA H100 80GB HBM3,8,1,8,NVSwitch,none,all_reduce,float,sum,1073741824,"
+      "4000,,,out-of-place,NVLS,,off,,src,\n";
+  const fs::path csv = write_csv(scratch_folder("nvls_off"), published_calibration_header() + rows);
+  std::ostringstream out, err;
+  ASSERT_EQ(run_validate_command({.file = csv.string()}, out, err), 0) << err.str();
+  EXPECT_NE(listed_line(out.str(), 2).find(" nvls/"), std::string::npos) << out.str();
+  const std::string off = listed_line(out.str(), 3);
+  ASSERT_FALSE(off.empty()) << out.str();
+  EXPECT_EQ(off.find(" nvls"), std::string::npos) << off;
+  // A run that forced NVLS ran it, whatever the column says.
+  EXPECT_NE(listed_line(out.str(), 4).find(" nvls/"), std::string::npos) << out.str();
 }
 
 TEST(ValidateCommand, BadInputExitsTwoWithOneLineNamingFileLineAndField) {
