@@ -284,6 +284,11 @@ bool protocol_runs(const Fabric& fabric, const Layout& layout, Protocol protocol
          fabric.network == NetworkKind::infiniband;
 }
 
+// GPUDirect-TCPX and TCPXO, the TCP networks of GPU clusters, run NCCL with their provider's
+// profile, which leaves NVLS off across nodes: TCPX takes only Ring with Simple, and TCPXO's
+// profile sets NCCL_ALGO=Ring,Tree and NCCL_NVLS_ENABLE=0 (docs/collective-timing.md).
+bool nvls_tree_runs(const Fabric& fabric) { return fabric.network != NetworkKind::ethernet; }
+
 double scale_up_hop_us(GpuGeneration generation, Protocol protocol) {
   if (is_amd(generation)) return kXgmiHopUs[index(protocol)];
   return synchronization_factor(generation) * kScaleUpHopUs[index(protocol)];
@@ -541,7 +546,8 @@ void add_choices(const Fabric& fabric, const TimingRequest& request, const Layou
       if (fabric.in_switch_reduction && layout.nodes == 1 && layout.ranks > 1) {
         add(LibraryAlgorithm::nvls, nvls_us(fabric, layout, bytes));
       }
-      if (fabric.in_switch_reduction && layout.nodes > 1 && layout.per_node > 1) {
+      if (fabric.in_switch_reduction && nvls_tree_runs(fabric) && layout.nodes > 1 &&
+          layout.per_node > 1) {
         add(LibraryAlgorithm::nvlstree, nvls_tree_us(fabric, layout, bytes));
       }
       if (fabric.in_network_reduction && layout.nodes > 1) {

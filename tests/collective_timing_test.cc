@@ -374,6 +374,20 @@ TEST(CollectiveTiming, NvlsTreeAcrossTwoNodesRunsAtTheSlowerOfNvlsAndTheNics) {
   EXPECT_GT(time_us(hgx_h100(), small) - time_us(hgx_h100(), smaller), small_fill_us / 2);
 }
 
+TEST(CollectiveTiming, OverGpuDirectTcpNvlsTreeIsOffAsTheProvidersProfileSetsIt) {
+  // The same 1 GiB over two H100 nodes: NVLS-tree over InfiniBand; over TCPX(O) the provider's
+  // NCCL profile leaves NVLS off, so the tuner picks from the others and a forced NVLS-tree
+  // falls back.
+  const TimingRequest request{.bytes = std::int64_t{1} << 30, .ranks = 16};
+  EXPECT_EQ(time_collective(hgx_h100(), request).algorithm, LibraryAlgorithm::nvlstree);
+  Fabric tcp = hgx_h100();
+  tcp.network = NetworkKind::ethernet;
+  EXPECT_NE(time_collective(tcp, request).algorithm, LibraryAlgorithm::nvlstree);
+  TimingRequest forced = request;
+  forced.algorithm = LibraryAlgorithm::nvlstree;
+  EXPECT_NE(time_collective(tcp, forced).fallback, "");
+}
+
 TEST(CollectiveTiming, PatRunsAllGatherWithOneGpuPerNode) {
   Fabric one_per_node = hgx_h100();
   one_per_node.devices_per_node = 1;
