@@ -27,11 +27,13 @@ struct GpuName {
   GpuPreset preset;
 };
 
-// Longer names first where one holds another: GB200 holds B200, GB300 B300, GH200 H200.
-// H800: the export variant of H100 SXM, NVLink cut to 400 GB/s bidirectional, 200 GB/s each way
-// (NVIDIA H800 SXM5 datasheet); everything else as H100.
-const std::array<GpuName, 13>& gpu_names() {
-  static const std::array<GpuName, 13> names = {{
+// Longer names first where one holds another: GB200 holds B200, GB300 B300, GH200 and H200
+// hold H20. The export variants keep their board's fabric but for NVLink: H800 and A800 cut it
+// to 400 GB/s bidirectional, 200 GB/s each way (NVIDIA H800 SXM5 and A800 SXM4 datasheets); H20
+// keeps H100's 900 GB/s (NVIDIA H20 datasheet; its compute, which collectives do not use, is
+// cut).
+const std::array<GpuName, 15>& gpu_names() {
+  static const std::array<GpuName, 15> names = {{
       {"GB300", {"gb300-nvl72", true, std::nullopt}},
       {"GB200", {"gb200-nvl72", true, std::nullopt}},
       {"GH200", {"gh200-quad", false, std::nullopt}},
@@ -44,6 +46,8 @@ const std::array<GpuName, 13>& gpu_names() {
       {"H200", {"hgx-h200", false, std::nullopt}},
       {"H800", {"hgx-h100", false, 200'000'000'000}},
       {"H100", {"hgx-h100", false, std::nullopt}},
+      {"H20", {"hgx-h100", false, std::nullopt}},
+      {"A800", {"hgx-a100", false, 200'000'000'000}},
       {"A100", {"hgx-a100", false, std::nullopt}},
   }};
   return names;

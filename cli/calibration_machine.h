@@ -25,7 +25,7 @@ CalibrationMachine calibration_machine(const MachineDescription& machine);
 // ---- The pieces, for tests.
 
 // The preset a GPU's name stands for: the first of GB300, GB200, GH200, MI355X, MI350X, MI325X,
-// MI300X, B300, B200, H200, H800, H100, A100 found in it, in any case ("NVIDIA H100 80GB HBM3"
+// MI300X, B300, B200, H200, H800, H100, H20, A800, A100 found in it, in any case ("NVIDIA H100 80GB HBM3"
 // gives hgx-h100). spmd::Error "gpu 'TEXT': ..." listing the names otherwise.
 struct GpuPreset {
   std::string_view preset;

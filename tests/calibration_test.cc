@@ -238,13 +238,20 @@ TEST(CalibrationMachine, GpuNamesPickPresetsLongestNameFirst) {
   // H800: H100 with NVLink at 400 GB/s both ways.
   EXPECT_EQ(preset_for_gpu("NVIDIA H800 80GB").preset, "hgx-h100");
   EXPECT_EQ(preset_for_gpu("NVIDIA H800 80GB").scale_up_bytes_per_s, 200'000'000'000);
+  // A800: A100 with NVLink at 400 GB/s both ways; H20: H100's board and NVLink, and H200 and
+  // GH200 are not H20.
+  EXPECT_EQ(preset_for_gpu("NVIDIA A800-SXM4-80GB").preset, "hgx-a100");
+  EXPECT_EQ(preset_for_gpu("NVIDIA A800-SXM4-80GB").scale_up_bytes_per_s, 200'000'000'000);
+  EXPECT_EQ(preset_for_gpu("NVIDIA H20").preset, "hgx-h100");
+  EXPECT_EQ(preset_for_gpu("NVIDIA H20").scale_up_bytes_per_s, std::nullopt);
+  EXPECT_EQ(preset_for_gpu("NVIDIA H200 SXM 141GB").preset, "hgx-h200");
 }
 
 TEST(CalibrationMachine, AnUnknownGpuIsAnErrorListingTheKnownNames) {
   EXPECT_EQ(error_of([] { preset_for_gpu("NVIDIA V100-SXM2"); }),
             "gpu 'NVIDIA V100-SXM2': expected a name holding one of GB300, GB200, GH200, MI355X, "
-            "MI350X, MI325X, MI300X, B300, B200, H200, H800, H100 or A100 (the GPUs with "
-            "presets)");
+            "MI350X, MI325X, MI300X, B300, B200, H200, H800, H100, H20, A800 or A100 (the GPUs "
+            "with presets)");
 }
 
 TEST(CalibrationMachine, NicTextGivesCountRateAndNetwork) {
