@@ -14,13 +14,9 @@ export RC_PARAMS="${RC_PARAMS:-max_success=100}"
 # - training_validation_within_bound: it checks model figures, which the release run
 #   (tools/run-tests.sh) checks already, and its eight steps of up to 512 GPUs take about
 #   fifteen minutes instrumented against about one in release; the same workload code runs
-#   instrumented in transformer_workload_test.
-# - transformer_workload_doc_command_runs: the docs' 64-GPU command, whose workload code
-#   transformer_workload_test runs instrumented; it took 156 s instrumented against 3 s in
-#   release, and CI had grown past its 45 minutes.
+#   instrumented in transformer_workload_test and transformer_workload_doc_command_runs.
 excluded=(
   '^training_validation_within_bound$'
-  '^transformer_workload_doc_command_runs$'
 )
 exclude_regex="$(IFS='|'; echo "${excluded[*]}")"
 ctest --preset asan -j "$(nproc)" ${exclude_regex:+--exclude-regex "$exclude_regex"}
