@@ -25,8 +25,8 @@ CalibrationMachine calibration_machine(const MachineDescription& machine);
 // ---- The pieces, for tests.
 
 // The preset a GPU's name stands for: the first of GB300, GB200, GH200, MI355X, MI350X, MI325X,
-// MI300X, B300, B200, H200, H800, H100, H20, A800, A100 found in it, in any case ("NVIDIA H100 80GB HBM3"
-// gives hgx-h100). spmd::Error "gpu 'TEXT': ..." listing the names otherwise.
+// MI300X, B300, B200, H200, H800, H100, H20, A800, A100 found in it, in any case ("NVIDIA H100
+// 80GB HBM3" gives hgx-h100). spmd::Error "gpu 'TEXT': ..." listing the names otherwise.
 struct GpuPreset {
   std::string_view preset;
   // The preset's NVLink domain spans the rows' "nodes" (an NVL72 rack's trays).

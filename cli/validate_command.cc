@@ -65,8 +65,8 @@ Prediction predict(const CalibrationRow& row, const cost_model::Fabric& fabric,
   }
   // NVLS turned off (NCCL_NVLS_ENABLE=0) leaves the switches' reduction unused, unless the run
   // forced an NVLS algorithm, which then says it ran.
-  const bool forced_nvls = row.forced_algorithm == cost_model::LibraryAlgorithm::nvls ||
-                           row.forced_algorithm == cost_model::LibraryAlgorithm::nvlstree;
+  const bool forced_nvls =
+      row.forced_algorithm && cost_model::reduces_in_switches(*row.forced_algorithm);
   if (row.nvls_off && !forced_nvls) row_fabric.in_switch_reduction = false;
   row_fabric.gpus_per_process = row.launch.gpus_per_process;
   row_fabric.graph_launch = row.launch.graph_launch;

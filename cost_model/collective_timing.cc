@@ -640,6 +640,10 @@ constexpr NameTable<Protocol, 3> kProtocolNames = {
 
 }  // namespace
 
+bool reduces_in_switches(LibraryAlgorithm algorithm) {
+  return algorithm == LibraryAlgorithm::nvls || algorithm == LibraryAlgorithm::nvlstree;
+}
+
 std::string_view timed_op_name(TimedOp op) { return name_in(kOpNames, op); }
 std::string_view library_algorithm_name(LibraryAlgorithm algorithm) {
   return name_in(kAlgorithmNames, algorithm);

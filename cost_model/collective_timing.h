@@ -27,6 +27,10 @@ enum class TimedOp { all_reduce, all_gather, reduce_scatter, broadcast, all_to_a
 enum class LibraryAlgorithm { ring, tree, nvls, nvlstree, pat, collnet, allpairs };
 enum class Protocol { ll, ll128, simple };
 
+// NVLS and NVLS-tree: the algorithms whose sums the NVLink switches compute (a fabric's
+// in_switch_reduction).
+bool reduces_in_switches(LibraryAlgorithm algorithm);
+
 std::string_view timed_op_name(TimedOp op);
 // "ring", "tree", "nvls", "nvlstree", "pat", "collnet", "allpairs"
 std::string_view library_algorithm_name(LibraryAlgorithm algorithm);

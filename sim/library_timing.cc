@@ -66,8 +66,7 @@ std::string library_note(const cost_model::TimedChoice& choice, CollectiveOp op)
   using cost_model::LibraryAlgorithm;
   const bool sums = op == CollectiveOp::psum || op == CollectiveOp::pmean ||
                     op == CollectiveOp::psum_scatter;
-  const bool in_hardware = choice.algorithm == LibraryAlgorithm::nvls ||
-                           choice.algorithm == LibraryAlgorithm::nvlstree ||
+  const bool in_hardware = cost_model::reduces_in_switches(choice.algorithm) ||
                            choice.algorithm == LibraryAlgorithm::collnet;
   if (!sums || !in_hardware) return choice.fallback;
   const std::string order = fmt::format(
