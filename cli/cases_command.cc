@@ -1,5 +1,6 @@
 #include "cli/cases_command.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -3,11 +3,12 @@
 //  [--gloo-max-segment-bytes B] [--torus-dims 2,3]`: writes order-sensitive conformance cases
 // (docs/conformance-format.md, "Order cases").
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include "cli/cli11_fwd.h"
 
 namespace spmd {
 

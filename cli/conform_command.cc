@@ -1,5 +1,6 @@
 #include "cli/conform_command.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 

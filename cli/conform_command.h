@@ -2,13 +2,13 @@
 // `spmdsim conform [--backend NAME | --backend-plugin LIB.so [--plugin-timeout-s S]]
 //  [--order ORDER | --algorithm ALGORITHM] [--topology T] [--verbose] PATH...`
 
-#include <CLI/CLI.hpp>
 #include <chrono>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "backends/plugin/plugin_backend.h"
+#include "cli/cli11_fwd.h"
 
 namespace spmd {
 

@@ -1,5 +1,6 @@
 #include "cli/examples_command.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 

@@ -3,11 +3,12 @@
 // reference backend, printing their results. Without NAME, every example in order; each one's
 // output is stored in examples/expected/NAME.txt and checked byte for byte by CTest.
 
-#include <CLI/CLI.hpp>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "cli/cli11_fwd.h"
 
 namespace spmd {
 

@@ -1,5 +1,6 @@
 #include "cli/machine_flags.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -3,11 +3,11 @@
 // built from `--devices N --topology T --link BANDWIDTH,LATENCY [--inter-link ...]`; and
 // `--link-sharing fair|fifo`, which applies to either.
 
-#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cli/cli11_fwd.h"
 #include "sim/machine.h"
 #include "sim/machine_spec.h"
 

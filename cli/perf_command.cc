@@ -1,5 +1,6 @@
 #include "cli/perf_command.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <iostream>

@@ -3,10 +3,10 @@
 // columns and units of nccl-tests (size, count, type, redop, root, time (us), algbw and busbw
 // (GB/s)), to set beside a real measurement.
 
-#include <CLI/CLI.hpp>
 #include <ostream>
 #include <string>
 
+#include "cli/cli11_fwd.h"
 #include "cli/machine_flags.h"
 
 namespace spmd {

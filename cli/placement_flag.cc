@@ -1,5 +1,6 @@
 #include "cli/placement_flag.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 namespace spmd {

@@ -2,9 +2,9 @@
 // `--placement`: where a command's mesh lies on the machine's devices (sim/placement_spec.h),
 // for run, scale, perf and demo.
 
-#include <CLI/CLI.hpp>
 #include <string>
 
+#include "cli/cli11_fwd.h"
 #include "sim/placement_spec.h"
 
 namespace spmd {

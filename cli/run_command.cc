@@ -1,5 +1,6 @@
 #include "cli/run_command.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <iostream>

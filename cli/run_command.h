@@ -3,13 +3,13 @@
 // module (a file whose text starts with "HloModule": docs/hlo-import.md) on a machine (preset or
 // file); prints a summary and writes the trace and reports.
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "cli/cli11_fwd.h"
 #include "hlo/hlo_program.h"
 
 namespace spmd {

@@ -1,6 +1,7 @@
 #include "cli/run_outputs.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <sstream>

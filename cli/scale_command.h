@@ -3,11 +3,11 @@
 // step time, throughput and scaling efficiency against the ideal line, exposed communication,
 // busbw per mesh axis and memory per device against devices, titled with workload and machine.
 
-#include <CLI/CLI.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "cli/cli11_fwd.h"
 #include "cli/machine_flags.h"
 
 namespace spmd {

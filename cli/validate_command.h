@@ -5,10 +5,11 @@
 // measurement per machine with the median and p90 of |error|; optionally plotted, and checked
 // against limits for CI. docs/validation.md says how each part is derived.
 
-#include <CLI/CLI.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
+
+#include "cli/cli11_fwd.h"
 
 namespace spmd {
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "conformance/order_field.h"
 #include "reference/elementwise.h"

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "conformance/order_field.h"
 #include "reference/error.h"

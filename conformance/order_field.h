@@ -3,7 +3,7 @@
 // ("nccl_ring"), or an object with the algorithm and the parameters it uses
 // ({"algorithm": "nccl_ring", "ring": [0, 2, 1, 3], "nccl_chunk_bytes": 64}).
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string_view>
 #include <vector>
 

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "reference/error.h"

@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <utility>
 #include <variant>
 

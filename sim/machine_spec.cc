@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <ranges>
 #include <string_view>
 #include <vector>

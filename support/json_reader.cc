@@ -1,6 +1,7 @@
 #include "support/json_reader.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <set>
 #include <utility>
@@ -161,6 +162,11 @@ std::string JsonValue::string(std::string_view expected) const {
   if (!value_->is_string()) fail_type(expected);
   return value_->get<std::string>();
 }
+
+bool JsonValue::is_null() const { return value_->is_null(); }
+bool JsonValue::is_string() const { return value_->is_string(); }
+bool JsonValue::is_number() const { return value_->is_number(); }
+std::string JsonValue::number_text() const { return value_->dump(); }
 
 bool JsonValue::boolean() const {
   if (!value_->is_boolean()) fail_type("true or false");

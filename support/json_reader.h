@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,9 +67,9 @@ class JsonValue {
   // ---- Scalars; each fails with the path, the value and `expected` (or a default wording).
   std::string string(std::string_view expected = "a string") const;
   bool boolean() const;
-  bool is_null() const { return value_->is_null(); }
-  bool is_string() const { return value_->is_string(); }
-  bool is_number() const { return value_->is_number(); }
+  bool is_null() const;
+  bool is_string() const;
+  bool is_number() const;
   // An integer in [min, max]; a float, a number out of range or another type fails.
   std::int64_t integer(std::int64_t min = std::numeric_limits<std::int64_t>::min(),
                        std::int64_t max = std::numeric_limits<std::int64_t>::max(),
@@ -91,7 +91,7 @@ class JsonValue {
     }
   }
   // The number as the text a unit parser reads ("123", "1.5e+20"); fails unless a number.
-  std::string number_text() const { return value_->dump(); }
+  std::string number_text() const;
 
   // ---- Errors
   [[noreturn]] void fail(std::string_view message) const;         // "PATH: MESSAGE"

@@ -1,5 +1,7 @@
 #include "support/json_units.h"
 
+#include <nlohmann/json.hpp>
+
 #include "support/units.h"
 
 namespace spmd {

@@ -4,6 +4,7 @@
 #include "sim/library_timing.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "reference/context.h"
 #include "sim/machine.h"

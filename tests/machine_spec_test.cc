@@ -6,6 +6,7 @@
 #include "sim/machine_spec.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <filesystem>

@@ -4,6 +4,7 @@
 #include "topology/topology.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <rapidcheck/gtest.h>
 
 #include "reference/error.h"

@@ -5,6 +5,7 @@
 #include "support/units.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <rapidcheck/gtest.h>
 
 #include <cmath>

@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
+  lld                         # the linker CMakeLists.txt picks when present: faster than GNU ld
   libboost-fiber-dev libboost-context-dev
   libeigen3-dev
   libgtest-dev libgmock-dev

@@ -15,8 +15,14 @@ export RC_PARAMS="${RC_PARAMS:-max_success=100}"
 #   (tools/run-tests.sh) checks already, and its eight steps of up to 512 GPUs take about
 #   fifteen minutes instrumented against about one in release; the same workload code runs
 #   instrumented in transformer_workload_test and transformer_workload_doc_command_runs.
+# - downstream_project_uses_the_installed_package and docs_cpp_samples_compile: they check that the
+#   installed package builds a project of its own and that the docs' samples compile, which the
+#   release run checks; instrumented they are two compilers' worth of waiting (about 70 s of the
+#   two cores) and run no library code that the suite does not run instrumented already.
 excluded=(
   '^training_validation_within_bound$'
+  '^downstream_project_uses_the_installed_package$'
+  '^docs_cpp_samples_compile$'
 )
 exclude_regex="$(IFS='|'; echo "${excluded[*]}")"
 ctest --preset asan -j "$(nproc)" ${exclude_regex:+--exclude-regex "$exclude_regex"}

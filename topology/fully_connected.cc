@@ -1,6 +1,7 @@
 // Every ordered pair of devices has a link of its own.
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "topology/topology_checks.h"
 #include "topology/topology_spec.h"

@@ -2,6 +2,7 @@
 // one-way ring and the shorter way on a two-way ring (half way round: goes_forward_round).
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "reference/error.h"
 #include "topology/topology_checks.h"

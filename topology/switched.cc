@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <nlohmann/json.hpp>
 
 #include "reference/error.h"
 #include "topology/topology_checks.h"

@@ -4,6 +4,7 @@
 #include "topology/topology_spec.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 
 #include "reference/error.h"

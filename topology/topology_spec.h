@@ -10,7 +10,7 @@
 // alternative in TopologySpec, and its file; see docs/design.md.
 
 #include <memory>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -74,7 +74,7 @@ struct TorusSpec : GridSpec {
   static TorusSpec from_json(const JsonValue& object, int devices);
   static std::optional<TorusSpec> from_text(std::string_view name, std::string_view args,
                                             int devices, const CommandLineLinks& links);
-  nlohmann::json to_json() const { return grid_to_json(kKind); }
+  nlohmann::json to_json() const;
   TorusSpec rescaled(int devices) const { return {grid_rescaled(devices)}; }
   std::unique_ptr<Topology> make() const;
   friend bool operator==(const TorusSpec&, const TorusSpec&) = default;
@@ -86,7 +86,7 @@ struct MeshSpec : GridSpec {
   static MeshSpec from_json(const JsonValue& object, int devices);
   static std::optional<MeshSpec> from_text(std::string_view name, std::string_view args,
                                            int devices, const CommandLineLinks& links);
-  nlohmann::json to_json() const { return grid_to_json(kKind); }
+  nlohmann::json to_json() const;
   MeshSpec rescaled(int devices) const { return {grid_rescaled(devices)}; }
   std::unique_ptr<Topology> make() const;
   friend bool operator==(const MeshSpec&, const MeshSpec&) = default;

@@ -8,6 +8,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "reference/error.h"
 #include "topology/topology_checks.h"
@@ -282,6 +283,7 @@ std::optional<TorusSpec> TorusSpec::from_text(std::string_view name, std::string
   return TorusSpec{grid_from_text(kKind, args, devices, links)};
 }
 
+nlohmann::json TorusSpec::to_json() const { return grid_to_json(kKind); }
 std::unique_ptr<Topology> TorusSpec::make() const { return make_torus(dims, dim_links, true); }
 
 MeshSpec MeshSpec::from_json(const JsonValue& object, int devices) {
@@ -294,6 +296,7 @@ std::optional<MeshSpec> MeshSpec::from_text(std::string_view name, std::string_v
   return MeshSpec{grid_from_text(kKind, args, devices, links)};
 }
 
+nlohmann::json MeshSpec::to_json() const { return grid_to_json(kKind); }
 std::unique_ptr<Topology> MeshSpec::make() const { return make_torus(dims, dim_links, false); }
 
 }  // namespace spmd::topology

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 namespace spmd::traces {

@@ -16,7 +16,7 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "sim/cost_log.h"
 #include "traces/track_groups.h"

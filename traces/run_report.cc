@@ -1,6 +1,7 @@
 #include "traces/run_report.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace spmd::traces {
 namespace {

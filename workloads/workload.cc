@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "reference/error.h"
