@@ -72,7 +72,8 @@ void validate_shuffle(const CollectiveCall& call) {
 void validate_shapes(const CollectiveCall& call, const Shape& shape, int n) {
   const int rank = static_cast<int>(shape.size());
   const auto dim = [&](int d) { return shape[static_cast<std::size_t>(d)]; };
-  const std::string axis = call.axes.to_string();
+  // For errors only: formatted when one is thrown.
+  const auto axis = [&] { return call.axes.to_string(); };
   if (call.op == CollectiveOp::all_gather) {
     normalize_axis(call.axis, call.tiled ? rank : rank + 1, "all_gather axis");
   } else if (call.op == CollectiveOp::psum_scatter) {
@@ -96,13 +97,13 @@ void validate_shapes(const CollectiveCall& call, const Shape& shape, int n) {
       throw Error(fmt::format(
           "The size of all_to_all split_axis ({}) has to be divisible by the size of the named "
           "axis {} ({})",
-          m, axis, n));
+          m, axis(), n));
     }
     if (!call.tiled && m != n) {
       throw Error(fmt::format(
           "all_to_all requires the size of the mapped axis {} to equal x.shape[split_axis], but "
           "they are {} and {} respectively.",
-          axis, n, m));
+          axis(), n, m));
     }
   }
 }

@@ -66,8 +66,9 @@ bool leaves_operand_unchanged(const CollectiveCall& call) {
          call.op != CollectiveOp::pshuffle && call.op != CollectiveOp::all_to_all;
 }
 
-std::string describe(const CollectiveCall& call, DType dtype, const Shape& shape) {
-  return call.to_string() + " of " + std::string(dtype_name(dtype)) + shape_string(shape);
+std::shared_ptr<const StartedCall> describe(const CollectiveCall& call, DType dtype,
+                                           const Shape& shape) {
+  return std::make_shared<const StartedCall>(StartedCall{call, dtype, shape});
 }
 
 void check_stream(const StartOptions& options) {
@@ -95,7 +96,7 @@ PendingCollective Context::collective_start(const CollectiveCall& call, const Ar
   throw_if_abandoned();
   validate_collective(call, mesh_, x, check_vma_);
   check_stream(options);
-  std::string what = describe(call, x.dtype(), x.shape());
+  auto what = describe(call, x.dtype(), x.shape());
   if (leaves_operand_unchanged(call)) return keep({{x, -1}, std::nullopt}, std::move(what));
   const VaryingAxes varying = result_varying_axes(call, mesh_, x.varying_axes());
   if (mesh_.device_count() == 1 && is_all_reduce(call.op)) {
@@ -135,13 +136,13 @@ PendingCollective Context::collective_cost_start(const CollectiveCall& call, DTy
   throw_if_abandoned();
   validate_collective(call, mesh_, dtype, shape, check_vma_);
   check_stream(options);
-  std::string what = describe(call, dtype, shape);
+  auto what = describe(call, dtype, shape);
   if (leaves_operand_unchanged(call)) return keep({{Array(), -1}, std::nullopt}, std::move(what));
   return keep({start_collective_cost(call, dtype, shape, options), std::nullopt},
               std::move(what));
 }
 
-PendingCollective Context::keep(Pending pending, std::string what) {
+PendingCollective Context::keep(Pending pending, std::shared_ptr<const StartedCall> what) {
   const std::uint64_t ticket = next_ticket_++;
   pending.what = what;
   pending_.emplace(ticket, std::move(pending));
@@ -199,7 +200,7 @@ void Context::check_all_waited() {
   if (!pending_.empty()) {
     throw Error(fmt::format("{} started on device {} was never waited; expected wait() on every "
                             "started collective before the device function returns",
-                            pending_.begin()->second.what, device_));
+                            pending_.begin()->second.what->text(), device_));
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -169,13 +170,13 @@ class Context {
     std::optional<VaryingAxes> varying;  // the result's type; unset: the operand's, unchanged
     Finish finish = Finish::none;
     int axis_size = 1;  // pmean's n
-    std::string what;   // "psum('i') of float32[3]", for errors
+    std::shared_ptr<const StartedCall> what;  // for errors
   };
 
   Values each_leaf(const Values& xs, const CollectiveCall& call);
   Pending start_unrounded_bf16(const CollectiveCall& call, const Array& unrounded,
                                const StartOptions& options);
-  PendingCollective keep(Pending pending, std::string what);
+  PendingCollective keep(Pending pending, std::shared_ptr<const StartedCall> what);
   Array finish_wait(PendingCollective& handle);
   void abandon(std::uint64_t ticket, const std::string& what) noexcept;
   void throw_if_abandoned() const;

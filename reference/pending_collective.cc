@@ -7,6 +7,10 @@
 
 namespace spmd {
 
+std::string StartedCall::text() const {
+  return call.to_string() + " of " + std::string(dtype_name(dtype)) + shape_string(shape);
+}
+
 PendingCollective::PendingCollective(PendingCollective&& other) noexcept
     : context_(std::exchange(other.context_, nullptr)),
       ticket_(other.ticket_),
@@ -27,7 +31,7 @@ PendingCollective& PendingCollective::operator=(PendingCollective&& other) noexc
 PendingCollective::~PendingCollective() { drop(); }
 
 void PendingCollective::drop() noexcept {
-  if (state_ == State::pending && context_ != nullptr) context_->abandon(ticket_, what_);
+  if (state_ == State::pending && context_ != nullptr) context_->abandon(ticket_, what());
   state_ = State::empty;
 }
 
@@ -40,7 +44,7 @@ Array PendingCollective::wait() {
     case State::waited:
       throw Error(fmt::format("PendingCollective::wait: {} on device {} was already waited; "
                               "expected one wait per start",
-                              what_, context_->device()));
+                              what(), context_->device()));
     case State::pending: break;
   }
   return context_->finish_wait(*this);

@@ -18,14 +18,19 @@ MemoryLedger::MemoryLedger(int devices, std::int64_t capacity_bytes,
 
 void MemoryLedger::allocate(int device, std::int64_t bytes, std::int64_t time_ps,
                             const std::string& what) {
+  allocate(device, bytes, time_ps, [&what] { return what; });
+}
+
+void MemoryLedger::allocate(int device, std::int64_t bytes, std::int64_t time_ps,
+                            const std::function<std::string()>& what) {
   const auto d = static_cast<std::size_t>(device);
-  SPMD_CHECK(bytes >= 0,
-             fmt::format("memory ledger: device {} allocates {} bytes in {}", device, bytes, what));
+  SPMD_CHECK(bytes >= 0, fmt::format("memory ledger: device {} allocates {} bytes in {}", device,
+                                     bytes, what()));
   if (in_use_[d] + bytes > capacity_bytes_) {
     throw OutOfMemoryError(fmt::format(
         "out of memory on device {} at t={} ps in {}: requested {} bytes with {} in use of a "
         "capacity of {} bytes",
-        device, time_ps, what, bytes, in_use_[d], capacity_bytes_));
+        device, time_ps, what(), bytes, in_use_[d], capacity_bytes_));
   }
   in_use_[d] += bytes;
   if (in_use_[d] > peak_[d]) peak_[d] = in_use_[d];

@@ -28,8 +28,11 @@ using collectives::Algorithm;
 
 // One collective a device started, from its start call until its wait returns.
 struct SimRun::InFlight {
-  std::string what;  // "psum('i') of float32[3]"
-  std::string call;  // "psum('i')"
+  // Named in errors only, so formatted only then: what() "psum('i') of float32[3]", call_text()
+  // "psum('i')".
+  StartedCall started;
+  std::string what() const { return started.text(); }
+  std::string call_text() const { return started.call.to_string(); }
   int stream = -1;
   int stream_next = -1;  // the next collective the device started on the same stream
   std::int64_t buffer_bytes = 0;
@@ -312,9 +315,7 @@ int SimRun::start(int device, Arrival arrival) {
   arrival.time_ps = self.clock_ps;
   Slot& slot = slot_for(index, arrival.call);
   InFlight flight;
-  flight.call = arrival.call.to_string();
-  flight.what = flight.call + " of " + std::string(dtype_name(arrival.dtype)) +
-                shape_string(arrival.shape);
+  flight.started = {arrival.call, arrival.dtype, arrival.shape};
   flight.stream = arrival.stream;
   flight.called_ps = self.clock_ps;
   const Arrival& first = slot.arrivals.empty() ? arrival : slot.arrivals.begin()->second;
@@ -378,7 +379,8 @@ void SimRun::hold_buffers(int device, Slot& slot, int group, const Arrival& arri
                                   plan.shape.element_bytes);
   }
   const Device& self = *devices_[static_cast<std::size_t>(device)];
-  memory_.allocate(placement_.device(device), bytes, self.clock_ps, flight.call + " buffers");
+  memory_.allocate(placement_.device(device), bytes, self.clock_ps,
+                   [&flight] { return flight.call_text() + " buffers"; });
   flight.buffer_bytes = bytes;
 }
 
@@ -622,7 +624,7 @@ std::exception_ptr SimRun::device_failure(int index, int group) const {
     const InFlight& flight = devices_[static_cast<std::size_t>(member)]->in_flight.at(index);
     return std::make_exception_ptr(Error(fmt::format(
         "{} (collective #{}) failed: {} failed at {} (failed_device fault); device{} {} waited",
-        flight.what, index, device,
+        flight.what(), index, device,
         format_duration_ps(*failed_ps + machine_.fault_origin_ps()),
         waiters.size() == 1 ? "" : "s", fmt::join(waiters, ", "))));
   }
@@ -783,7 +785,7 @@ std::string SimRun::device_phrase(int device) const {
       return fmt::format("finished after {} collective(s)", self.next_index);
     case Phase::failed: return "failed with an error";
     case Phase::waiting:
-      phrase = fmt::format("waits in {} (collective #{})", self.in_flight.at(self.waiting_in).what,
+      phrase = fmt::format("waits in {} (collective #{})", self.in_flight.at(self.waiting_in).what(),
                            self.waiting_in);
       break;
   }
@@ -791,7 +793,7 @@ std::string SimRun::device_phrase(int device) const {
   std::string pending;
   for (const auto& [index, flight] : self.in_flight) {
     if (index == self.waiting_in) continue;
-    pending += fmt::format("{}#{} {}", pending.empty() ? "" : ", ", index, flight.call);
+    pending += fmt::format("{}#{} {}", pending.empty() ? "" : ", ", index, flight.call_text());
   }
   return pending.empty() ? phrase : phrase + "; pending: " + pending;
 }
