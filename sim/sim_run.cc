@@ -785,8 +785,8 @@ std::string SimRun::device_phrase(int device) const {
       return fmt::format("finished after {} collective(s)", self.next_index);
     case Phase::failed: return "failed with an error";
     case Phase::waiting:
-      phrase = fmt::format("waits in {} (collective #{})", self.in_flight.at(self.waiting_in).what(),
-                           self.waiting_in);
+      phrase = fmt::format("waits in {} (collective #{})",
+                           self.in_flight.at(self.waiting_in).what(), self.waiting_in);
       break;
   }
   // The collectives it started and has not waited for, besides the one it waits in.
