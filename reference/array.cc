@@ -53,7 +53,14 @@ std::string shape_to_string(const Shape& shape) {
   return fmt::format("({}{})", fmt::join(shape, ", "), shape.size() == 1 ? "," : "");
 }
 
-Array::Array() : Array(DType::float32, {}) {}
+// Every default array shares one zero scalar (never written: mutable_bytes copies storage that
+// others hold, and this static holds it too), so results and handles that start empty allocate
+// nothing.
+Array::Array() {
+  static const std::shared_ptr<std::vector<std::byte>> zero_scalar =
+      std::make_shared<std::vector<std::byte>>(dtype_size_bytes(DType::float32));
+  bytes_ = zero_scalar;
+}
 
 void Array::throw_value_count_mismatch(std::size_t value_count, const Shape& shape) {
   throw Error(fmt::format("Array::from_values: {} values for shape {}, expected {}", value_count,

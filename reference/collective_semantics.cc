@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <set>
+#include <vector>
 
 #include "reference/collective_groups.h"
 #include "reference/elementwise.h"
@@ -48,13 +49,17 @@ void validate_perm(const CollectiveCall& call, int n) {
           source, destination, n, n, n - 1));
     }
   }
-  std::set<int> sources, destinations;
+  // Marks by index, not sets: a pipeline's ppermute is checked on every device at every send.
+  std::vector<char> is_source(static_cast<std::size_t>(n), 0);
+  std::vector<char> is_destination(static_cast<std::size_t>(n), 0);
   for (auto [source, destination] : call.perm) {
-    if (!sources.insert((source + n) % n).second ||
-        !destinations.insert((destination + n) % n).second) {
+    char& source_seen = is_source[static_cast<std::size_t>((source + n) % n)];
+    char& destination_seen = is_destination[static_cast<std::size_t>((destination + n) % n)];
+    if (source_seen || destination_seen) {
       throw Error(fmt::format("ppermute sources and destinations must be unique, got {}.",
                               perm_string(call)));
     }
+    source_seen = destination_seen = 1;
   }
 }
 

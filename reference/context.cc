@@ -96,23 +96,26 @@ PendingCollective Context::collective_start(const CollectiveCall& call, const Ar
   throw_if_abandoned();
   validate_collective(call, mesh_, x, check_vma_);
   check_stream(options);
-  auto what = describe(call, x.dtype(), x.shape());
-  if (leaves_operand_unchanged(call)) return keep({{x, -1}, std::nullopt}, std::move(what));
+  if (leaves_operand_unchanged(call)) {
+    return keep({{x, -1}, std::nullopt}, describe(call, x.dtype(), x.shape()));
+  }
   const VaryingAxes varying = result_varying_axes(call, mesh_, x.varying_axes());
   if (mesh_.device_count() == 1 && is_all_reduce(call.op)) {
     return keep({{single_device_all_reduce(call.op, x.as_stored()), -1}, varying},
-                std::move(what));
+                describe(call, x.dtype(), x.shape()));
   }
   const bool sums = call.op == CollectiveOp::psum || call.op == CollectiveOp::pmean ||
                     call.op == CollectiveOp::psum_scatter;
   if (const Array* unrounded = x.unrounded_f32(); unrounded != nullptr && sums) {
     Pending pending = start_unrounded_bf16(call, *unrounded, options);
     pending.varying = varying;
-    return keep(std::move(pending), std::move(what));
+    return keep(std::move(pending), describe(call, x.dtype(), x.shape()));
   }
   // Collectives move and reduce the stored (rounded) elements; a backend that hands an input
   // array on unchanged (a permute) must not hand its float32 values on with it.
-  return keep({start_collective(call, x.as_stored(), options), varying}, std::move(what));
+  Started started = start_collective(call, x.as_stored(), options);
+  auto what = started.call ? started.call : describe(call, x.dtype(), x.shape());
+  return keep({std::move(started), varying}, std::move(what));
 }
 
 // XLA:CPU promotes a bfloat16 sum to float32 (AllReducePromotion) and, with excess precision,
@@ -136,10 +139,12 @@ PendingCollective Context::collective_cost_start(const CollectiveCall& call, DTy
   throw_if_abandoned();
   validate_collective(call, mesh_, dtype, shape, check_vma_);
   check_stream(options);
-  auto what = describe(call, dtype, shape);
-  if (leaves_operand_unchanged(call)) return keep({{Array(), -1}, std::nullopt}, std::move(what));
-  return keep({start_collective_cost(call, dtype, shape, options), std::nullopt},
-              std::move(what));
+  if (leaves_operand_unchanged(call)) {
+    return keep({{Array(), -1}, std::nullopt}, describe(call, dtype, shape));
+  }
+  Started started = start_collective_cost(call, dtype, shape, options);
+  auto what = started.call ? started.call : describe(call, dtype, shape);
+  return keep({std::move(started), std::nullopt}, std::move(what));
 }
 
 PendingCollective Context::keep(Pending pending, std::shared_ptr<const StartedCall> what) {

@@ -153,6 +153,9 @@ class Context {
   struct Started {
     std::optional<Array> result;
     std::int64_t id = -1;
+    // Optional: the backend's own record of exactly this call, element type and shape, which
+    // the handle then shares instead of copying the call (the simulator keeps one per collective).
+    std::shared_ptr<const StartedCall> call;
   };
   virtual Started start_collective(const CollectiveCall& call, const Array& x,
                                    const StartOptions& options);

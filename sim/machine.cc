@@ -1,20 +1,52 @@
 #include "sim/machine.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <map>
+#include <tuple>
 
 #include "reference/error.h"
 #include "sim/sim_run.h"
 
 namespace spmd::sim {
 
+namespace {
+
+// What a schedule depends on: the algorithm and every field of the shape. Compared as a tuple,
+// not formatted into text: the simulator looks a schedule up at every group's start, and a lookup
+// compares the caller's shape in place (ScheduleKeyView) without copying it.
+struct ScheduleKey {
+  collectives::Algorithm algorithm;
+  collectives::CollectiveShape shape;
+};
+struct ScheduleKeyView {
+  collectives::Algorithm algorithm;
+  const collectives::CollectiveShape& shape;
+};
+
+template <typename Key>
+auto key_fields(const Key& key) {
+  const collectives::CollectiveShape& shape = key.shape;
+  return std::tie(key.algorithm, shape.kind, shape.ranks, shape.elements, shape.element_bytes,
+                  shape.ring, shape.torus_dims, shape.permutation, shape.root,
+                  shape.pipeline_chunk_bytes);
+}
+
+struct ScheduleKeyLess {
+  using is_transparent = void;
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    return key_fields(a) < key_fields(b);
+  }
+};
+
+}  // namespace
+
 // Schedules and step sources by algorithm and shape: a training loop issues the same collectives
 // every step. Cost-only runs ask only for step sources, so they never hold a whole schedule.
 struct Machine::ScheduleCache {
-  std::map<std::string, std::shared_ptr<const collectives::Schedule>> schedules;
-  std::map<std::string, std::shared_ptr<const collectives::StepSource>> steps;
+  std::map<ScheduleKey, std::shared_ptr<const collectives::Schedule>, ScheduleKeyLess> schedules;
+  std::map<ScheduleKey, std::shared_ptr<const collectives::StepSource>, ScheduleKeyLess> steps;
 };
 
 namespace {
@@ -23,27 +55,15 @@ namespace {
 constexpr std::size_t kCachedShapes = 256;
 
 template <typename T, typename Make>
-std::shared_ptr<const T> cached(std::map<std::string, std::shared_ptr<const T>>& cache,
-                                std::string key, Make make) {
-  auto it = cache.find(key);
+std::shared_ptr<const T> cached(
+    std::map<ScheduleKey, std::shared_ptr<const T>, ScheduleKeyLess>& cache,
+    collectives::Algorithm algorithm, const collectives::CollectiveShape& shape, Make make) {
+  auto it = cache.find(ScheduleKeyView{algorithm, shape});
   if (it != cache.end()) return it->second;
   std::shared_ptr<const T> made = make();
   if (cache.size() >= kCachedShapes) cache.clear();
-  cache.emplace(std::move(key), made);
+  cache.emplace(ScheduleKey{algorithm, shape}, made);
   return made;
-}
-
-std::string schedule_key(collectives::Algorithm algorithm,
-                         const collectives::CollectiveShape& shape) {
-  std::string key =
-      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|", collectives::algorithm_name(algorithm),
-                  collectives::collective_kind_name(shape.kind), shape.ranks, shape.elements,
-                  shape.element_bytes, fmt::join(shape.ring, ","), fmt::join(shape.torus_dims, ","),
-                  shape.root, shape.pipeline_chunk_bytes);
-  for (auto [source, destination] : shape.permutation) {
-    key += fmt::format("{}>{},", source, destination);
-  }
-  return key;
 }
 
 }  // namespace
@@ -64,7 +84,7 @@ Machine::~Machine() = default;
 
 std::shared_ptr<const collectives::Schedule> Machine::schedule(
     collectives::Algorithm algorithm, const collectives::CollectiveShape& shape) {
-  return cached(schedules_->schedules, schedule_key(algorithm, shape), [&] {
+  return cached(schedules_->schedules, algorithm, shape, [&] {
     return std::make_shared<const collectives::Schedule>(
         collectives::build_schedule(algorithm, shape));
   });
@@ -72,7 +92,7 @@ std::shared_ptr<const collectives::Schedule> Machine::schedule(
 
 std::shared_ptr<const collectives::StepSource> Machine::steps(
     collectives::Algorithm algorithm, const collectives::CollectiveShape& shape) {
-  return cached(schedules_->steps, schedule_key(algorithm, shape),
+  return cached(schedules_->steps, algorithm, shape,
                 [&] { return collectives::step_source(algorithm, shape); });
 }
 

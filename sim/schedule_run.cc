@@ -18,7 +18,7 @@ class GroupBuffers {
     if (!setup.hold_buffers) return;
     const std::int64_t per_rank = schedule_buffer_bytes(*setup.steps, setup.element_bytes);
     for (int device : setup.devices) {
-      memory.allocate(device, per_rank, now_ps, setup.what + " buffers");
+      memory.allocate(device, per_rank, now_ps, [&setup] { return setup.what() + " buffers"; });
       held_.push_back({device, per_rank});
     }
   }
@@ -84,7 +84,7 @@ class ScheduleRun final : public std::enable_shared_from_this<ScheduleRun>, publ
       release_buffers();
       done_(std::make_exception_ptr(Error(fmt::format(
           "{}: its step {} needs {}, which failed, and no route avoids it (failed_link fault)",
-          setup_.what, index, link_name(links_.topology(), *failed)))));
+          setup_.what(), index, link_name(links_.topology(), *failed)))));
       return;
     }
     // fifo knows the step's end at once; fair calls step_ended when its last flow arrives.

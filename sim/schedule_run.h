@@ -28,7 +28,9 @@ struct ScheduleRunSetup {
   std::shared_ptr<const collectives::StepSource> steps;
   std::vector<int> devices;  // group rank -> device id
   std::int64_t element_bytes = 4;
-  std::string what;          // "psum('i')", for memory errors
+  // "psum('i') (collective #3)", for errors only: built when one needs it (a simulation starts
+  // groups by the hundred thousand).
+  std::function<std::string()> what;
   int collective = 0;        // the cost log record's index, for recorded transfers; -1: none
   // Where to record each message when traces want them (null: not recorded), and how many.
   CostLog* transfer_log = nullptr;

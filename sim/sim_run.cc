@@ -29,10 +29,10 @@ using collectives::Algorithm;
 // One collective a device started, from its start call until its wait returns.
 struct SimRun::InFlight {
   // Named in errors only, so formatted only then: what() "psum('i') of float32[3]", call_text()
-  // "psum('i')".
-  StartedCall started;
-  std::string what() const { return started.text(); }
-  std::string call_text() const { return started.call.to_string(); }
+  // "psum('i')". Shared with the collective's slot (every device that agrees with it).
+  std::shared_ptr<const StartedCall> started;
+  std::string what() const { return started->text(); }
+  std::string call_text() const { return started->call.to_string(); }
   int stream = -1;
   int stream_next = -1;  // the next collective the device started on the same stream
   std::int64_t buffer_bytes = 0;
@@ -62,12 +62,10 @@ struct SimRun::Device {
   bool woken = false;
 };
 
+// One device's start of a collective; the call, element type and shape are the slot's (every
+// device's must agree with them).
 struct SimRun::Arrival {
-  CollectiveCall call;
-  DType dtype = DType::float32;
-  Shape shape;
   Array input;  // unused without data
-  bool with_data = true;
   std::optional<Algorithm> algorithm;
   LibraryChoice library;  // forced for this call (ScopedLibraryChoice), else the run's
   int stream = -1;
@@ -75,6 +73,9 @@ struct SimRun::Arrival {
 };
 
 struct SimRun::Slot {
+  // The call, element type and shape of the first device to start it, and whether it moves data.
+  std::shared_ptr<const StartedCall> started;
+  bool with_data = true;
   std::map<int, Arrival> arrivals;       // by device
   std::vector<std::vector<int>> groups;  // device ids in rank order, from the first call
   std::vector<int> group_of;             // by device; -1: in no group
@@ -119,15 +120,16 @@ void SimContext::run_collective_cost(const CollectiveCall& call, DType dtype, co
 }
 Context::Started SimContext::start_collective(const CollectiveCall& call, const Array& x,
                                               const StartOptions& options) {
-  return {std::nullopt, run_.start_collective(device(), call, x, algorithm_override, library_override,
-                                               options.stream)};
+  SimRun::StartedIndex started = run_.start_collective(device(), call, x, algorithm_override,
+                                                        library_override, options.stream);
+  return {std::nullopt, started.index, std::move(started.call)};
 }
 Context::Started SimContext::start_collective_cost(const CollectiveCall& call, DType dtype,
                                                    const Shape& shape,
                                                    const StartOptions& options) {
-  return {std::nullopt, run_.start_collective_cost(device(), call, dtype, shape,
-                                                   algorithm_override, library_override,
-                                                   options.stream)};
+  SimRun::StartedIndex started = run_.start_collective_cost(
+      device(), call, dtype, shape, algorithm_override, library_override, options.stream);
+  return {std::nullopt, started.index, std::move(started.call)};
 }
 Array SimContext::wait_collective(std::int64_t id) {
   return run_.wait_collective(device(), static_cast<int>(id));
@@ -285,44 +287,55 @@ void SimRun::run_event() {
 
 // ---- Collectives
 
-int SimRun::start_collective(int device, const CollectiveCall& call, const Array& x,
-                             std::optional<Algorithm> algorithm, const LibraryChoice& library,
-                             int stream) {
+SimRun::StartedIndex SimRun::start_collective(int device, const CollectiveCall& call,
+                                              const Array& x, std::optional<Algorithm> algorithm,
+                                              const LibraryChoice& library, int stream) {
   const bool with_data = !machine_.options().cost_only;
-  const int index = start(device, Arrival{call, x.dtype(), x.shape(), with_data ? x : Array(),
-                                          with_data, algorithm, library, stream, 0});
+  StartedIndex started = start(device, {call, x.dtype(), x.shape()}, with_data,
+                                   Arrival{with_data ? x : Array(), algorithm, library, stream, 0});
   if (!with_data) {
     // Cost only: the result is zeros of the right type, ready for the wait.
-    InFlight& flight = devices_[static_cast<std::size_t>(device)]->in_flight.at(index);
+    InFlight& flight =
+        devices_[static_cast<std::size_t>(device)]->in_flight.at(started.index);
     flight.result = zero_result(call, x, collective_axis_size(mesh_, call));
   }
-  return index;
+  return started;
 }
 
-int SimRun::start_collective_cost(int device, const CollectiveCall& call, DType dtype,
-                                  const Shape& shape, std::optional<Algorithm> algorithm,
-                                  const LibraryChoice& library, int stream) {
-  return start(device, Arrival{call, dtype, shape, Array(), false, algorithm, library, stream, 0});
+SimRun::StartedIndex SimRun::start_collective_cost(int device, const CollectiveCall& call,
+                                                   DType dtype, const Shape& shape,
+                                                   std::optional<Algorithm> algorithm,
+                                                   const LibraryChoice& library, int stream) {
+  return start(device, {call, dtype, shape}, false,
+               Arrival{Array(), algorithm, library, stream, 0});
 }
 
 // The device's next collective: matched with the other devices' by issue index, its buffers
 // held from now on the device's clock, ordered after its stream's previous collective; the
 // group starts once every member has started it (and its stream allows).
-int SimRun::start(int device, Arrival arrival) {
+SimRun::StartedIndex SimRun::start(int device, const StartedCallView& called, bool with_data,
+                                   Arrival arrival) {
   Device& self = *devices_[static_cast<std::size_t>(device)];
   if (abort_message_) throw DeadlockError(*abort_message_);
   const int index = self.next_index++;
   arrival.time_ps = self.clock_ps;
-  Slot& slot = slot_for(index, arrival.call);
+  Slot& slot = slot_for(index, called.call);
+  if (!slot.started) {
+    slot.started =
+        std::make_shared<const StartedCall>(StartedCall{called.call, called.dtype, called.shape});
+    slot.with_data = with_data;
+  }
   InFlight flight;
-  flight.started = {arrival.call, arrival.dtype, arrival.shape};
+  flight.started = slot.started;
   flight.stream = arrival.stream;
   flight.called_ps = self.clock_ps;
-  const Arrival& first = slot.arrivals.empty() ? arrival : slot.arrivals.begin()->second;
-  const bool agrees = first.call == arrival.call && first.dtype == arrival.dtype &&
-                      first.shape == arrival.shape && first.with_data == arrival.with_data;
+  const StartedCall& first = *slot.started;
+  const bool agrees = first.call == called.call && first.dtype == called.dtype &&
+                      first.shape == called.shape && slot.with_data == with_data;
   if (!agrees) {
     // Reported as waiting in it, as a blocking collective would.
+    flight.started =
+        std::make_shared<const StartedCall>(StartedCall{called.call, called.dtype, called.shape});
     self.in_flight.emplace(index, std::move(flight));
     self.phase = Phase::waiting;
     self.waiting_in = index;
@@ -330,7 +343,7 @@ int SimRun::start(int device, Arrival arrival) {
     throw DeadlockError(*abort_message_);
   }
   const int group = slot.group_of[static_cast<std::size_t>(device)];
-  if (group >= 0) hold_buffers(device, slot, group, arrival, flight);
+  if (group >= 0) hold_buffers(device, slot, group, arrival.algorithm, flight);
   self.in_flight.emplace(index, std::move(flight));
   if (group >= 0 && arrival.stream >= 0) follow_stream(self, slot, group, index, arrival.stream);
   slot.earliest_arrival_ps = std::min(slot.earliest_arrival_ps, arrival.time_ps);
@@ -339,7 +352,7 @@ int SimRun::start(int device, Arrival arrival) {
     ++slot.arrived_in_group[static_cast<std::size_t>(group)];
     group_ready(index, slot, group);
   }
-  return index;
+  return {index, slot.started};
 }
 
 SimRun::Slot& SimRun::slot_for(int index, const CollectiveCall& call) {
@@ -366,15 +379,16 @@ SimRun::Slot& SimRun::slot_for(int index, const CollectiveCall& call) {
 
 // The group's work and receive buffers (schedule_buffer_bytes), computed once per group from
 // the plan of its first member to start it, held on this device at its clock.
-void SimRun::hold_buffers(int device, Slot& slot, int group, const Arrival& arrival,
-                          InFlight& flight) {
+void SimRun::hold_buffers(int device, Slot& slot, int group,
+                          std::optional<Algorithm> algorithm, InFlight& flight) {
   std::int64_t& bytes = slot.buffer_bytes[static_cast<std::size_t>(group)];
   if (bytes < 0) {
+    const StartedCall& called = *slot.started;
     const CollectivePlan plan =
-        plan_collective(arrival.call, arrival.dtype, arrival.shape,
+        plan_collective(called.call, called.dtype, called.shape,
                         placement_.group(slot.groups[static_cast<std::size_t>(group)]),
                         slot.axis_size,
-                        algorithm_choice(collective_kind(arrival.call.op), arrival.algorithm));
+                        algorithm_choice(collective_kind(called.call.op), algorithm));
     bytes = schedule_buffer_bytes(*machine_.steps(plan.algorithm, plan.shape),
                                   plan.shape.element_bytes);
   }
@@ -489,9 +503,11 @@ void SimRun::start_group(int index, int group) {
   if (index >= finished_after_) return;
   Slot& slot = *slots_.at(index);
   const std::vector<int>& members = slot.groups[static_cast<std::size_t>(group)];
-  const Arrival& first = slot.arrivals.at(members.front());
+  const Arrival& first_arrival = slot.arrivals.at(members.front());
+  const StartedCall& first = *slot.started;
   const int n = static_cast<int>(members.size());
-  const AlgorithmChoice& choice = algorithm_choice(collective_kind(first.call.op), first.algorithm);
+  const AlgorithmChoice& choice =
+      algorithm_choice(collective_kind(first.call.op), first_arrival.algorithm);
   const PlacedGroup placed = placement_.group(members);
   const CollectivePlan plan =
       plan_collective(first.call, first.dtype, first.shape, placed, slot.axis_size, choice);
@@ -509,7 +525,8 @@ void SimRun::start_group(int index, int group) {
                        ? std::nullopt
                        : library_timing(machine_.spec(), first.call.op, nccl_bytes, element_bytes,
                                         {.ranks = n, .ranks_per_node = ranks_per_node},
-                                        first_forced({first.library, machine_.options().library,
+                                        first_forced({first_arrival.library,
+                                                      machine_.options().library,
                                                       machine_.spec().library}));
   }
   const std::optional<cost_model::TimedChoice>& library = slot.library;
@@ -530,7 +547,7 @@ void SimRun::start_group(int index, int group) {
         library ? library_note(*library, first.call.op) : plan.algorithm_note;
     record.groups = static_cast<int>(slot.groups.size());
     record.group_size = n;
-    record.with_data = first.with_data;
+    record.with_data = slot.with_data;
     record.issue_ps = slot.earliest_arrival_ps;
     record.start_ps = events_.now_ps();
     record.end_ps = events_.now_ps();
@@ -547,7 +564,7 @@ void SimRun::start_group(int index, int group) {
     return;
   }
   auto results = std::make_shared<std::vector<Array>>();
-  if (first.with_data) {
+  if (slot.with_data) {
     std::vector<Array> inputs;
     for (int member : members) inputs.push_back(slot.arrivals.at(member).input);
     *results = group_results(first.call, plan, *machine_.schedule(plan.algorithm, plan.shape),
@@ -556,7 +573,10 @@ void SimRun::start_group(int index, int group) {
   ScheduleRunSetup setup{machine_.steps(plan.algorithm, plan.shape),
                          placed.devices,
                          plan.shape.element_bytes,
-                         fmt::format("{} (collective #{})", first.call.to_string(), index),
+                         [started = slot.started, index] {
+                           return fmt::format("{} (collective #{})", started->call.to_string(),
+                                              index);
+                         },
                          slot.logged_at ? static_cast<int>(*slot.logged_at) : -1,
                          nullptr,
                          0};
@@ -812,10 +832,9 @@ std::optional<std::string> SimRun::left_behind_report() const {
   std::vector<std::string> phrases;
   for (int d = 0; d < device_count_; ++d) {
     const Device& device = *devices_[static_cast<std::size_t>(d)];
-    const Arrival* arrival = nullptr;
-    if (slot != slots_.end()) {
-      const auto it = slot->second->arrivals.find(d);
-      if (it != slot->second->arrivals.end()) arrival = &it->second;
+    const StartedCall* arrival = nullptr;  // what d started, if it has
+    if (slot != slots_.end() && slot->second->arrivals.contains(d)) {
+      arrival = slot->second->started.get();
     }
     if (device.next_index == finished_after_) {
       phrases.push_back(device_phrase(d));  // "finished after N collective(s)"

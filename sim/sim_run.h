@@ -74,13 +74,19 @@ class SimRun {
   CostLog take_cost_log();
 
   // Called from device fibers (through SimContext). A start returns the collective's index
-  // (the device's issue count), which the wait takes.
-  int start_collective(int device, const CollectiveCall& call, const Array& x,
-                       std::optional<collectives::Algorithm> algorithm,
-                       const LibraryChoice& library, int stream);
-  int start_collective_cost(int device, const CollectiveCall& call, DType dtype,
-                            const Shape& shape, std::optional<collectives::Algorithm> algorithm,
-                            const LibraryChoice& library, int stream);
+  // (the device's issue count), which the wait takes, and the collective's shared record of its
+  // call (for the handle, which names it in errors).
+  struct StartedIndex {
+    int index = -1;
+    std::shared_ptr<const StartedCall> call;
+  };
+  StartedIndex start_collective(int device, const CollectiveCall& call, const Array& x,
+                                std::optional<collectives::Algorithm> algorithm,
+                                const LibraryChoice& library, int stream);
+  StartedIndex start_collective_cost(int device, const CollectiveCall& call, DType dtype,
+                                     const Shape& shape,
+                                     std::optional<collectives::Algorithm> algorithm,
+                                     const LibraryChoice& library, int stream);
   Array wait_collective(int device, int index);
   void charge_compute(int device, double flops, std::int64_t bytes_moved);
   void hold_memory(int device, std::int64_t bytes, const std::string& what);
@@ -106,9 +112,16 @@ class SimRun {
                   std::exception_ptr& error, bool& released);
   void engine();
   void run_event();
-  int start(int device, Arrival arrival);
+  // The call as a device starts it (copied only into the collective's slot, by its first device).
+  struct StartedCallView {
+    const CollectiveCall& call;
+    DType dtype;
+    const Shape& shape;
+  };
+  StartedIndex start(int device, const StartedCallView& called, bool with_data, Arrival arrival);
   Slot& slot_for(int index, const CollectiveCall& call);
-  void hold_buffers(int device, Slot& slot, int group, const Arrival& arrival, InFlight& flight);
+  void hold_buffers(int device, Slot& slot, int group,
+                    std::optional<collectives::Algorithm> algorithm, InFlight& flight);
   void follow_stream(Device& self, Slot& slot, int group, int index, int stream);
   void block(int device);
   void wake(int device);

@@ -1,7 +1,9 @@
 #include "backends/differential/differential_data.h"
 
 #include <cstring>
+#include <functional>
 #include <sstream>
+#include <string_view>
 
 #include "support/random_array.h"
 
@@ -26,6 +28,14 @@ std::vector<std::int64_t> element_counts(int ranks) {
   }
   counts.push_back(kLargestCount);
   return counts;
+}
+
+std::uint64_t bits_digest(const Array& array) {
+  const std::span<const std::byte> bytes = array.bytes();
+  const std::size_t of_bits = std::hash<std::string_view>{}(
+      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  const std::size_t of_type = std::hash<std::string>{}(array.type_string());
+  return of_bits ^ (of_type + 0x9e3779b97f4a7c15 + (of_bits << 6) + (of_bits >> 2));
 }
 
 std::string bitwise_difference(const Array& actual, const Array& expected) {

@@ -28,4 +28,10 @@ inline constexpr std::int64_t kLargestCount = (std::int64_t{1} << 20) + 1;
 // naming the first differing element and both values.
 std::string bitwise_difference(const Array& actual, const Array& expected);
 
+// A 64-bit digest of an array's type and bits, equal for arrays that bitwise_difference finds
+// equal. Ranks of one program compare digests instead of moving their results: two different
+// results share one with a chance of about 2^-64, and a mismatch is then told by the full
+// comparison.
+std::uint64_t bits_digest(const Array& array);
+
 }  // namespace spmd::differential

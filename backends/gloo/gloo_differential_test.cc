@@ -166,5 +166,22 @@ INSTANTIATE_TEST_SUITE_P(gloo, GlooCollectives, testing::Range(2, 9),
                            return fmt::format("{}_ranks", info.param);
                          });
 
+// The digest the MPI differential compares ranks' results by (differential::bits_digest) tells
+// apart what bitwise_difference tells apart: one flipped bit, the same bytes under another shape
+// or element type.
+TEST(BitsDigest, differs_where_the_bits_or_the_type_differ) {
+  const Array x = differential::contribution(DType::float32, 1000, kSeed, 1);
+  Array copy = x;
+  EXPECT_EQ(differential::bits_digest(x), differential::bits_digest(copy));
+  copy.mutable_bytes()[517] ^= std::byte{0x01};
+  ASSERT_NE(differential::bitwise_difference(copy, x), "");
+  EXPECT_NE(differential::bits_digest(copy), differential::bits_digest(x));
+  const Array reshaped = x.with_shape({10, 100});
+  const Array as_int = Array::from_bytes(DType::int32, x.shape(),
+                                         {x.bytes().begin(), x.bytes().end()});
+  EXPECT_NE(differential::bits_digest(reshaped), differential::bits_digest(x));
+  EXPECT_NE(differential::bits_digest(as_int), differential::bits_digest(x));
+}
+
 }  // namespace
 }  // namespace spmd::gloo_backend
