@@ -62,11 +62,9 @@ CollectiveRecord broadcast_cost(Machine& machine, std::int64_t elements, DType d
   LinkState links(machine.topology(), events, machine.link_sharing());
   MemoryLedger memory(n, machine.spec().memory_bytes);
   std::exception_ptr failure;
-  start_schedule_run(
-      {machine.steps(algorithm, shape), group.devices, shape.element_bytes,
-       [call = record.call] { return call; }},
-      0,
-      events, links, memory, [&](std::exception_ptr error) { failure = error; });
+  start_schedule_run({machine.steps(algorithm, shape), group.devices, shape.element_bytes,
+                      [call = record.call] { return call; }},
+                     0, events, links, memory, [&](std::exception_ptr error) { failure = error; });
   while (!events.empty()) events.run_next();
   if (failure) std::rethrow_exception(failure);
   record.end_ps = events.now_ps();

@@ -121,7 +121,7 @@ void SimContext::run_collective_cost(const CollectiveCall& call, DType dtype, co
 Context::Started SimContext::start_collective(const CollectiveCall& call, const Array& x,
                                               const StartOptions& options) {
   SimRun::StartedIndex started = run_.start_collective(device(), call, x, algorithm_override,
-                                                        library_override, options.stream);
+                                                       library_override, options.stream);
   return {std::nullopt, started.index, std::move(started.call)};
 }
 Context::Started SimContext::start_collective_cost(const CollectiveCall& call, DType dtype,
@@ -292,11 +292,10 @@ SimRun::StartedIndex SimRun::start_collective(int device, const CollectiveCall& 
                                               const LibraryChoice& library, int stream) {
   const bool with_data = !machine_.options().cost_only;
   StartedIndex started = start(device, {call, x.dtype(), x.shape()}, with_data,
-                                   Arrival{with_data ? x : Array(), algorithm, library, stream, 0});
+                               Arrival{with_data ? x : Array(), algorithm, library, stream, 0});
   if (!with_data) {
     // Cost only: the result is zeros of the right type, ready for the wait.
-    InFlight& flight =
-        devices_[static_cast<std::size_t>(device)]->in_flight.at(started.index);
+    InFlight& flight = devices_[static_cast<std::size_t>(device)]->in_flight.at(started.index);
     flight.result = zero_result(call, x, collective_axis_size(mesh_, call));
   }
   return started;
@@ -379,16 +378,15 @@ SimRun::Slot& SimRun::slot_for(int index, const CollectiveCall& call) {
 
 // The group's work and receive buffers (schedule_buffer_bytes), computed once per group from
 // the plan of its first member to start it, held on this device at its clock.
-void SimRun::hold_buffers(int device, Slot& slot, int group,
-                          std::optional<Algorithm> algorithm, InFlight& flight) {
+void SimRun::hold_buffers(int device, Slot& slot, int group, std::optional<Algorithm> algorithm,
+                          InFlight& flight) {
   std::int64_t& bytes = slot.buffer_bytes[static_cast<std::size_t>(group)];
   if (bytes < 0) {
     const StartedCall& called = *slot.started;
-    const CollectivePlan plan =
-        plan_collective(called.call, called.dtype, called.shape,
-                        placement_.group(slot.groups[static_cast<std::size_t>(group)]),
-                        slot.axis_size,
-                        algorithm_choice(collective_kind(called.call.op), algorithm));
+    const CollectivePlan plan = plan_collective(
+        called.call, called.dtype, called.shape,
+        placement_.group(slot.groups[static_cast<std::size_t>(group)]), slot.axis_size,
+        algorithm_choice(collective_kind(called.call.op), algorithm));
     bytes = schedule_buffer_bytes(*machine_.steps(plan.algorithm, plan.shape),
                                   plan.shape.element_bytes);
   }
@@ -521,13 +519,13 @@ void SimRun::start_group(int index, int group) {
   if (slot.library_group_size != n || slot.library_ranks_per_node != ranks_per_node) {
     slot.library_group_size = n;
     slot.library_ranks_per_node = ranks_per_node;
-    slot.library = faults_.changes_collectives()
-                       ? std::nullopt
-                       : library_timing(machine_.spec(), first.call.op, nccl_bytes, element_bytes,
-                                        {.ranks = n, .ranks_per_node = ranks_per_node},
-                                        first_forced({first_arrival.library,
-                                                      machine_.options().library,
-                                                      machine_.spec().library}));
+    slot.library =
+        faults_.changes_collectives()
+            ? std::nullopt
+            : library_timing(machine_.spec(), first.call.op, nccl_bytes, element_bytes,
+                             {.ranks = n, .ranks_per_node = ranks_per_node},
+                             first_forced({first_arrival.library, machine_.options().library,
+                                           machine_.spec().library}));
   }
   const std::optional<cost_model::TimedChoice>& library = slot.library;
 

@@ -177,8 +177,8 @@ TEST(BitsDigest, differs_where_the_bits_or_the_type_differ) {
   ASSERT_NE(differential::bitwise_difference(copy, x), "");
   EXPECT_NE(differential::bits_digest(copy), differential::bits_digest(x));
   const Array reshaped = x.with_shape({10, 100});
-  const Array as_int = Array::from_bytes(DType::int32, x.shape(),
-                                         {x.bytes().begin(), x.bytes().end()});
+  const Array as_int =
+      Array::from_bytes(DType::int32, x.shape(), {x.bytes().begin(), x.bytes().end()});
   EXPECT_NE(differential::bits_digest(reshaped), differential::bits_digest(x));
   EXPECT_NE(differential::bits_digest(as_int), differential::bits_digest(x));
 }
