@@ -3,6 +3,8 @@
 # environment with the pinned jax and jaxlib CPU wheels from PyPI, unless it already has that
 # version. Where PyPI cannot be reached it prints why PURPOSE is skipped and exits 77 (CTest:
 # skipped).
+# The scripts use BUILD_DIR/jax-venv, or SPMD_JAX_VENV where it is set: .ci/run shares one
+# environment between its two build trees (an install takes over a minute and 600 MB).
 
 # The JAX that the random conformance cases are generated with: the version docs/jax-checklist.md
 # targets (tag jax-v0.10.2).

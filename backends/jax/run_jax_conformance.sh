@@ -14,7 +14,7 @@ case_count=${3:-200}
 rule_count=${4:-40}
 algorithms="direct ring bidirectional_ring halving_doubling binary_tree double_binary_tree"
 here=$(cd "$(dirname "$0")" && pwd)
-venv=$build_dir/jax-venv
+venv=${SPMD_JAX_VENV:-$build_dir/jax-venv}  # backends/jax/jax_venv.sh
 cases=$build_dir/jax-cases
 
 # shellcheck source=backends/jax/jax_venv.sh

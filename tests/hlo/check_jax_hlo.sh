@@ -11,7 +11,7 @@ build_dir=$1
 spmdsim=$2
 here=$(cd "$(dirname "$0")" && pwd)
 jax_version=0.10.2  # the version the committed programs were compiled with
-venv=$build_dir/jax-venv
+venv=${SPMD_JAX_VENV:-$build_dir/jax-venv}  # backends/jax/jax_venv.sh
 fresh=$build_dir/hlo-programs
 
 # shellcheck source=backends/jax/jax_venv.sh
