@@ -96,25 +96,23 @@ PendingCollective Context::collective_start(const CollectiveCall& call, const Ar
   throw_if_abandoned();
   validate_collective(call, mesh_, x, check_vma_);
   check_stream(options);
-  if (leaves_operand_unchanged(call)) {
-    return keep({{x, -1}, std::nullopt}, describe(call, x.dtype(), x.shape()));
-  }
+  const auto described = [&] { return describe(call, x.dtype(), x.shape()); };
+  if (leaves_operand_unchanged(call)) return keep({{x, -1}, std::nullopt}, described());
   const VaryingAxes varying = result_varying_axes(call, mesh_, x.varying_axes());
   if (mesh_.device_count() == 1 && is_all_reduce(call.op)) {
-    return keep({{single_device_all_reduce(call.op, x.as_stored()), -1}, varying},
-                describe(call, x.dtype(), x.shape()));
+    return keep({{single_device_all_reduce(call.op, x.as_stored()), -1}, varying}, described());
   }
   const bool sums = call.op == CollectiveOp::psum || call.op == CollectiveOp::pmean ||
                     call.op == CollectiveOp::psum_scatter;
   if (const Array* unrounded = x.unrounded_f32(); unrounded != nullptr && sums) {
     Pending pending = start_unrounded_bf16(call, *unrounded, options);
     pending.varying = varying;
-    return keep(std::move(pending), describe(call, x.dtype(), x.shape()));
+    return keep(std::move(pending), described());
   }
   // Collectives move and reduce the stored (rounded) elements; a backend that hands an input
   // array on unchanged (a permute) must not hand its float32 values on with it.
   Started started = start_collective(call, x.as_stored(), options);
-  auto what = started.call ? started.call : describe(call, x.dtype(), x.shape());
+  auto what = started.call ? started.call : described();
   return keep({std::move(started), varying}, std::move(what));
 }
 

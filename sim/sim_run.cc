@@ -320,8 +320,7 @@ SimRun::StartedIndex SimRun::start(int device, const StartedCallView& called, bo
   arrival.time_ps = self.clock_ps;
   Slot& slot = slot_for(index, called.call);
   if (!slot.started) {
-    slot.started =
-        std::make_shared<const StartedCall>(StartedCall{called.call, called.dtype, called.shape});
+    slot.started = called.copy();
     slot.with_data = with_data;
   }
   InFlight flight;
@@ -333,8 +332,7 @@ SimRun::StartedIndex SimRun::start(int device, const StartedCallView& called, bo
                       first.shape == called.shape && slot.with_data == with_data;
   if (!agrees) {
     // Reported as waiting in it, as a blocking collective would.
-    flight.started =
-        std::make_shared<const StartedCall>(StartedCall{called.call, called.dtype, called.shape});
+    flight.started = called.copy();
     self.in_flight.emplace(index, std::move(flight));
     self.phase = Phase::waiting;
     self.waiting_in = index;

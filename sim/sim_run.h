@@ -117,6 +117,9 @@ class SimRun {
     const CollectiveCall& call;
     DType dtype;
     const Shape& shape;
+    std::shared_ptr<const StartedCall> copy() const {
+      return std::make_shared<const StartedCall>(StartedCall{call, dtype, shape});
+    }
   };
   StartedIndex start(int device, const StartedCallView& called, bool with_data, Arrival arrival);
   Slot& slot_for(int index, const CollectiveCall& call);
