@@ -165,7 +165,15 @@ Fabric fitted_fabric(Fabric fabric, const GpuPreset& gpu_preset,
         "expected at most {}",
         machine.gpus_per_node, gpu_preset.preset, machine.gpu, preset_per_node, preset_per_node));
   }
-  if (!gpu_preset.nvlink_domain_spans_nodes) {
+  // An NVL72 rack's trays share its NVLink domain unless the row says they are in different
+  // ones; then each tray is a node of its own, with its share of the rack's NICs.
+  const bool domain_spans_nodes =
+      gpu_preset.nvlink_domain_spans_nodes && !machine.nodes_in_separate_nvlink_domains;
+  if (gpu_preset.nvlink_domain_spans_nodes && !domain_spans_nodes && fabric.nics_per_node > 0) {
+    fabric.nics_per_node =
+        std::max(1, fabric.nics_per_node * machine.gpus_per_node / preset_per_node);
+  }
+  if (!domain_spans_nodes) {
     // In a full mesh each GPU has one link per peer; with fewer GPUs it uses only the links to
     // those present. Through a switch every GPU keeps its whole rate.
     if (fabric.scale_up == cost_model::ScaleUpKind::full_mesh && machine.gpus_per_node >= 2) {
@@ -179,9 +187,8 @@ Fabric fitted_fabric(Fabric fabric, const GpuPreset& gpu_preset,
     // The text counts the NICs of one of the row's nodes (an NVL72 rack's tray); an NVLink
     // domain that spans several of them has all their NICs.
     // (gpus_per_node is at most devices_per_node, checked above.)
-    const int row_nodes_per_domain = gpu_preset.nvlink_domain_spans_nodes
-                                         ? fabric.devices_per_node / machine.gpus_per_node
-                                         : 1;
+    const int row_nodes_per_domain =
+        domain_spans_nodes ? fabric.devices_per_node / machine.gpus_per_node : 1;
     fabric.nics_per_node = *nic.nics_per_node * row_nodes_per_domain;
   }
   if (nic.nic_bytes_per_s) fabric.nic_bytes_per_s = *nic.nic_bytes_per_s;

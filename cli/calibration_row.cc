@@ -74,6 +74,9 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
   row.machine = {field("gpu"), positive_integer<int>("gpus_total", field("gpus_total")),
                  positive_integer<int>("nodes", field("nodes")),
                  positive_integer<int>("gpus_per_node", field("gpus_per_node")), field("nic")};
+  if (table.column_index("interconnect")) {
+    row.machine.nodes_in_separate_nvlink_domains = separate_nvlink_domains(field("interconnect"));
+  }
   const MachineDescription& machine = row.machine;
   if (static_cast<std::int64_t>(machine.nodes) * machine.gpus_per_node != machine.gpus_total) {
     throw Error(fmt::format("gpus_total {}: expected nodes x gpus_per_node = {} x {}",
@@ -114,6 +117,12 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
 }
 
 }  // namespace
+
+bool separate_nvlink_domains(std::string_view interconnect) {
+  static const std::regex separate(
+      R"((?:distinct|separate|different)\s+nvlink\s+domains|cross[-\s]?domain)");
+  return std::regex_search(ascii_lowercase(interconnect), separate);
+}
 
 bool nvls_turned_off(std::string_view nvls) {
   const std::string text = ascii_lowercase(trimmed(nvls));

@@ -16,15 +16,23 @@
 
 namespace spmd {
 
-// The machine as a row describes it (the columns gpu, gpus_total, nodes, gpus_per_node, nic).
+// The machine as a row describes it (the columns gpu, gpus_total, nodes, gpus_per_node, nic,
+// and what the interconnect column says of NVLink domains).
 struct MachineDescription {
   std::string gpu;
   int gpus_total = 0;
   int nodes = 0;
   int gpus_per_node = 0;
   std::string nic;
+  // The row's nodes sit in different NVLink domains (separate_nvlink_domains), as two trays of
+  // different NVL72 racks do: they talk over their NICs only.
+  bool nodes_in_separate_nvlink_domains = false;
   bool operator==(const MachineDescription&) const = default;
 };
+
+// Whether an interconnect text says the nodes are in different NVLink domains: "distinct",
+// "separate" or "different NVLink domains", or "cross-domain" (any case).
+bool separate_nvlink_domains(std::string_view interconnect);
 
 // How a run launched its collectives, as the notes column quotes nccl-tests' command line or
 // header: `-g N` or `--ngpus N` (or the header's "nGpus N") GPUs driven by one process, and

@@ -109,7 +109,8 @@ std::vector<MachineRows> predictions_by_machine(const CsvTable& table,
       MachineRows& group = machines[found->second];
       if (group.machine != row.machine) {
         throw Error(fmt::format(
-            "config_id {}: gpu, gpus_total, nodes, gpus_per_node or nic differ from line {}'s; "
+            "config_id {}: gpu, gpus_total, nodes, gpus_per_node, nic or what interconnect says of "
+            "NVLink domains differ from line {}'s; "
             "expected one machine per config_id",
             row.config_id, group.first_line));
       }

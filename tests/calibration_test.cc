@@ -342,6 +342,36 @@ TEST(CalibrationMachine, NicsCountedPerTrayAddUpOverTheRacksNvlinkDomain) {
   EXPECT_EQ(hgx.nics_per_node, 8);
 }
 
+TEST(CalibrationMachine, TraysInSeparateNvlinkDomainsAreNodesOfTheirOwn) {
+  // Two GB300 trays of different racks: each is its own NVLink domain, with its four GPUs' share
+  // of the rack's 72 NICs when the text gives no count.
+  Fabric rack = eight_gpu_switch();
+  rack.devices_per_node = 72;
+  rack.nics_per_node = 72;
+  MachineDescription two_racks{"NVIDIA GB300", 8, 2, 4, "RDMA NICs (count not stated)"};
+  two_racks.nodes_in_separate_nvlink_domains = true;
+  const Fabric apart = fitted_fabric(rack, preset_for_gpu("GB300"), two_racks);
+  EXPECT_EQ(apart.devices_per_node, 4);
+  EXPECT_EQ(apart.nics_per_node, 4);
+  two_racks.nic = "8x 400 Gb/s RoCE";
+  EXPECT_EQ(fitted_fabric(rack, preset_for_gpu("GB300"), two_racks).nics_per_node, 8);
+  // The same trays in one rack share its domain and all its NICs.
+  two_racks.nodes_in_separate_nvlink_domains = false;
+  const Fabric together = fitted_fabric(rack, preset_for_gpu("GB300"), two_racks);
+  EXPECT_EQ(together.devices_per_node, 72);
+  EXPECT_EQ(together.nics_per_node, 8 * 18);
+}
+
+TEST(CalibrationRow, TheInterconnectTextSaysWhenNodesAreInSeparateNvlinkDomains) {
+  EXPECT_TRUE(separate_nvlink_domains("RoCE between 2 A4X Max nodes in distinct NVLink domains"));
+  EXPECT_TRUE(separate_nvlink_domains("trays in Separate NVLink Domains"));
+  EXPECT_TRUE(separate_nvlink_domains("different nvlink  domains"));
+  EXPECT_TRUE(separate_nvlink_domains("output represents cross-domain RDMA throughput"));
+  EXPECT_FALSE(separate_nvlink_domains("NVLink5 via NVL72 rack (MNNVL, single NVLink domain)"));
+  EXPECT_FALSE(separate_nvlink_domains("NVLink 5 multi-node NVLink (two GB200 NVL72 racks)"));
+  EXPECT_FALSE(separate_nvlink_domains(""));
+}
+
 TEST(CalibrationMachine, H800HasItsOwnNvlinkRate) {
   const Fabric fabric =
       fitted_fabric(eight_gpu_switch(), preset_for_gpu("H800"), {"H800", 8, 1, 8, ""});

@@ -194,6 +194,32 @@ TEST(ValidateCommand, ARunThatTurnedNvlsOffIsTimedWithoutIt) {
   EXPECT_NE(listed_line(out.str(), 4).find(" nvls/"), std::string::npos) << out.str();
 }
 
+// The predicted time (us) of a listed line: its sixth column.
+double listed_prediction_us(const std::string& listed) {
+  std::istringstream columns(listed);
+  std::string line, op, size, forced, measured;
+  double predicted = 0;
+  columns >> line >> op >> size >> forced >> measured >> predicted;
+  return predicted;
+}
+
+TEST(ValidateCommand, TraysInSeparateNvlinkDomainsTalkOverTheirNics) {
+  // The same 8 GiB all-gather on two GB300 trays: over the rack's NVLink, and between trays of
+  // two racks, over each tray's four 800 Gb/s NICs (the preset's), about half as fast.
+  const std::string rows =
+      "rack,NVIDIA GB300,8,2,4,NVL72 (single NVLink domain),n/a,all_gather,float,none,8589934592,"
+      "11000,,,out-of-place,default,,default,,src,\n"
+      "apart,NVIDIA GB300,8,2,4,RoCE between trays in distinct NVLink domains,RDMA NICs,"
+      "all_gather,float,none,8589934592,21000,,,out-of-place,default,,default,,src,\n";
+  const fs::path csv = write_csv(scratch_folder("domains"), published_calibration_header() + rows);
+  std::ostringstream out, err;
+  ASSERT_EQ(run_validate_command({.file = csv.string()}, out, err), 0) << err.str();
+  const double rack_us = listed_prediction_us(listed_line(out.str(), 2));
+  const double apart_us = listed_prediction_us(listed_line(out.str(), 3));
+  ASSERT_GT(rack_us, 0) << out.str();
+  EXPECT_GT(apart_us, 1.5 * rack_us) << out.str();
+}
+
 TEST(ValidateCommand, BadInputExitsTwoWithOneLineNamingFileLineAndField) {
   const fs::path dir = scratch_folder("errors");
   const CommandResult missing = run_binary("validate '" + (dir / "none.csv").string() + "'");
@@ -236,8 +262,9 @@ TEST(ValidateCommand, BadInputExitsTwoWithOneLineNamingFileLineAndField) {
                          "box,NVIDIA H100 80GB HBM3,16,2,8,,,all_reduce,float,sum,8,10,,,,,,,,,\n");
   const CommandResult mixed = run_binary("validate '" + two_machines.string() + "'");
   EXPECT_EQ(mixed.exit_code, 2);
-  EXPECT_NE(mixed.output.find("m.csv:7: config_id box: gpu, gpus_total, nodes, gpus_per_node or "
-                              "nic differ from line 2's; expected one machine per config_id"),
+  EXPECT_NE(mixed.output.find("m.csv:7: config_id box: gpu, gpus_total, nodes, gpus_per_node, "
+                              "nic or what interconnect says of NVLink domains differ from line "
+                              "2's; expected one machine per config_id"),
             std::string::npos)
       << mixed.output;
 
