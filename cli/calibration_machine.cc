@@ -105,13 +105,21 @@ constexpr const char* kNumberStart = R"((?:^|[^\w.]))";
 // Gigabits per second: "400 Gb/s", "400Gbps", "400 Gbit/s", "400GbE", "400G"; not "80GB" (bytes).
 constexpr const char* kGigabits = R"(\s*(?:gb/s|gbps|gbit/s|gbit|gbe|g)(?![a-z0-9]))";
 
+// The text in lower case, with the multiplication sign written as an x ("8×400G": 8x 400G).
+std::string nic_words(std::string_view nic) {
+  static const std::regex times("\u00d7");
+  return std::regex_replace(ascii_lowercase(nic), times, "x");
+}
+
 }  // namespace
 
 GpuPreset preset_for_gpu(std::string_view gpu) {
   const std::string lower = ascii_lowercase(gpu);
   // The presets are SXM / OAM boards on NVLink or xGMI; a PCIe card of the same name talks over
-  // PCIe (and at most a bridge), which no preset describes.
-  if (lower.find("pcie") != std::string::npos) {
+  // PCIe (and at most a bridge), which no preset describes. H100 NVL and H200 NVL are such cards
+  // (NVL without a domain size, unlike the NVL72 racks).
+  static const std::regex pcie_nvl(R"(\bnvl\b)");
+  if (lower.find("pcie") != std::string::npos || std::regex_search(lower, pcie_nvl)) {
     throw Error(fmt::format("gpu '{}': a PCIe card, expected an SXM or OAM GPU (the presets' "
                             "NVLink and xGMI boards)",
                             shortened_text(gpu)));
@@ -126,7 +134,7 @@ GpuPreset preset_for_gpu(std::string_view gpu) {
 }
 
 NicDescription parse_nic_text(std::string_view nic) {
-  const std::string lower = ascii_lowercase(nic);
+  const std::string lower = nic_words(nic);
   if (lower.starts_with("n/a")) return {};
   const std::set<std::string> words = words_of(lower);
   NicDescription description{std::nullopt, std::nullopt, network_of(words)};

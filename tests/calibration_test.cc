@@ -220,6 +220,12 @@ TEST(CalibrationMachine, GpuNamesPickPresetsLongestNameFirst) {
   EXPECT_EQ(error_of([] { preset_for_gpu("NVIDIA H100 PCIe"); }),
             "gpu 'NVIDIA H100 PCIe': a PCIe card, expected an SXM or OAM GPU (the presets' NVLink "
             "and xGMI boards)");
+  EXPECT_NE(error_of([] { preset_for_gpu("NVIDIA H100 NVL"); }).find("a PCIe card"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { preset_for_gpu("NVIDIA H200 NVL (141GB)"); }).find("a PCIe card"),
+            std::string::npos);
+  // The racks' NVL names a domain size.
+  EXPECT_EQ(preset_for_gpu("NVIDIA GB200 NVL72").preset, "gb200-nvl72");
   EXPECT_EQ(preset_for_gpu("NVIDIA GH200 96GB Grace Hopper").preset, "gh200-quad");
   EXPECT_EQ(preset_for_gpu("NVIDIA H200 SXM 141GB").preset, "hgx-h200");
   EXPECT_EQ(preset_for_gpu("NVIDIA GB200").preset, "gb200-nvl72");
@@ -271,6 +277,9 @@ TEST(CalibrationMachine, NicTextGivesCountRateAndNetwork) {
       {"8x 400GbE Ethernet (Broadcom Thor2)", {8, 400 * kGbps, NetworkKind::roce}},
       {"8x 400 Gb/s AMD Pollara", {8, 400 * kGbps, NetworkKind::roce}},
       {"4x 200 Gb/s Ethernet, GPUDirect-TCPX", {4, 200 * kGbps, NetworkKind::ethernet}},
+      {"8×400 Gb/s InfiniBand", {8, 400 * kGbps, NetworkKind::infiniband}},
+      {"8x ConnectX-7 400Gb/s InfiniBand", {8, 400 * kGbps, NetworkKind::infiniband}},
+      {"8x NVIDIA ConnectX-7 (400 Gb/s NDR)", {8, 400 * kGbps, NetworkKind::infiniband}},
   };
   for (const auto& [text, expected] : cases) EXPECT_EQ(parse_nic_text(text), expected) << text;
 }
