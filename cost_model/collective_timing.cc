@@ -180,14 +180,16 @@ double network_hop_us(const Fabric& fabric, Protocol protocol) {
 // switch's multicast barriers, not the launch, set it), so it is one constant.
 constexpr double kNvlsFixedUs = 31.0;
 double nvls_share(GpuGeneration generation) {
-  return generation == GpuGeneration::blackwell ? 0.51 : 0.88;
+  return generation == GpuGeneration::blackwell ? 0.8 : 0.88;
 }
 
 // NVLS moves the buffer in chunks spread over its channels (CTAs), and every chunk costs its
-// channel one synchronization round through the switch. NCCL shrinks the chunk for smaller
-// buffers (src/enqueue.cc, calcCollChunking), which is why NVLS reaches its full rate only on
-// buffers of hundreds of MiB.
-constexpr double kNvlsChunkSyncUs = 1.5;
+// channel one synchronization round through the switch, longer on Blackwell's NVLink 5 switches
+// than on Hopper's. NCCL shrinks the chunk for smaller buffers (src/enqueue.cc,
+// calcCollChunking), which is why NVLS reaches its full rate only on buffers of hundreds of MiB.
+double nvls_chunk_sync_us(GpuGeneration generation) {
+  return generation == GpuGeneration::blackwell ? 2.0 : 1.5;
+}
 constexpr double kNvlsMaxChunkBytes = 131072;
 
 // NCCL's NVLS channels (src/transport/nvls.cc): 16 on Hopper; on Blackwell 24 inside one
@@ -364,7 +366,8 @@ double tree_us(const Fabric& fabric, const Layout& layout, Protocol protocol, do
 double nvls_gbps(const Fabric& fabric, double gpus, double channels, double chunk_bytes) {
   const double links_gbps =
       gbps(fabric.scale_up_bytes_per_s) * nvls_share(fabric.generation) * gpus / (gpus + 1);
-  const double us_per_byte = 1.0 / (links_gbps * 1e3) + kNvlsChunkSyncUs / (channels * chunk_bytes);
+  const double us_per_byte =
+      1.0 / (links_gbps * 1e3) + nvls_chunk_sync_us(fabric.generation) / (channels * chunk_bytes);
   return 1.0 / (us_per_byte * 1e3);
 }
 
