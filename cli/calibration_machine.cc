@@ -174,9 +174,12 @@ Fabric fitted_fabric(Fabric fabric, const GpuPreset& gpu_preset,
         machine.gpus_per_node, gpu_preset.preset, machine.gpu, preset_per_node, preset_per_node));
   }
   // An NVL72 rack's trays share its NVLink domain unless the row says they are in different
-  // ones; then each tray is a node of its own, with its share of the rack's NICs.
+  // ones while all its GPUs would fit in one: then each tray is a node of its own, with its share
+  // of the rack's NICs. More GPUs than one domain holds already span several racks, which is
+  // what such a text then says.
   const bool domain_spans_nodes =
-      gpu_preset.nvlink_domain_spans_nodes && !machine.nodes_in_separate_nvlink_domains;
+      gpu_preset.nvlink_domain_spans_nodes &&
+      !(machine.nodes_in_separate_nvlink_domains && machine.gpus_total <= preset_per_node);
   if (gpu_preset.nvlink_domain_spans_nodes && !domain_spans_nodes && fabric.nics_per_node > 0) {
     fabric.nics_per_node =
         std::max(1, fabric.nics_per_node * machine.gpus_per_node / preset_per_node);

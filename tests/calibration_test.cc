@@ -364,6 +364,10 @@ TEST(CalibrationMachine, TraysInSeparateNvlinkDomainsAreNodesOfTheirOwn) {
   EXPECT_EQ(apart.nics_per_node, 4);
   two_racks.nic = "8x 400 Gb/s RoCE";
   EXPECT_EQ(fitted_fabric(rack, preset_for_gpu("GB300"), two_racks).nics_per_node, 8);
+  // More GPUs than a rack holds already span racks: a text that says so keeps the racks' domains.
+  MachineDescription racks{"NVIDIA GB300", 144, 36, 4, "4x 800 Gb/s InfiniBand"};
+  racks.nodes_in_separate_nvlink_domains = true;
+  EXPECT_EQ(fitted_fabric(rack, preset_for_gpu("GB300"), racks).devices_per_node, 72);
   // The same trays in one rack share its domain and all its NICs.
   two_racks.nodes_in_separate_nvlink_domains = false;
   const Fabric together = fitted_fabric(rack, preset_for_gpu("GB300"), two_racks);
