@@ -49,11 +49,19 @@ fs::path write_csv(const fs::path& dir, const std::string& text) {
   return path;
 }
 
-TEST(ValidateCommand, PrintsEveryMeasuredRowPerMachineWithItsErrorAndTheSummaries) {
-  const fs::path csv = write_csv(scratch_folder("rows"), published_calibration_header() + kRows);
+// What `validate` prints for the published header and these rows, written in a fresh folder;
+// a failed run fails the test and gives "".
+std::string validated(const std::string& folder, const std::string& rows) {
+  const fs::path csv = write_csv(scratch_folder(folder), published_calibration_header() + rows);
   std::ostringstream out, err;
-  ASSERT_EQ(run_validate_command({.file = csv.string()}, out, err), 0) << err.str();
-  const std::string text = out.str();
+  const int status = run_validate_command({.file = csv.string()}, out, err);
+  EXPECT_EQ(status, 0) << err.str();
+  return status == 0 ? out.str() : "";
+}
+
+TEST(ValidateCommand, PrintsEveryMeasuredRowPerMachineWithItsErrorAndTheSummaries) {
+  const std::string text = validated("rows", kRows);
+  ASSERT_FALSE(text.empty());
   EXPECT_NE(text.find("5 rows, 2 machines"), std::string::npos) << text;
   EXPECT_NE(text.find("box: NVIDIA H100 80GB HBM3, 1 node x 8 GPUs (preset hgx-h100)"),
             std::string::npos)
@@ -183,15 +191,13 @@ TEST(ValidateCommand, ARunThatTurnedNvlsOffIsTimedWithoutIt) {
       "4700,,,out-of-place,default,,off (NCCL_NVLS_ENABLE=0),,src,\n"
       "box,NVIDIA H100 80GB HBM3,8,1,8,NVSwitch,none,all_reduce,float,sum,1073741824,"
       "4000,,,out-of-place,NVLS,,off,,src,\n";
-  const fs::path csv = write_csv(scratch_folder("nvls_off"), published_calibration_header() + rows);
-  std::ostringstream out, err;
-  ASSERT_EQ(run_validate_command({.file = csv.string()}, out, err), 0) << err.str();
-  EXPECT_NE(listed_line(out.str(), 2).find(" nvls/"), std::string::npos) << out.str();
-  const std::string off = listed_line(out.str(), 3);
-  ASSERT_FALSE(off.empty()) << out.str();
+  const std::string text = validated("nvls_off", rows);
+  EXPECT_NE(listed_line(text, 2).find(" nvls/"), std::string::npos) << text;
+  const std::string off = listed_line(text, 3);
+  ASSERT_FALSE(off.empty()) << text;
   EXPECT_EQ(off.find(" nvls"), std::string::npos) << off;
   // A run that forced NVLS ran it, whatever the column says.
-  EXPECT_NE(listed_line(out.str(), 4).find(" nvls/"), std::string::npos) << out.str();
+  EXPECT_NE(listed_line(text, 4).find(" nvls/"), std::string::npos) << text;
 }
 
 // The predicted time (us) of a listed line: its sixth column.
@@ -211,13 +217,11 @@ TEST(ValidateCommand, TraysInSeparateNvlinkDomainsTalkOverTheirNics) {
       "11000,,,out-of-place,default,,default,,src,\n"
       "apart,NVIDIA GB300,8,2,4,RoCE between trays in distinct NVLink domains,RDMA NICs,"
       "all_gather,float,none,8589934592,21000,,,out-of-place,default,,default,,src,\n";
-  const fs::path csv = write_csv(scratch_folder("domains"), published_calibration_header() + rows);
-  std::ostringstream out, err;
-  ASSERT_EQ(run_validate_command({.file = csv.string()}, out, err), 0) << err.str();
-  const double rack_us = listed_prediction_us(listed_line(out.str(), 2));
-  const double apart_us = listed_prediction_us(listed_line(out.str(), 3));
-  ASSERT_GT(rack_us, 0) << out.str();
-  EXPECT_GT(apart_us, 1.5 * rack_us) << out.str();
+  const std::string text = validated("domains", rows);
+  const double rack_us = listed_prediction_us(listed_line(text, 2));
+  const double apart_us = listed_prediction_us(listed_line(text, 3));
+  ASSERT_GT(rack_us, 0) << text;
+  EXPECT_GT(apart_us, 1.5 * rack_us) << text;
 }
 
 TEST(ValidateCommand, BadInputExitsTwoWithOneLineNamingFileLineAndField) {
