@@ -37,16 +37,22 @@ std::string_view first_word(std::string_view text) {
   throw Error(fmt::format("{} '{}': expected {}", column, shortened_text(text), expected));
 }
 
+// A whole number of at least `least` (1: a positive integer, 0: zero or more).
 template <typename Integer>
-Integer positive_integer(std::string_view column, std::string_view text) {
+Integer whole_number(std::string_view column, std::string_view text, Integer least) {
   const std::string_view digits = trimmed(text);
   Integer value = 0;
   const auto [stop, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   if (digits.empty() || error != std::errc() || stop != digits.data() + digits.size() ||
-      value < 1) {
-    bad_field(column, text, "a positive integer");
+      value < least) {
+    bad_field(column, text, least == 1 ? "a positive integer" : "an integer of at least 0");
   }
   return value;
+}
+
+template <typename Integer>
+Integer positive_integer(std::string_view column, std::string_view text) {
+  return whole_number<Integer>(column, text, 1);
 }
 
 // A figure of a measurement: absent when empty or zero.
@@ -89,7 +95,12 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
   } else {
     row.not_predicted = fmt::format("op {} is not timed", row.op_name);
   }
-  row.size_bytes = positive_integer<std::int64_t>("size_bytes", field("size_bytes"));
+  row.size_bytes = whole_number<std::int64_t>("size_bytes", field("size_bytes"), 0);
+  // nccl-tests prints a row of size 0 where the count per rank rounds down to nothing (an
+  // all-gather of 8 bytes on 16 ranks): it moves no data, so there is nothing to predict.
+  if (row.size_bytes == 0 && row.not_predicted.empty()) {
+    row.not_predicted = "size_bytes 0 moves no data";
+  }
   if (table.column_index("dtype")) row.element_bytes = element_bytes_of_dtype(field("dtype"));
   row.measured_time_us =
       measured_time_us(measured_figures(field("time_us"), field("algbw_GBps"), field("busbw_GBps")),

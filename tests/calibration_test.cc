@@ -454,6 +454,17 @@ TEST(CalibrationRows, TheDtypeGivesTheElementSizeElseNcclTestsFloat) {
   EXPECT_EQ(element_bytes_of_dtype("custom"), 4);
 }
 
+TEST(CalibrationRows, ARowOfSizeZeroIsListedAsNotPredicted) {
+  // nccl-tests prints size 0 where the count per rank rounds down to nothing.
+  const std::vector<CalibrationRow> rows = read_calibration_rows(CsvTable::parse(
+      published_calibration_header() +
+          "a,H100,16,2,8,,8x 400 Gb/s,all_gather,float,none,0,0.12,0.00,0.00,,,,,,,\n",
+      "m.csv"));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].size_bytes, 0);
+  EXPECT_EQ(rows[0].not_predicted, "size_bytes 0 moves no data");
+}
+
 TEST(CalibrationRows, BadFieldsNameTheFileLineColumnAndText) {
   const std::string good = "a,H100,8,1,8,,,all_reduce,float,sum,8,10,,,out-of-place,,,,,,\n";
   const auto error_in = [&](const std::string& bad_row) {
@@ -463,9 +474,9 @@ TEST(CalibrationRows, BadFieldsNameTheFileLineColumnAndText) {
     });
   };
   EXPECT_EQ(error_in("a,H100,8,1,8,,,all_reduce,float,sum,abc,10,,,,,,,,,\n"),
-            "m.csv:3: size_bytes 'abc': expected a positive integer");
+            "m.csv:3: size_bytes 'abc': expected an integer of at least 0");
   EXPECT_EQ(error_in("a,H100,8,1,8,,,all_reduce,float,sum,-8,10,,,,,,,,,\n"),
-            "m.csv:3: size_bytes '-8': expected a positive integer");
+            "m.csv:3: size_bytes '-8': expected an integer of at least 0");
   EXPECT_EQ(error_in("a,H100,8,2,8,,,all_reduce,float,sum,8,10,,,,,,,,,\n"),
             "m.csv:3: gpus_total 8: expected nodes x gpus_per_node = 2 x 8");
   EXPECT_EQ(error_in("a,H100,8,1,8,,,all_reduce,float,sum,8,fast,,,,,,,,,\n"),

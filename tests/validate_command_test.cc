@@ -236,7 +236,7 @@ TEST(ValidateCommand, BadInputExitsTwoWithOneLineNamingFileLineAndField) {
                          "box,NVIDIA H100,8,1,8,,,all_reduce,float,sum,abc,10,,,,,,,,,\n");
   const CommandResult bad = run_binary("validate '" + bad_size.string() + "'");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.output.find("m.csv:7: size_bytes 'abc': expected a positive integer\n"),
+  EXPECT_NE(bad.output.find("m.csv:7: size_bytes 'abc': expected an integer of at least 0\n"),
             std::string::npos)
       << bad.output;
   EXPECT_EQ(bad.output.find(" compared: "), std::string::npos);  // nothing printed before
