@@ -55,10 +55,11 @@ Integer positive_integer(std::string_view column, std::string_view text) {
   return whole_number<Integer>(column, text, 1);
 }
 
-// A figure of a measurement: absent when empty or zero.
+// A figure of a measurement: absent when empty, zero or written as not available ("n/a",
+// "N/A", "-").
 std::optional<double> figure(std::string_view column, std::string_view text) {
   const std::string_view number = trimmed(text);
-  if (number.empty()) return std::nullopt;
+  if (number.empty() || number == "-" || ascii_lowercase(number) == "n/a") return std::nullopt;
   double value = 0;
   const auto [stop, error] = std::from_chars(number.data(), number.data() + number.size(), value);
   if (error != std::errc() || stop != number.data() + number.size() || !std::isfinite(value) ||

@@ -107,6 +107,13 @@ TEST(MeasuredTime, TimeUsWinsThenAlgbwThenBusbw) {
   EXPECT_DOUBLE_EQ(
       *measured_time_us(measured_figures("", "", "100"), TimedOp::broadcast, 8, gigabyte),
       10'000.0);
+  // A time written as not available leaves the bandwidths.
+  EXPECT_DOUBLE_EQ(
+      *measured_time_us(measured_figures("N/A", "100", ""), TimedOp::all_reduce, 8, gigabyte),
+      10'000.0);
+  EXPECT_DOUBLE_EQ(
+      *measured_time_us(measured_figures(" - ", "n/a", "175"), TimedOp::all_reduce, 8, gigabyte),
+      10'000.0);
 }
 
 TEST(MeasuredTime, RowsWithoutAUsableFigureHaveNone) {
