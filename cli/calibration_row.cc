@@ -115,7 +115,15 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
           fmt::format("nccl_algo {} is not timed", shortened_text(trimmed(field("nccl_algo"))));
     }
   }
-  row.forced_protocol = forced_protocol(field("nccl_proto"), field("nccl_algo"));
+  try {
+    row.forced_protocol = forced_protocol(field("nccl_proto"), field("nccl_algo"));
+  } catch (const Error&) {
+    // A protocol the model does not time (NCCL's LL, LL128 and Simple are all it has).
+    if (row.not_predicted.empty()) {
+      row.not_predicted =
+          fmt::format("nccl_proto {} is not timed", shortened_text(trimmed(field("nccl_proto"))));
+    }
+  }
   if (table.column_index("source")) {
     const std::string_view source = trimmed(field("source"));
     row.source = std::string(source.substr(0, source.find_first_of(" \t;,")));
@@ -126,6 +134,17 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
     row.in_place = ascii_lowercase(trimmed(field("in_or_out_of_place"))).starts_with("in-place");
   }
   return row;
+}
+
+// Whether an nccl_algo or nccl_proto text says the run left the choice to the library: empty,
+// "-", or starting with "default", "not" ("not forced", "not set"), "n/a", "none", "auto" or
+// "unset".
+bool forces_nothing(const std::string& lower) {
+  static constexpr std::string_view kUnforced[] = {"default", "not",  "n/a",
+                                                   "none",    "auto", "unset"};
+  if (lower.empty() || lower == "-") return true;
+  return std::any_of(std::begin(kUnforced), std::end(kUnforced),
+                     [&](std::string_view word) { return lower.starts_with(word); });
 }
 
 }  // namespace
@@ -229,7 +248,7 @@ std::optional<double> measured_time_us(const MeasuredFigures& figures, TimedOp o
 
 std::optional<LibraryAlgorithm> forced_algorithm(std::string_view nccl_algo) {
   const std::string text = ascii_lowercase(trimmed(nccl_algo));
-  if (text.empty() || text.starts_with("default")) return std::nullopt;
+  if (forces_nothing(text)) return std::nullopt;
   // "NVLS requested; what ran is not known": the source cannot say what ran (NVLS asked for
   // on hardware without it runs something else), so nothing is forced.
   if (text.find("requested") != std::string::npos) return std::nullopt;
@@ -247,7 +266,7 @@ std::optional<LibraryAlgorithm> forced_algorithm(std::string_view nccl_algo) {
 
 std::optional<Protocol> forced_protocol(std::string_view nccl_proto, std::string_view nccl_algo) {
   const std::string text = ascii_lowercase(trimmed(nccl_proto));
-  if (text.empty() || text.starts_with("default")) return std::nullopt;
+  if (forces_nothing(text)) return std::nullopt;
   if (ascii_lowercase(nccl_algo).find("log shows") != std::string::npos) return std::nullopt;
   try {
     return cost_model::protocol_from_name(first_word(text));

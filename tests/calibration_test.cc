@@ -154,6 +154,10 @@ TEST(ForcedChoice, DefaultsRequestsAndEmptyForceNothing) {
   EXPECT_EQ(forced_algorithm("default tuner; log shows TREE/LL"), std::nullopt);
   // Asked for on an A100, which has no NVLS: the source cannot say what ran.
   EXPECT_EQ(forced_algorithm("NVLS requested; what ran is unknown"), std::nullopt);
+  for (const char* unforced : {"-", "not forced", "N/A", "none", "auto", "unset (tuner)"}) {
+    EXPECT_EQ(forced_algorithm(unforced), std::nullopt) << unforced;
+    EXPECT_EQ(forced_protocol(unforced, ""), std::nullopt) << unforced;
+  }
 }
 
 TEST(ForcedChoice, NcclsOtherAlgorithmNamesForceTheirAlgorithm) {
@@ -470,6 +474,15 @@ TEST(CalibrationRows, ARowOfSizeZeroIsListedAsNotPredicted) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].size_bytes, 0);
   EXPECT_EQ(rows[0].not_predicted, "size_bytes 0 moves no data");
+}
+
+TEST(CalibrationRows, AProtocolTheModelDoesNotTimeIsListedAsNotPredicted) {
+  const std::vector<CalibrationRow> rows = read_calibration_rows(
+      CsvTable::parse(published_calibration_header() +
+                          "a,H100,8,1,8,,n/a,all_reduce,float,sum,1024,10,,,,Ring,LL64,,,,\n",
+                      "m.csv"));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].not_predicted, "nccl_proto LL64 is not timed");
 }
 
 TEST(CalibrationRows, BadFieldsNameTheFileLineColumnAndText) {
