@@ -200,6 +200,9 @@ std::vector<CalibrationRow> read_calibration_rows(const CsvTable& table) {
 std::optional<TimedOp> calibration_op(std::string_view text) {
   std::string name = ascii_lowercase(trimmed(text));
   std::erase(name, '_');
+  std::erase(name, '-');
+  // nccl-tests' binaries are named after their op: all_reduce_perf.
+  if (name.ends_with("perf")) name.resize(name.size() - 4);
   if (name == "allreduce") return TimedOp::all_reduce;
   if (name == "allgather") return TimedOp::all_gather;
   if (name == "reducescatter") return TimedOp::reduce_scatter;

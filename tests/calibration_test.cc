@@ -41,6 +41,8 @@ TEST(CalibrationOp, TakesNcclTestsNamesWithOrWithoutUnderscores) {
   EXPECT_EQ(calibration_op("broadcast"), TimedOp::broadcast);
   EXPECT_EQ(calibration_op("alltoall"), TimedOp::all_to_all);
   EXPECT_EQ(calibration_op("all_to_all"), TimedOp::all_to_all);
+  EXPECT_EQ(calibration_op("all-reduce"), TimedOp::all_reduce);
+  EXPECT_EQ(calibration_op("all_gather_perf"), TimedOp::all_gather);
   // reduce runs broadcast's ring the other way; sendrecv is one send to a peer.
   EXPECT_EQ(calibration_op("reduce"), TimedOp::broadcast);
   EXPECT_EQ(calibration_op("sendrecv"), TimedOp::permute);
