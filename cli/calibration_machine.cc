@@ -203,7 +203,13 @@ Fabric fitted_fabric(Fabric fabric, const GpuPreset& gpu_preset,
     fabric.nics_per_node = *nic.nics_per_node * row_nodes_per_domain;
   }
   if (nic.nic_bytes_per_s) fabric.nic_bytes_per_s = *nic.nic_bytes_per_s;
-  if (nic.network) fabric.network = *nic.network;
+  if (nic.network) {
+    fabric.network = *nic.network;
+  } else if (const std::optional<NetworkKind> network =
+                 network_of(words_of(ascii_lowercase(machine.interconnect)))) {
+    // "NVLink inside the node + RoCE between nodes": the interconnect names the network.
+    fabric.network = *network;
+  }
   if (machine.gpus_total > fabric.devices_per_node &&
       (fabric.nics_per_node < 1 || fabric.nic_bytes_per_s < 1)) {
     throw Error(fmt::format(

@@ -53,7 +53,8 @@ NicDescription parse_nic_text(std::string_view nic);
 // The preset's fabric fitted to the description (the GPU's preset already chosen): GPUs per
 // node (unless the NVLink domain spans nodes and the row does not put its nodes in separate
 // domains), a full mesh's bandwidth scaled to the peers present, and the NICs the text gives
-// (or, for a rack's trays in separate domains, the trays' share of the preset's).
+// (or, for a rack's trays in separate domains, the trays' share of the preset's), on the network
+// the nic text names, else the one the interconnect text names, else the preset's.
 cost_model::Fabric fitted_fabric(cost_model::Fabric fabric, const GpuPreset& gpu_preset,
                                  const MachineDescription& machine);
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "cost_model/collective_timing.h"
@@ -27,7 +28,15 @@ struct MachineDescription {
   // The row's nodes sit in different NVLink domains (separate_nvlink_domains), as two trays of
   // different NVL72 racks do: they talk over their NICs only.
   bool nodes_in_separate_nvlink_domains = false;
-  bool operator==(const MachineDescription&) const = default;
+  // The interconnect column as written, read only for the network between nodes where the nic
+  // text names none; its wording may vary between the rows of one machine, so it takes no part
+  // in comparing them.
+  std::string interconnect;
+  bool operator==(const MachineDescription& other) const {
+    return std::tie(gpu, gpus_total, nodes, gpus_per_node, nic, nodes_in_separate_nvlink_domains) ==
+           std::tie(other.gpu, other.gpus_total, other.nodes, other.gpus_per_node, other.nic,
+                    other.nodes_in_separate_nvlink_domains);
+  }
 };
 
 // Whether an interconnect text says the nodes are in different NVLink domains: "distinct",

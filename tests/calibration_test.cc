@@ -398,6 +398,26 @@ TEST(CalibrationRow, TheInterconnectTextSaysWhenNodesAreInSeparateNvlinkDomains)
   EXPECT_FALSE(separate_nvlink_domains(""));
 }
 
+TEST(CalibrationMachine, TheInterconnectNamesTheNetworkTheNicTextLeavesOut) {
+  MachineDescription machine{"H200", 16, 2, 8, "8x 400 Gb/s (ConnectX-7)"};
+  machine.interconnect = "NVLink/NVSwitch intra-node + RoCE (GPUDirect RDMA) inter-node";
+  EXPECT_EQ(fitted_fabric(eight_gpu_switch(), preset_for_gpu("H200"), machine).network,
+            NetworkKind::roce);
+  // The nic text's own network wins.
+  machine.nic = "8x 400 Gb/s InfiniBand";
+  EXPECT_EQ(fitted_fabric(eight_gpu_switch(), preset_for_gpu("H200"), machine).network,
+            NetworkKind::infiniband);
+  // Neither names one: the preset's.
+  machine.nic = "8x 400 Gb/s";
+  machine.interconnect = "NVLink4 via NVSwitch";
+  EXPECT_EQ(fitted_fabric(eight_gpu_switch(), preset_for_gpu("H200"), machine).network,
+            eight_gpu_switch().network);
+  // The wording may differ between a machine's rows.
+  MachineDescription reworded = machine;
+  reworded.interconnect = "NVLink 4 through NVSwitch";
+  EXPECT_EQ(machine, reworded);
+}
+
 TEST(CalibrationMachine, H800HasItsOwnNvlinkRate) {
   const Fabric fabric =
       fitted_fabric(eight_gpu_switch(), preset_for_gpu("H800"), {"H800", 8, 1, 8, ""});
