@@ -433,10 +433,23 @@ constexpr std::int64_t kAllPairsSimpleFromBytes = 512 << 10;
 constexpr std::int64_t kAllPairsChunks = 256;
 // RCCL's MSCCL refuses a communicator with several GPUs in one process (src/misc/msccl/
 // msccl_lifecycle.cc, mscclInit: "MSCCL doesn't support multiple GPUs in one process").
+// Inside graph capture RCCL runs MSCCL++'s kernels instead, up to its threshold (1 MiB), on any
+// buffer of a non-zero multiple of 32 bytes (RCCL's usage tips): the same exchange with every
+// peer, so the all-pairs timing stands for them. ROCm's xGMI blog shows it on MI300X under
+// rccl-tests -G 1: from 32 B on the all-reduce takes the 1 KiB buffer's time, where 8 and 16 B
+// take the ring's.
+constexpr std::int64_t kMscclppMaxBytes = 1 << 20;
+constexpr std::int64_t kMscclppBytesMultiple = 32;
 bool all_pairs_runs(const Fabric& fabric, const Layout& layout, const TimingRequest& request) {
-  return fabric.generation == GpuGeneration::cdna3 && layout.nodes == 1 && layout.ranks == 8 &&
-         gpus_of_one_process(fabric, layout.per_node) == 1 &&
-         request.bytes > 0 && request.bytes <= kAllPairsMaxBytes && request.element_bytes > 0 &&
+  if (fabric.generation != GpuGeneration::cdna3 || layout.nodes != 1 || layout.ranks != 8 ||
+      gpus_of_one_process(fabric, layout.per_node) != 1 || request.bytes <= 0) {
+    return false;
+  }
+  if (fabric.graph_launch && request.bytes <= kMscclppMaxBytes &&
+      request.bytes % kMscclppBytesMultiple == 0) {
+    return true;
+  }
+  return request.bytes <= kAllPairsMaxBytes && request.element_bytes > 0 &&
          request.bytes % (kAllPairsChunks * request.element_bytes) == 0;
 }
 Protocol all_pairs_protocol(std::int64_t bytes) {

@@ -496,6 +496,25 @@ TEST(CollectiveTiming, RcclRunsMscclsAllPairsOnEightMi300xWhereItsChunksAreWhole
             LibraryAlgorithm::ring);
 }
 
+TEST(CollectiveTiming, UnderGraphLaunchRcclRunsMscclppOnMultiplesOf32BytesUpTo1MiB) {
+  // rccl-tests -G 1 on 8 MI300X: inside graph capture MSCCL++ takes an all-reduce of any
+  // non-zero multiple of 32 bytes up to 1 MiB, timed as the all-pairs exchange (1.5 us launch).
+  Fabric graph = mi300x_roce();
+  graph.graph_launch = true;
+  const auto choice = [&](const Fabric& fabric, std::int64_t bytes) {
+    return time_collective(fabric, {.bytes = bytes, .ranks = 8, .element_bytes = 4});
+  };
+  const TimedChoice tiny = choice(graph, 64);
+  EXPECT_EQ(tiny.label(), "allpairs/LL");
+  EXPECT_NEAR(static_cast<double>(tiny.time_ps) / 1e6, 1.5 + 2 * 3.0 + 64.0 * 14 / 8 / 120e3, 0.01);
+  // 16 bytes are no multiple of 32; without the graph 64 bytes are no whole 256 chunks.
+  EXPECT_EQ(choice(graph, 16).algorithm, LibraryAlgorithm::ring);
+  EXPECT_EQ(choice(mi300x_roce(), 64).algorithm, LibraryAlgorithm::ring);
+  // Beyond MSCCL++'s 1 MiB, MSCCL's own rule holds: 256 whole chunks up to 16 MiB.
+  EXPECT_EQ(choice(graph, (1 << 20) + 32).algorithm, LibraryAlgorithm::ring);
+  EXPECT_EQ(choice(graph, 2 << 20).algorithm, LibraryAlgorithm::allpairs);
+}
+
 TEST(CollectiveTiming, OneRcclProcessDrivingEveryGpuRunsNoMscclAndLaunchesThemOneByOne) {
   // rccl-tests -g 8: MSCCL refuses a communicator with several GPUs in one process, so RCCL's
   // ring runs, and ROCm launches the eight kernels one after another: 3.7 us for each GPU after
