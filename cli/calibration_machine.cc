@@ -179,7 +179,7 @@ Fabric fitted_fabric(Fabric fabric, const GpuPreset& gpu_preset,
   // what such a text then says.
   const bool domain_spans_nodes =
       gpu_preset.nvlink_domain_spans_nodes &&
-      !(machine.nodes_in_separate_nvlink_domains && machine.gpus_total <= preset_per_node);
+      !(machine.nodes_in_separate_nvlink_domains() && machine.gpus_total <= preset_per_node);
   if (gpu_preset.nvlink_domain_spans_nodes && !domain_spans_nodes && fabric.nics_per_node > 0) {
     fabric.nics_per_node =
         std::max(1, fabric.nics_per_node * machine.gpus_per_node / preset_per_node);

@@ -83,8 +83,6 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
                  positive_integer<int>("gpus_per_node", field("gpus_per_node")), field("nic")};
   if (table.column_index("interconnect")) {
     row.machine.interconnect = field("interconnect");
-    row.machine.nodes_in_separate_nvlink_domains =
-        separate_nvlink_domains(row.machine.interconnect);
   }
   const MachineDescription& machine = row.machine;
   if (static_cast<std::int64_t>(machine.nodes) * machine.gpus_per_node != machine.gpus_total) {

@@ -17,31 +17,32 @@
 
 namespace spmd {
 
+// Whether an interconnect text says the nodes are in different NVLink domains: "distinct",
+// "separate" or "different NVLink domains", or "cross-domain" (any case).
+bool separate_nvlink_domains(std::string_view interconnect);
+
 // The machine as a row describes it (the columns gpu, gpus_total, nodes, gpus_per_node, nic,
-// and what the interconnect column says of NVLink domains).
+// and interconnect).
 struct MachineDescription {
   std::string gpu;
   int gpus_total = 0;
   int nodes = 0;
   int gpus_per_node = 0;
   std::string nic;
-  // The row's nodes sit in different NVLink domains (separate_nvlink_domains), as two trays of
-  // different NVL72 racks do: they talk over their NICs only.
-  bool nodes_in_separate_nvlink_domains = false;
-  // The interconnect column as written, read only for the network between nodes where the nic
-  // text names none; its wording may vary between the rows of one machine, so it takes no part
-  // in comparing them.
+  // The interconnect column as written. It is read for two things: whether the nodes sit in
+  // different NVLink domains, and the network between nodes where the nic text names none. Its
+  // wording may vary between the rows of one machine, so only the first takes part in comparing
+  // them.
   std::string interconnect;
+  // The row's nodes sit in different NVLink domains, as two trays of different NVL72 racks do:
+  // they talk over their NICs only.
+  bool nodes_in_separate_nvlink_domains() const { return separate_nvlink_domains(interconnect); }
   bool operator==(const MachineDescription& other) const {
-    return std::tie(gpu, gpus_total, nodes, gpus_per_node, nic, nodes_in_separate_nvlink_domains) ==
-           std::tie(other.gpu, other.gpus_total, other.nodes, other.gpus_per_node, other.nic,
-                    other.nodes_in_separate_nvlink_domains);
+    return std::tie(gpu, gpus_total, nodes, gpus_per_node, nic) ==
+               std::tie(other.gpu, other.gpus_total, other.nodes, other.gpus_per_node, other.nic) &&
+           nodes_in_separate_nvlink_domains() == other.nodes_in_separate_nvlink_domains();
   }
 };
-
-// Whether an interconnect text says the nodes are in different NVLink domains: "distinct",
-// "separate" or "different NVLink domains", or "cross-domain" (any case).
-bool separate_nvlink_domains(std::string_view interconnect);
 
 // How a run launched its collectives, as the notes column quotes nccl-tests' command line or
 // header: `-g N` or `--ngpus N` (or the header's "nGpus N") GPUs driven by one process, and

@@ -371,7 +371,7 @@ TEST(CalibrationMachine, TraysInSeparateNvlinkDomainsAreNodesOfTheirOwn) {
   rack.devices_per_node = 72;
   rack.nics_per_node = 72;
   MachineDescription two_racks{"NVIDIA GB300", 8, 2, 4, "RDMA NICs (count not stated)"};
-  two_racks.nodes_in_separate_nvlink_domains = true;
+  two_racks.interconnect = "trays in distinct NVLink domains";
   const Fabric apart = fitted_fabric(rack, preset_for_gpu("GB300"), two_racks);
   EXPECT_EQ(apart.devices_per_node, 4);
   EXPECT_EQ(apart.nics_per_node, 4);
@@ -379,10 +379,10 @@ TEST(CalibrationMachine, TraysInSeparateNvlinkDomainsAreNodesOfTheirOwn) {
   EXPECT_EQ(fitted_fabric(rack, preset_for_gpu("GB300"), two_racks).nics_per_node, 8);
   // More GPUs than a rack holds already span racks: a text that says so keeps the racks' domains.
   MachineDescription racks{"NVIDIA GB300", 144, 36, 4, "4x 800 Gb/s InfiniBand"};
-  racks.nodes_in_separate_nvlink_domains = true;
+  racks.interconnect = "two racks: distinct NVLink domains";
   EXPECT_EQ(fitted_fabric(rack, preset_for_gpu("GB300"), racks).devices_per_node, 72);
   // The same trays in one rack share its domain and all its NICs.
-  two_racks.nodes_in_separate_nvlink_domains = false;
+  two_racks.interconnect = "NVL72 rack, single NVLink domain";
   const Fabric together = fitted_fabric(rack, preset_for_gpu("GB300"), two_racks);
   EXPECT_EQ(together.devices_per_node, 72);
   EXPECT_EQ(together.nics_per_node, 8 * 18);
