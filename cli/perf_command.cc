@@ -1,13 +1,17 @@
 #include "cli/perf_command.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <CLI/CLI.hpp>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "cli/algorithm_notes.h"
+#include "cli/error_summary.h"
 #include "cli/host_memory.h"
+#include "cli/nccl_tests_log.h"
 #include "cli/nccl_type_names.h"
 #include "cli/placement_flag.h"
 #include "cli/progress.h"
@@ -104,14 +108,24 @@ sim::CollectiveRecord measure(sim::Machine& machine, const CollectiveSpec& spec,
   return machine.cost_log().collectives.at(0);
 }
 
+double time_us(const sim::CollectiveRecord& record) {
+  return static_cast<double>(record.end_ps - record.start_ps) / 1e6;
+}
+
+// nccl-tests' columns: size, count, type, redop, root, time (us), algbw, busbw (GB/s); then,
+// beside a measurement, its time and the prediction's error; then the algorithm.
 std::string row(const sim::CollectiveRecord& r, std::int64_t count, const std::string& type,
-                const std::string& op) {
+                const std::string& op, std::optional<double> measured_us) {
   const bool reduces = op == "all_reduce" || op == "reduce_scatter";
-  // nccl-tests' columns: size, count, type, redop, root, time (us), algbw, busbw (GB/s).
-  return fmt::format("{:12}  {:12}  {:>8}  {:>6}  {:6}  {:10.2f}  {:8.2f}  {:8.2f}  {}", r.bytes,
-                     count, type, reduces ? "sum" : "none", op == "broadcast" ? 0 : -1,
-                     static_cast<double>(r.end_ps - r.start_ps) / 1e6, r.algbw_bytes_per_s / 1e9,
-                     r.busbw_bytes_per_s / 1e9, r.algorithm);
+  std::string text =
+      fmt::format("{:12}  {:12}  {:>8}  {:>6}  {:6}  {:10.2f}  {:8.2f}  {:8.2f}", r.bytes, count,
+                  type, reduces ? "sum" : "none", op == "broadcast" ? 0 : -1, time_us(r),
+                  r.algbw_bytes_per_s / 1e9, r.busbw_bytes_per_s / 1e9);
+  if (measured_us) {
+    text += fmt::format("  {:10.2f}  {:+7.1f}%", *measured_us,
+                        100 * relative_error(time_us(r), *measured_us));
+  }
+  return text + "  " + r.algorithm;
 }
 
 // With data, every device holds its seeded input, its output and about as much again in the
@@ -147,26 +161,149 @@ sim::CollectiveRecord measure_or_explain(sim::Machine& machine, const Collective
   }
 }
 
+// ---- --compare: an nccl-tests output beside the run
+
+std::string tests_text(const std::vector<std::string>& tests) {
+  std::vector<std::string> binaries;
+  for (const std::string& test : tests) binaries.push_back(test + "_perf");
+  return fmt::format("{}", fmt::join(binaries, ", "));
+}
+
+// The op the output measured: the one test it names, or --op where it names none; --op against
+// the output's own test is an error, and so is an output naming several without --op.
+std::string compared_op(const PerfOptions& options, const NcclTestsLog& log) {
+  const bool op_given = options.op_option != nullptr && options.op_option->count() > 0;
+  if (log.tests.size() != 1) {
+    if (op_given) return options.op;
+    throw Error(fmt::format(
+        "--compare {}: {}; expected --op to say which collective it measured", options.compare,
+        log.tests.empty() ? "the output names no test (all_reduce_perf, ...)"
+                          : "the output names several tests, " + tests_text(log.tests)));
+  }
+  const std::optional<std::string> op = perf_op_of_nccl_test(log.tests.front());
+  if (!op) {
+    throw Error(
+        fmt::format("--compare {}: {}'s output; expected one of all_reduce_perf, all_gather_perf, "
+                    "reduce_scatter_perf, alltoall_perf, broadcast_perf or sendrecv_perf",
+                    options.compare, tests_text(log.tests)));
+  }
+  if (op_given && options.op != *op) {
+    throw Error(fmt::format("--op {}: --compare {} is {}'s output; expected --op {} or no --op",
+                            options.op, options.compare, tests_text(log.tests), *op));
+  }
+  return *op;
+}
+
+// The machine with the output's ranks (unless -n says otherwise, which must agree) and, unless
+// the flags say, its launch: one process per nGpus GPUs, a graph launch (-G).
+sim::MachineSpec compared_machine(const PerfOptions& options, const NcclTestsLog& log) {
+  const MachineFlags& flags = options.machine;
+  const bool devices_given = flags.devices_option != nullptr && flags.devices_option->count() > 0;
+  if (devices_given && log.ranks && *log.ranks != flags.devices) {
+    throw Error(fmt::format("--devices {}: --compare {} ran on {} ranks; expected -n {} or no -n",
+                            flags.devices, options.compare, *log.ranks, *log.ranks));
+  }
+  sim::MachineSpec spec = log.ranks && !devices_given ? machine_with_devices(flags, *log.ranks)
+                                                      : machine_from_flags(flags);
+  if (!spec.fabric) return spec;
+  const std::optional<int> gpus_per_process =
+      flags.gpus_per_process ? std::nullopt : log.gpus_per_process;
+  const bool graph_launch = !flags.graph_launch && log.graph_launch.value_or(false);
+  if (!gpus_per_process && !graph_launch) return spec;
+  try {
+    return with_launch_flags(std::move(spec), gpus_per_process, graph_launch);
+  } catch (const Error& e) {
+    throw Error(fmt::format("--compare {} (nGpus {}): {}", options.compare,
+                            gpus_per_process.value_or(1), e.what()));
+  }
+}
+
+// Where the output ran on other hosts than the machine's nodes, a note says so: the prediction
+// is for the machine as the flags build it.
+void note_host_difference(const sim::MachineSpec& spec, const NcclTestsLog& log,
+                          const std::string& file) {
+  if (!spec.fabric || !log.hosts) return;
+  const int per_node = spec.fabric->devices_per_node;
+  const int nodes = (spec.devices + per_node - 1) / per_node;
+  if (nodes == *log.hosts) return;
+  std::cerr << fmt::format(
+      "note: --compare {} ran on {} host{}; {} puts its {} devices on {} node{}\n", file,
+      *log.hosts, *log.hosts == 1 ? "" : "s", spec.name, spec.devices, nodes,
+      nodes == 1 ? "" : "s");
+}
+
+struct PerfRun {
+  std::string op;
+  sim::MachineSpec spec;
+  std::vector<std::int64_t> sizes;
+  std::vector<double> measured_us;  // beside each size, with --compare
+  bool cost_only = false;
+};
+
+PerfRun perf_run(const PerfOptions& options) {
+  if (options.compare.empty()) {
+    return {options.op, machine_from_flags(options.machine), sizes(options), {}, options.cost_only};
+  }
+  const NcclTestsLog log = read_nccl_tests_log(options.compare);
+  PerfRun run{compared_op(options, log), compared_machine(options, log), {}, {}, true};
+  for (const NcclTestsResult& result : log.results) {
+    run.sizes.push_back(result.size_bytes);
+    run.measured_us.push_back(result.time_us);
+  }
+  note_host_difference(run.spec, log, options.compare);
+  if (!log.ranks) {
+    std::cerr << fmt::format(
+        "note: --compare {} does not say on how many ranks it ran (no \"#  Rank\" lines); timed "
+        "on {} devices\n",
+        options.compare, run.spec.devices);
+  }
+  return run;
+}
+
+void print_error_summary(const std::vector<double>& errors, const std::string& file,
+                         std::ostream& out) {
+  const ErrorSummary summary = summarize_errors(errors);
+  if (summary.rows == 0) return;
+  out << fmt::format(
+      "# {} size{} beside {}: median |error| {:.1f}%, p90 |error| {:.1f}%, within 10%: "
+      "{:.1f}%\n",
+      summary.rows, summary.rows == 1 ? "" : "s", file, 100 * *summary.median_abs_error,
+      100 * *summary.p90_abs_error, 100 * *summary.share_within_10_percent);
+}
+
 }  // namespace
 
 void add_perf_flags(CLI::App& command, PerfOptions& options) {
-  command
-      .add_option("--op", options.op,
-                  "all_reduce, all_gather, reduce_scatter, all_to_all, ppermute or broadcast")
-      ->capture_default_str();
+  options.op_option =
+      command
+          .add_option("--op", options.op,
+                      "all_reduce, all_gather, reduce_scatter, all_to_all, ppermute or broadcast")
+          ->capture_default_str();
   add_machine_flags(command, options.machine);
-  command.add_option("-b,--minbytes", options.min_bytes, "Smallest size, e.g. 8, 1KiB, 1M")
-      ->capture_default_str();
-  command.add_option("-e,--maxbytes", options.max_bytes, "Largest size, e.g. 1G")
-      ->capture_default_str();
-  command.add_option("-f,--stepfactor", options.step_factor, "Multiply the size by this")
-      ->capture_default_str();
+  CLI::Option* min_bytes =
+      command.add_option("-b,--minbytes", options.min_bytes, "Smallest size, e.g. 8, 1KiB, 1M")
+          ->capture_default_str();
+  CLI::Option* max_bytes =
+      command.add_option("-e,--maxbytes", options.max_bytes, "Largest size, e.g. 1G")
+          ->capture_default_str();
+  CLI::Option* step_factor =
+      command.add_option("-f,--stepfactor", options.step_factor, "Multiply the size by this")
+          ->capture_default_str();
   command.add_option("-d,--datatype", options.dtype, "float32, float16, bfloat16, int32, ...")
       ->capture_default_str();
   command.add_flag(
       "--cost-only", options.cost_only,
       "Move no data: times only, for sizes and device counts whose data would not fit");
   add_placement_flag(command, options.placement);
+  command
+      .add_option(
+          "--compare", options.compare,
+          "An nccl-tests or rccl-tests output: time the sizes it measured, on its ranks, op and "
+          "launch (-g, -G), without data, and print its time and the error beside each "
+          "prediction, then their median and p90 |error|")
+      ->excludes(min_bytes)
+      ->excludes(max_bytes)
+      ->excludes(step_factor);
 }
 
 int run_perf_command(const PerfOptions& options, std::ostream& out) {
@@ -179,32 +316,39 @@ int run_perf_command(const PerfOptions& options, std::ostream& out) {
                     options.op));
   }
   const DType dtype = dtype_from_name(options.dtype);
-  const std::vector<std::int64_t> byte_sizes = sizes(options);
-  const sim::MachineSpec spec = machine_from_flags(options.machine);
-  if (!options.cost_only) check_data_fits(spec.devices, byte_sizes.back(), options.max_bytes);
+  const PerfRun run = perf_run(options);
+  const bool beside = !run.measured_us.empty();
+  if (!run.cost_only) check_data_fits(run.spec.devices, run.sizes.back(), options.max_bytes);
   const sim::SimOptions sim_options = simulation_options(
       options.machine,
-      {.cost_only = options.cost_only, .placement = placement_from_flag(options.placement)});
-  sim::Machine machine(spec, sim_options);
+      {.cost_only = run.cost_only, .placement = placement_from_flag(options.placement)});
+  sim::Machine machine(run.spec, sim_options);
   // A placement that does not fit the mesh is an error before any output.
-  const sim::MeshPlacement placement(sim_options.placement, Mesh({spec.devices}, {"i"}),
+  const sim::MeshPlacement placement(sim_options.placement, Mesh({run.spec.devices}, {"i"}),
                                      machine.topology());
-  out << "# spmdsim perf: " << options.op << " on " << spec.name << " (" << spec.devices
-      << " devices, placement " << placement.text() << launch_text(spec) << "), "
-      << (options.cost_only ? "cost only" : "with data, seeded inputs") << "\n#\n"
+  out << "# spmdsim perf: " << run.op << " on " << run.spec.name << " (" << run.spec.devices
+      << " devices, placement " << placement.text() << launch_text(run.spec) << "), "
+      << (run.cost_only ? "cost only" : "with data, seeded inputs")
+      << (beside ? ", beside " + options.compare : "") << "\n#\n"
       << "#       size         count      type   redop    root        time     algbw     busbw  "
-         "algorithm\n"
-      << "#        (B)    (elements)                                    (us)    (GB/s)    (GB/s)\n";
-  Progress progress("perf", static_cast<int>(byte_sizes.size()));
+      << (beside ? "  measured     error  " : "") << "algorithm\n"
+      << "#        (B)    (elements)                                    (us)    (GB/s)    (GB/s)"
+      << (beside ? "      (us)" : "") << "\n";
+  Progress progress("perf", static_cast<int>(run.sizes.size()));
   const std::int64_t width = static_cast<std::int64_t>(dtype_size_bytes(dtype));
   AlgorithmNotes notes;
-  for (std::size_t i = 0; i < byte_sizes.size(); ++i) {
-    const CollectiveSpec call{options.op, std::max(byte_sizes[i], width), dtype};
-    const sim::CollectiveRecord record = measure_or_explain(machine, call, options.cost_only);
-    out << row(record, record.bytes / width, nccl_type_name(dtype), options.op) << '\n';
+  std::vector<double> errors;
+  for (std::size_t i = 0; i < run.sizes.size(); ++i) {
+    const CollectiveSpec call{run.op, std::max(run.sizes[i], width), dtype};
+    const sim::CollectiveRecord record = measure_or_explain(machine, call, run.cost_only);
+    const std::optional<double> measured =
+        beside ? std::optional(run.measured_us[i]) : std::nullopt;
+    out << row(record, record.bytes / width, nccl_type_name(dtype), run.op, measured) << '\n';
+    if (measured) errors.push_back(relative_error(time_us(record), *measured));
     notes.add(record);
     progress.done(static_cast<int>(i + 1));
   }
+  print_error_summary(errors, options.compare, out);
   out.flush();
   notes.print(std::cerr);
   return 0;

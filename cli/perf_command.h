@@ -1,7 +1,8 @@
 #pragma once
 // `spmdsim perf`: one collective at a range of sizes on a simulated machine, printed with the
 // columns and units of nccl-tests (size, count, type, redop, root, time (us), algbw and busbw
-// (GB/s)), to set beside a real measurement.
+// (GB/s)), to set beside a real measurement; `--compare` reads that measurement (an nccl-tests
+// or rccl-tests output) and prints its time and the error beside each prediction.
 
 #include <ostream>
 #include <string>
@@ -20,6 +21,11 @@ struct PerfOptions {
   std::string dtype = "float32";     // -d
   bool cost_only = false;
   std::string placement = "auto";
+  // --compare: an nccl-tests output, whose sizes, op and ranks the run takes and whose times it
+  // prints beside its own. Empty: none.
+  std::string compare;
+  // --op, to tell whether the command line gave it. Null for callers without flags.
+  const CLI::Option* op_option = nullptr;
 };
 
 void add_perf_flags(CLI::App& command, PerfOptions& options);

@@ -232,6 +232,98 @@ TEST(PerfCommand, LaunchFlagsSetHowCollectivesAreLaunched) {
   EXPECT_NE(shared.output.find("ring/LL"), std::string::npos) << shared.output;
 }
 
+// An nccl-tests output of 8 ranks on two hosts, as its rank 0 prints it.
+std::string two_host_all_reduce_output(const std::string& test) {
+  std::string text =
+      "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1073741824 step: 1024(factor) warmup "
+      "iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n";
+  for (int rank = 0; rank < 8; ++rank) {
+    text += fmt::format("#  Rank {:2} Group  0 Pid {} on node-{} device  {} [0x01] GH200\n", rank,
+                        100 + rank, rank / 4, rank % 4);
+  }
+  return text + "# Collective test starting: " + test +
+         "\n"
+         "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+         "time   algbw   busbw #wrong\n"
+         "     1048576        262144     float     sum      -1    300.0    3.50    6.12      0    "
+         "300.0    3.50    6.12      0\n"
+         "  1073741824     268435456     float     sum      -1  12158.0   88.32  154.55      0  "
+         "12158.0   88.31  154.55      0\n";
+}
+
+// --compare: the output's sizes, op and ranks, its time and the error beside each prediction,
+// and their median and p90.
+TEST(PerfCommand, CompareSetsTheOutputsTimesBesideThePredictions) {
+  const fs::path dir = scratch_folder("perf_compare");
+  fs::create_directories(dir);
+  const fs::path log = dir / "all_reduce.log";
+  std::ofstream(log) << two_host_all_reduce_output("all_reduce_perf");
+  const CommandResult result = run_binary("perf --machine gh200-quad --compare " + log.string());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("all_reduce on gh200-quad x2 nodes (8 devices)"), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("cost only, beside " + log.string()), std::string::npos);
+  const auto rows = table_rows(result.output);
+  ASSERT_EQ(rows.size(), 2u) << result.output;
+  EXPECT_EQ(rows[0][0], "1048576");
+  EXPECT_EQ(rows[0][8], "300.00");
+  EXPECT_EQ(rows[1][0], "1073741824");
+  EXPECT_EQ(rows[1][8], "12158.00");
+  std::vector<double> errors;
+  for (const auto& row : rows) {
+    const double predicted = std::stod(row[5]), measured = std::stod(row[8]);
+    const double error = (predicted - measured) / measured;
+    EXPECT_NEAR(std::stod(row[9]), 100 * error, 0.051) << row[9];  // printed to 0.1%
+    errors.push_back(std::abs(error));
+  }
+  // Nearest rank: the median of two is the smaller, the p90 the larger.
+  EXPECT_NE(result.output.find(fmt::format(
+                "# 2 sizes beside {}: median |error| {:.1f}%, p90 |error| {:.1f}%", log.string(),
+                100 * std::min(errors[0], errors[1]), 100 * std::max(errors[0], errors[1]))),
+            std::string::npos)
+      << result.output;
+}
+
+// What the output says of the run and the flags must agree; where they cannot, one line says so.
+TEST(PerfCommand, CompareErrorsNameTheFlagAndTheOutput) {
+  const fs::path dir = scratch_folder("perf_compare_errors");
+  fs::create_directories(dir);
+  const fs::path all_reduce = dir / "all_reduce.log", bare = dir / "bare.log",
+                 gather = dir / "gather.log";
+  std::ofstream(all_reduce) << two_host_all_reduce_output("all_reduce_perf");
+  std::ofstream(gather) << two_host_all_reduce_output("gather_perf");
+  std::ofstream(bare) << "     1048576        262144     float     sum      -1    300.0    3.50    "
+                         "6.12      0    300.0    3.50    6.12      0\n";
+  const std::string a = all_reduce.string(), b = bare.string(), g = gather.string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"perf --machine gh200-quad --op all_gather --compare " + a,
+       "error: --op all_gather: --compare " + a +
+           " is all_reduce_perf's output; expected --op all_reduce or no --op"},
+      {"perf --machine gh200-quad -n 16 --compare " + a,
+       "error: --devices 16: --compare " + a + " ran on 8 ranks; expected -n 8 or no -n"},
+      {"perf --machine gh200-quad --compare " + b,
+       "error: --compare " + b +
+           ": the output names no test (all_reduce_perf, ...); expected --op to say which "
+           "collective it measured"},
+      {"perf --machine gh200-quad --compare " + g,
+       "error: --compare " + g + ": gather_perf's output; expected one of all_reduce_perf"},
+      {"perf --compare " + a + " -e 1G", "error: --maxbytes excludes --compare"},
+      {"perf --compare " + (dir / "none.log").string(),
+       "error: " + (dir / "none.log").string() + ": cannot read the nccl-tests output"},
+  };
+  for (const auto& [arguments, expected] : cases) {
+    const CommandResult result = run_binary(arguments);
+    EXPECT_EQ(result.exit_code, 2) << arguments << ": " << result.output;
+    EXPECT_EQ(result.output.rfind(expected, 0), 0u) << arguments << ": " << result.output;
+    EXPECT_EQ(lines_of(result.output).size(), 1u) << arguments << ": " << result.output;
+  }
+  // A bare table with --op runs, on -n's devices, and a note says the output gave no ranks.
+  const CommandResult with_op =
+      run_binary("perf --machine gh200-quad --op all_reduce --compare " + b);
+  EXPECT_EQ(with_op.exit_code, 0) << with_op.output;
+  EXPECT_NE(with_op.output.find("does not say on how many ranks it ran"), std::string::npos);
+}
+
 TEST(PerfCommand, LinkSharingFlagPicksTheModel) {
   // A direct all-to-all on a ring: many messages share each link. Fifo holds a whole route per
   // message; fair shares each link's bandwidth between them (docs/link-sharing.md).

@@ -1,0 +1,187 @@
+#include "cli/nccl_tests_log.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "reference/error.h"
+#include "reference/input_file.h"
+
+namespace spmd {
+namespace {
+
+std::vector<std::string> words_of(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> words;
+  for (std::string word; in >> word;) words.push_back(word);
+  return words;
+}
+
+bool all_digits(std::string_view text) {
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The line without the "12: " label `srun -l` puts before each task's output.
+std::string without_task_label(const std::string& line) {
+  static const std::regex label(R"(^\s*\d+:\s)");
+  return std::regex_replace(line, label, "", std::regex_constants::format_first_only);
+}
+
+std::optional<int> captured_count(const std::string& line, const std::regex& pattern) {
+  std::smatch match;
+  if (!std::regex_search(line, match, pattern)) return std::nullopt;
+  return std::stoi(match[1].str().substr(0, 6));
+}
+
+// Where in a results row the out-of-place time stands, from the column header
+// ("#  size  count  type  redop  root  time  algbw  busbw  #wrong  time ..."): the first
+// "time". Older nccl-tests print no root column, so the header decides.
+std::optional<std::size_t> time_column(const std::vector<std::string>& header_words) {
+  const auto time = std::find(header_words.begin(), header_words.end(), "time");
+  if (header_words.empty() || header_words.front() != "size" || time == header_words.end()) {
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(time - header_words.begin());
+}
+
+class LogReader {
+ public:
+  explicit LogReader(const std::string& name) : name_(name) {}
+
+  void read_line(const std::string& raw, int line_number) {
+    const std::string line = without_task_label(raw);
+    const std::vector<std::string> words = words_of(line);
+    if (words.empty()) return;
+    if (words.front().starts_with("#")) {
+      read_comment(line, words, line_number);
+    } else if (words.size() > time_column_ && all_digits(words[0]) && all_digits(words[1])) {
+      read_result(words, line_number);
+    }
+  }
+
+  NcclTestsLog finish(const std::string& text) {
+    log_.tests = tests_named_in(text);
+    if (!rank_numbers_.empty()) log_.ranks = static_cast<int>(rank_numbers_.size());
+    if (!hosts_.empty()) log_.hosts = static_cast<int>(hosts_.size());
+    if (log_.results.empty()) {
+      throw Error(fmt::format(
+          "{}: no results; expected nccl-tests or rccl-tests output, rows of size, count, type, "
+          "redop, root, time (us), algbw and busbw",
+          name_));
+    }
+    return std::move(log_);
+  }
+
+ private:
+  void read_comment(const std::string& line, const std::vector<std::string>& words,
+                    int line_number) {
+    static const std::regex gpus(R"(\bnGpus\s+(\d+))");
+    static const std::regex graph(R"(\bgraph:\s*(\d+))");
+    static const std::regex rank(R"(#\s*Rank\s+(\d+)\s.*\bon\s+(\S+)\s+device\b)");
+    if (const std::optional<int> count = captured_count(line, gpus)) {
+      log_.gpus_per_process = std::max(1, *count);
+    }
+    if (const std::optional<int> count = captured_count(line, graph)) {
+      log_.graph_launch = *count > 0;
+    }
+    std::smatch match;
+    if (std::regex_search(line, match, rank)) {
+      rank_numbers_.insert(std::stoi(match[1].str().substr(0, 6)));
+      hosts_.insert(match[2].str());
+      return;
+    }
+    std::vector<std::string> header(words.begin(), words.end());
+    if (header.front() == "#") {
+      header.erase(header.begin());
+    } else {
+      header.front().erase(0, 1);
+    }
+    if (const std::optional<std::size_t> column = time_column(header)) {
+      if (!log_.results.empty()) {
+        throw Error(fmt::format("{}:{}: a second results table; expected one test's output", name_,
+                                line_number));
+      }
+      time_column_ = *column;
+    }
+  }
+
+  void read_result(const std::vector<std::string>& words, int line_number) {
+    NcclTestsResult result{.line = line_number};
+    const std::string& size = words[0];
+    const auto [size_end, size_error] =
+        std::from_chars(size.data(), size.data() + size.size(), result.size_bytes);
+    const std::string& time = words[time_column_];
+    const auto [time_end, time_error] =
+        std::from_chars(time.data(), time.data() + time.size(), result.time_us);
+    if (size_error != std::errc() || size_end != size.data() + size.size()) {
+      throw Error(fmt::format("{}:{}: size '{}': expected a number of bytes", name_, line_number,
+                              size.substr(0, 40)));
+    }
+    // nccl-tests prints a size of 0 where the count per rank rounds down to nothing (an
+    // all-gather of 8 bytes on 16 ranks): it moves no data, so there is nothing to time.
+    if (result.size_bytes == 0) return;
+    if (time_error != std::errc() || time_end != time.data() + time.size() ||
+        !std::isfinite(result.time_us) || result.time_us <= 0) {
+      throw Error(fmt::format("{}:{}: time '{}': expected a positive number of microseconds", name_,
+                              line_number, time.substr(0, 40)));
+    }
+    log_.results.push_back(result);
+  }
+
+  // nccl-tests' binaries named anywhere in the output (its command line, "Collective test
+  // starting: all_reduce_perf").
+  static std::vector<std::string> tests_named_in(const std::string& text) {
+    static const std::regex binary(
+        R"(\b(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|sendrecv|gather|scatter|hypercube)_perf\b)");
+    std::vector<std::string> tests;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), binary);
+         it != std::sregex_iterator(); ++it) {
+      const std::string test = (*it)[1].str();
+      if (std::find(tests.begin(), tests.end(), test) == tests.end()) tests.push_back(test);
+    }
+    return tests;
+  }
+
+  std::string name_;
+  NcclTestsLog log_;
+  std::set<int> rank_numbers_;
+  std::set<std::string> hosts_;
+  std::size_t time_column_ = 5;  // nccl-tests' layout since it has a root column
+};
+
+}  // namespace
+
+NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& name) {
+  const std::string whole(text);
+  LogReader reader(name);
+  std::istringstream in(whole);
+  int line_number = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    reader.read_line(line, ++line_number);
+  }
+  return reader.finish(whole);
+}
+
+NcclTestsLog read_nccl_tests_log(const std::string& path) {
+  return parse_nccl_tests_log(read_input_file(path, "the nccl-tests output"),
+                              path_for_message(path));
+}
+
+std::optional<std::string> perf_op_of_nccl_test(std::string_view test) {
+  if (test == "all_reduce" || test == "all_gather" || test == "reduce_scatter" ||
+      test == "broadcast") {
+    return std::string(test);
+  }
+  if (test == "alltoall") return "all_to_all";
+  if (test == "sendrecv") return "ppermute";
+  return std::nullopt;
+}
+
+}  // namespace spmd
