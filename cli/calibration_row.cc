@@ -74,13 +74,19 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
   const auto field = [&](std::string_view column) -> const std::string& {
     return table.field(record, column);
   };
+  // A column the format has but a file may leave out reads as empty: not stated, not forced.
+  static const std::string kAbsent;
+  const auto field_if_present = [&](std::string_view column) -> const std::string& {
+    return table.column_index(column) ? table.field(record, column) : kAbsent;
+  };
   CalibrationRow row;
   row.line = record.line;
   row.config_id = field("config_id");
   if (trimmed(row.config_id).empty()) bad_field("config_id", row.config_id, "a name");
   row.machine = {field("gpu"), positive_integer<int>("gpus_total", field("gpus_total")),
                  positive_integer<int>("nodes", field("nodes")),
-                 positive_integer<int>("gpus_per_node", field("gpus_per_node")), field("nic")};
+                 positive_integer<int>("gpus_per_node", field("gpus_per_node")),
+                 field_if_present("nic")};
   if (table.column_index("interconnect")) {
     row.machine.interconnect = field("interconnect");
   }
@@ -104,24 +110,26 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
   }
   if (table.column_index("dtype")) row.element_bytes = element_bytes_of_dtype(field("dtype"));
   row.measured_time_us =
-      measured_time_us(measured_figures(field("time_us"), field("algbw_GBps"), field("busbw_GBps")),
+      measured_time_us(measured_figures(field_if_present("time_us"), field_if_present("algbw_GBps"),
+                                        field_if_present("busbw_GBps")),
                        row.op, machine.gpus_total, row.size_bytes);
   try {
-    row.forced_algorithm = forced_algorithm(field("nccl_algo"));
+    row.forced_algorithm = forced_algorithm(field_if_present("nccl_algo"));
   } catch (const Error&) {
     // An algorithm the model does not time (NCCL's CollNetChain is timed as Direct).
     if (row.not_predicted.empty()) {
       row.not_predicted =
-          fmt::format("nccl_algo {} is not timed", shortened_text(trimmed(field("nccl_algo"))));
+          fmt::format("nccl_algo {} is not timed", shortened_text(trimmed(field_if_present("nccl_algo"))));
     }
   }
   try {
-    row.forced_protocol = forced_protocol(field("nccl_proto"), field("nccl_algo"));
+    row.forced_protocol =
+        forced_protocol(field_if_present("nccl_proto"), field_if_present("nccl_algo"));
   } catch (const Error&) {
     // A protocol the model does not time (NCCL's LL, LL128 and Simple are all it has).
     if (row.not_predicted.empty()) {
       row.not_predicted =
-          fmt::format("nccl_proto {} is not timed", shortened_text(trimmed(field("nccl_proto"))));
+          fmt::format("nccl_proto {} is not timed", shortened_text(trimmed(field_if_present("nccl_proto"))));
     }
   }
   if (table.column_index("source")) {
@@ -182,10 +190,15 @@ CalibrationLaunch calibration_launch(std::string_view notes) {
 }
 
 std::vector<CalibrationRow> read_calibration_rows(const CsvTable& table) {
+  const std::string expected = fmt::format("the calibration format's columns {}",
+                                           kCalibrationColumnsText);
   table.require_columns(
-      {"config_id", "gpu", "gpus_total", "nodes", "gpus_per_node", "nic", "op", "size_bytes",
-       "time_us", "algbw_GBps", "busbw_GBps", "nccl_algo", "nccl_proto"},
-      fmt::format("the calibration format's columns {}", kCalibrationColumnsText));
+      {"config_id", "gpu", "gpus_total", "nodes", "gpus_per_node", "op", "size_bytes"}, expected);
+  if (!table.column_index("time_us") && !table.column_index("algbw_GBps") &&
+      !table.column_index("busbw_GBps")) {
+    throw Error(fmt::format("{}: missing columns time_us, algbw_GBps and busbw_GBps; expected {}",
+                            table.file_name(), expected));
+  }
   std::vector<CalibrationRow> rows;
   for (const CsvRecord& record : table.records()) {
     try {

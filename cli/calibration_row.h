@@ -76,10 +76,11 @@ struct CalibrationRow {
   std::string not_predicted;
 };
 
-// The columns `spmdsim validate` reads; a file may have more (the calibration format has 21).
+// The columns `spmdsim validate` needs; a file may have more (the calibration format has 21),
+// and it reads nic, nccl_algo, nccl_proto and the others docs/validation.md names when present.
 inline constexpr std::string_view kCalibrationColumnsText =
-    "config_id, gpu, gpus_total, nodes, gpus_per_node, nic, op, size_bytes, time_us, algbw_GBps, "
-    "busbw_GBps, nccl_algo, nccl_proto";
+    "config_id, gpu, gpus_total, nodes, gpus_per_node, op, size_bytes and at least one of "
+    "time_us, algbw_GBps and busbw_GBps";
 
 // Every record of the table as a row, in file order; spmd::Error "FILE:LINE: COLUMN 'TEXT': ..."
 // for the first bad field, or naming the missing columns.

@@ -530,10 +530,33 @@ TEST(CalibrationRows, BadFieldsNameTheFileLineColumnAndText) {
 TEST(CalibrationRows, MissingColumnsAreNamed) {
   const CsvTable table = CsvTable::parse("config_id,gpu,op\n", "m.csv");
   EXPECT_EQ(error_of([&] { read_calibration_rows(table); }),
-            "m.csv: missing columns gpus_total, nodes, gpus_per_node, nic, size_bytes, time_us, "
-            "algbw_GBps, busbw_GBps, nccl_algo, nccl_proto; expected the calibration format's "
-            "columns config_id, gpu, gpus_total, nodes, gpus_per_node, nic, op, size_bytes, "
-            "time_us, algbw_GBps, busbw_GBps, nccl_algo, nccl_proto");
+            "m.csv: missing columns gpus_total, nodes, gpus_per_node, size_bytes; expected the "
+            "calibration format's columns config_id, gpu, gpus_total, nodes, gpus_per_node, op, "
+            "size_bytes and at least one of time_us, algbw_GBps and busbw_GBps");
+  const CsvTable no_figures =
+      CsvTable::parse("config_id,gpu,gpus_total,nodes,gpus_per_node,op,size_bytes\n", "f.csv");
+  EXPECT_EQ(error_of([&] { read_calibration_rows(no_figures); }),
+            "f.csv: missing columns time_us, algbw_GBps and busbw_GBps; expected the calibration "
+            "format's columns config_id, gpu, gpus_total, nodes, gpus_per_node, op, size_bytes and "
+            "at least one of time_us, algbw_GBps and busbw_GBps");
+}
+
+// A file may leave out the columns that say what was not stated or not forced (nic, nccl_algo,
+// nccl_proto) and all but one of the measured figures: absent reads as empty.
+TEST(CalibrationRows, AFileMayLeaveOutWhatItDoesNotState) {
+  const CsvTable table = CsvTable::parse(
+      "config_id,gpu,gpus_total,nodes,gpus_per_node,op,size_bytes,busbw_GBps\n"
+      "box,NVIDIA H100,8,1,8,all_reduce,1073741824,400\n",
+      "m.csv");
+  const std::vector<CalibrationRow> rows = read_calibration_rows(table);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].machine, (MachineDescription{"NVIDIA H100", 8, 1, 8, ""}));
+  EXPECT_FALSE(rows[0].forced_algorithm);
+  EXPECT_FALSE(rows[0].forced_protocol);
+  EXPECT_TRUE(rows[0].not_predicted.empty()) << rows[0].not_predicted;
+  // busbw = algbw * 2 (n - 1) / n for an all-reduce: 1 GiB at 400 * 8 / 14 GB/s.
+  ASSERT_TRUE(rows[0].measured_time_us);
+  EXPECT_NEAR(*rows[0].measured_time_us, 1073741824 / (400e3 * 8 / 14), 1e-6);
 }
 
 // ---- Error statistics
