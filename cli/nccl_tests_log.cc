@@ -112,7 +112,7 @@ class LogReader {
   }
 
   void read_result(const std::vector<std::string>& words, int line_number) {
-    NcclTestsResult result{.line = line_number};
+    NcclTestsResult result{.line = line_number, .type = words[2]};
     const std::string& size = words[0];
     const auto [size_end, size_error] =
         std::from_chars(size.data(), size.data() + size.size(), result.size_bytes);

@@ -18,6 +18,7 @@ namespace spmd {
 struct NcclTestsResult {
   int line = 0;  // 1-based, for messages
   std::int64_t size_bytes = 0;
+  std::string type;    // nccl-tests' name of the element type: float, half, bfloat16, ...
   double time_us = 0;  // out of place
 };
 

@@ -16,14 +16,28 @@ std::string nccl_type_name(DType dtype) {
   }
 }
 
-std::optional<int> nccl_type_bytes(std::string_view text) {
+namespace {
+
+std::string first_word_lowercase(std::string_view text) {
   const std::string lower = ascii_lowercase(text);
-  const std::string word = lower.substr(0, lower.find_first_of(" \t(;,"));
+  return lower.substr(0, lower.find_first_of(" \t(;,"));
+}
+
+}  // namespace
+
+std::optional<DType> dtype_of_nccl_type(std::string_view text) {
+  const std::string word = first_word_lowercase(text);
   for (DType dtype : kAllDTypes) {
-    if (word == nccl_type_name(dtype) || word == dtype_name(dtype)) {
-      return static_cast<int>(dtype_size_bytes(dtype));
-    }
+    if (word == nccl_type_name(dtype) || word == dtype_name(dtype)) return dtype;
   }
+  return std::nullopt;
+}
+
+std::optional<int> nccl_type_bytes(std::string_view text) {
+  if (const std::optional<DType> dtype = dtype_of_nccl_type(text)) {
+    return static_cast<int>(dtype_size_bytes(*dtype));
+  }
+  const std::string word = first_word_lowercase(text);
   static constexpr std::array<std::pair<std::string_view, int>, 10> kOthers = {{
       {"uint32", 4}, {"uint64", 8}, {"fp8_e4m3", 1}, {"fp8_e5m2", 1}, {"fp8", 1},
       {"fp32", 4}, {"fp16", 2}, {"bf16", 2}, {"int", 4}, {"char", 1},

@@ -234,6 +234,7 @@ void note_host_difference(const sim::MachineSpec& spec, const NcclTestsLog& log,
 
 struct PerfRun {
   std::string op;
+  DType dtype = DType::float32;
   sim::MachineSpec spec;
   std::vector<std::int64_t> sizes;
   std::vector<double> measured_us;  // beside each size, with --compare
@@ -241,11 +242,20 @@ struct PerfRun {
 };
 
 PerfRun perf_run(const PerfOptions& options) {
+  const DType dtype = dtype_from_name(options.dtype);
   if (options.compare.empty()) {
-    return {options.op, machine_from_flags(options.machine), sizes(options), {}, options.cost_only};
+    return {options.op, dtype, machine_from_flags(options.machine), sizes(options), {},
+            options.cost_only};
   }
   const NcclTestsLog log = read_nccl_tests_log(options.compare);
-  PerfRun run{compared_op(options, log), compared_machine(options, log), {}, {}, true};
+  // The output's element type where perf has it (not uint32 or the fp8 formats), else -d's: the
+  // time is per byte, the type sets the count column.
+  PerfRun run{compared_op(options, log),
+              dtype_of_nccl_type(log.results.front().type).value_or(dtype),
+              compared_machine(options, log),
+              {},
+              {},
+              true};
   for (const NcclTestsResult& result : log.results) {
     run.sizes.push_back(result.size_bytes);
     run.measured_us.push_back(result.time_us);
@@ -315,7 +325,6 @@ int run_perf_command(const PerfOptions& options, std::ostream& out) {
                     "all_to_all, ppermute or broadcast",
                     options.op));
   }
-  const DType dtype = dtype_from_name(options.dtype);
   const PerfRun run = perf_run(options);
   const bool beside = !run.measured_us.empty();
   if (!run.cost_only) check_data_fits(run.spec.devices, run.sizes.back(), options.max_bytes);
@@ -335,15 +344,15 @@ int run_perf_command(const PerfOptions& options, std::ostream& out) {
       << "#        (B)    (elements)                                    (us)    (GB/s)    (GB/s)"
       << (beside ? "      (us)" : "") << "\n";
   Progress progress("perf", static_cast<int>(run.sizes.size()));
-  const std::int64_t width = static_cast<std::int64_t>(dtype_size_bytes(dtype));
+  const std::int64_t width = static_cast<std::int64_t>(dtype_size_bytes(run.dtype));
   AlgorithmNotes notes;
   std::vector<double> errors;
   for (std::size_t i = 0; i < run.sizes.size(); ++i) {
-    const CollectiveSpec call{run.op, std::max(run.sizes[i], width), dtype};
+    const CollectiveSpec call{run.op, std::max(run.sizes[i], width), run.dtype};
     const sim::CollectiveRecord record = measure_or_explain(machine, call, run.cost_only);
     const std::optional<double> measured =
         beside ? std::optional(run.measured_us[i]) : std::nullopt;
-    out << row(record, record.bytes / width, nccl_type_name(dtype), run.op, measured) << '\n';
+    out << row(record, record.bytes / width, nccl_type_name(run.dtype), run.op, measured) << '\n';
     if (measured) errors.push_back(relative_error(time_us(record), *measured));
     notes.add(record);
     progress.done(static_cast<int>(i + 1));

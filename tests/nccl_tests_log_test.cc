@@ -44,6 +44,7 @@ TEST(NcclTestsLog, ReadsSizesTimesAndTheRun) {
   ASSERT_EQ(log.results.size(), 2u);
   EXPECT_EQ(log.results[0].size_bytes, 8);
   EXPECT_DOUBLE_EQ(log.results[0].time_us, 18.74);  // out of place, not 18.69 in place
+  EXPECT_EQ(log.results[0].type, "float");
   EXPECT_EQ(log.results[1].size_bytes, 16);
   EXPECT_DOUBLE_EQ(log.results[1].time_us, 18.67);
   EXPECT_EQ(log.results[1].line, 14);
