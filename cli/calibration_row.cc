@@ -118,8 +118,8 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
   } catch (const Error&) {
     // An algorithm the model does not time (NCCL's CollNetChain is timed as Direct).
     if (row.not_predicted.empty()) {
-      row.not_predicted =
-          fmt::format("nccl_algo {} is not timed", shortened_text(trimmed(field_if_present("nccl_algo"))));
+      row.not_predicted = fmt::format("nccl_algo {} is not timed",
+                                      shortened_text(trimmed(field_if_present("nccl_algo"))));
     }
   }
   try {
@@ -128,8 +128,8 @@ CalibrationRow row_of(const CsvTable& table, const CsvRecord& record) {
   } catch (const Error&) {
     // A protocol the model does not time (NCCL's LL, LL128 and Simple are all it has).
     if (row.not_predicted.empty()) {
-      row.not_predicted =
-          fmt::format("nccl_proto {} is not timed", shortened_text(trimmed(field_if_present("nccl_proto"))));
+      row.not_predicted = fmt::format("nccl_proto {} is not timed",
+                                      shortened_text(trimmed(field_if_present("nccl_proto"))));
     }
   }
   if (table.column_index("source")) {
@@ -190,8 +190,8 @@ CalibrationLaunch calibration_launch(std::string_view notes) {
 }
 
 std::vector<CalibrationRow> read_calibration_rows(const CsvTable& table) {
-  const std::string expected = fmt::format("the calibration format's columns {}",
-                                           kCalibrationColumnsText);
+  const std::string expected =
+      fmt::format("the calibration format's columns {}", kCalibrationColumnsText);
   table.require_columns(
       {"config_id", "gpu", "gpus_total", "nodes", "gpus_per_node", "op", "size_bytes"}, expected);
   if (!table.column_index("time_us") && !table.column_index("algbw_GBps") &&

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 
@@ -35,6 +36,45 @@ ErrorSummary summarize_errors(const std::vector<double>& errors) {
         static_cast<double>(within) / static_cast<double>(absolute.size());
   }
   return summary;
+}
+
+std::string percent_text(std::optional<double> fraction) {
+  return fraction ? fmt::format("{:.1f}%", 100 * *fraction) : std::string("-");
+}
+
+void add_error_limit_flags(CLI::App& command, ErrorLimits& limits, std::string_view over) {
+  command
+      .add_option_function<double>(
+          "--max-median", [&limits](const double& v) { limits.max_median = v; },
+          fmt::format("Exit 1 if the median |error| over {} is above this fraction (0.2 is 20%)",
+                      over))
+      ->check(CLI::NonNegativeNumber);
+  command
+      .add_option_function<double>(
+          "--max-p90", [&limits](const double& v) { limits.max_p90 = v; },
+          fmt::format("Exit 1 if the p90 |error| over {} is above this fraction", over))
+      ->check(CLI::NonNegativeNumber);
+}
+
+std::string limits_exceeded(const ErrorLimits& limits, const ErrorSummary& summary,
+                            std::string_view items) {
+  std::vector<std::string> failures;
+  const auto check = [&](std::string_view name, std::optional<double> limit,
+                         std::optional<double> value, std::string_view flag) {
+    if (!limit) return;
+    if (!value) {
+      failures.push_back(
+          fmt::format("no {} has a measured time to compare with {} {}", items, flag, *limit));
+    } else if (*value > *limit) {
+      failures.push_back(fmt::format("{} |error| {} is above {} {} ({})", name, percent_text(value),
+                                     flag, *limit, percent_text(limit)));
+    }
+  };
+  check("median", limits.max_median, summary.median_abs_error, "--max-median");
+  check("p90", limits.max_p90, summary.p90_abs_error, "--max-p90");
+  std::string message;
+  for (const std::string& failure : failures) message += (message.empty() ? "" : "; ") + failure;
+  return message;
 }
 
 }  // namespace spmd

@@ -7,7 +7,11 @@
 // values the 9th. docs/validation.md defines the same.
 
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
+
+#include "cli/cli11_fwd.h"
 
 namespace spmd {
 
@@ -24,5 +28,20 @@ double relative_error(double predicted, double measured);
 std::optional<double> nearest_rank_percentile(std::vector<double> values, int percent);
 // `errors` are signed relative errors.
 ErrorSummary summarize_errors(const std::vector<double>& errors);
+
+// "12.3%" for 0.123; "-" for none.
+std::string percent_text(std::optional<double> fraction);
+
+// Limits on a summary for CI, as fractions (0.2 is 20%): `--max-median` and `--max-p90`.
+struct ErrorLimits {
+  std::optional<double> max_median;
+  std::optional<double> max_p90;
+};
+// The two flags; `over` names what the figures are over ("all rows", "the sizes").
+void add_error_limit_flags(CLI::App& command, ErrorLimits& limits, std::string_view over);
+// One line saying which limits `summary` is above ("p90 |error| 31.0% is above --max-p90 0.3
+// (30.0%)"), or that it has nothing to compare (`items`: "row", "size"); empty when within them.
+std::string limits_exceeded(const ErrorLimits& limits, const ErrorSummary& summary,
+                            std::string_view items);
 
 }  // namespace spmd

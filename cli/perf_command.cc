@@ -244,18 +244,19 @@ struct PerfRun {
 PerfRun perf_run(const PerfOptions& options) {
   const DType dtype = dtype_from_name(options.dtype);
   if (options.compare.empty()) {
-    return {options.op, dtype, machine_from_flags(options.machine), sizes(options), {},
-            options.cost_only};
+    return {.op = options.op,
+            .dtype = dtype,
+            .spec = machine_from_flags(options.machine),
+            .sizes = sizes(options),
+            .cost_only = options.cost_only};
   }
   const NcclTestsLog log = read_nccl_tests_log(options.compare);
   // The output's element type where perf has it (not uint32 or the fp8 formats), else -d's: the
   // time is per byte, the type sets the count column.
-  PerfRun run{compared_op(options, log),
-              dtype_of_nccl_type(log.results.front().type).value_or(dtype),
-              compared_machine(options, log),
-              {},
-              {},
-              true};
+  PerfRun run{.op = compared_op(options, log),
+              .dtype = dtype_of_nccl_type(log.results.front().type).value_or(dtype),
+              .spec = compared_machine(options, log),
+              .cost_only = true};
   for (const NcclTestsResult& result : log.results) {
     run.sizes.push_back(result.size_bytes);
     run.measured_us.push_back(result.time_us);
@@ -270,9 +271,7 @@ PerfRun perf_run(const PerfOptions& options) {
   return run;
 }
 
-void print_error_summary(const std::vector<double>& errors, const std::string& file,
-                         std::ostream& out) {
-  const ErrorSummary summary = summarize_errors(errors);
+void print_error_summary(const ErrorSummary& summary, const std::string& file, std::ostream& out) {
   if (summary.rows == 0) return;
   out << fmt::format(
       "# {} size{} beside {}: median |error| {:.1f}%, p90 |error| {:.1f}%, within 10%: "
@@ -314,6 +313,7 @@ void add_perf_flags(CLI::App& command, PerfOptions& options) {
       ->excludes(min_bytes)
       ->excludes(max_bytes)
       ->excludes(step_factor);
+  add_error_limit_flags(command, options.limits, "--compare's sizes");
 }
 
 int run_perf_command(const PerfOptions& options, std::ostream& out) {
@@ -324,6 +324,11 @@ int run_perf_command(const PerfOptions& options, std::ostream& out) {
         fmt::format("--op {}: expected all_reduce, all_gather, reduce_scatter, "
                     "all_to_all, ppermute or broadcast",
                     options.op));
+  }
+  if ((options.limits.max_median || options.limits.max_p90) && options.compare.empty()) {
+    throw Error(
+        "--max-median, --max-p90: given without --compare; expected --compare OUTPUT, "
+        "whose sizes they limit");
   }
   const PerfRun run = perf_run(options);
   const bool beside = !run.measured_us.empty();
@@ -357,10 +362,14 @@ int run_perf_command(const PerfOptions& options, std::ostream& out) {
     notes.add(record);
     progress.done(static_cast<int>(i + 1));
   }
-  print_error_summary(errors, options.compare, out);
+  const ErrorSummary summary = summarize_errors(errors);
+  print_error_summary(summary, options.compare, out);
   out.flush();
   notes.print(std::cerr);
-  return 0;
+  const std::string exceeded = limits_exceeded(options.limits, summary, "size");
+  if (exceeded.empty()) return 0;
+  std::cerr << "perf: " << exceeded << "\n";
+  return 1;
 }
 
 }  // namespace spmd

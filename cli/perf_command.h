@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/cli11_fwd.h"
+#include "cli/error_summary.h"
 #include "cli/machine_flags.h"
 
 namespace spmd {
@@ -24,11 +25,13 @@ struct PerfOptions {
   // --compare: an nccl-tests output, whose sizes, op and ranks the run takes and whose times it
   // prints beside its own. Empty: none.
   std::string compare;
+  ErrorLimits limits;  // over --compare's sizes
   // --op, to tell whether the command line gave it. Null for callers without flags.
   const CLI::Option* op_option = nullptr;
 };
 
 void add_perf_flags(CLI::App& command, PerfOptions& options);
+// 0, or 1 when --compare's median or p90 of |error| is above its limit (one line on stderr).
 int run_perf_command(const PerfOptions& options, std::ostream& out);
 
 }  // namespace spmd

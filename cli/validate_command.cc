@@ -172,10 +172,6 @@ std::map<std::string, int> not_predicted_reasons(const std::vector<MachineRows>&
   return reasons;
 }
 
-std::string percent(std::optional<double> fraction) {
-  return fraction ? fmt::format("{:.1f}%", 100 * *fraction) : std::string("-");
-}
-
 // "-", "ring", "LL" or "nvls/Simple".
 std::string forced_text(const CalibrationRow& row) {
   std::string text;
@@ -211,8 +207,8 @@ std::string summary_text(const ErrorSummary& summary, int skipped) {
   return fmt::format(
       "{} compared: median |error| {}, p90 |error| {}, within 10%: {}; {} skipped (no time_us, "
       "algbw_GBps or busbw_GBps)",
-      rows_text(summary.rows), percent(summary.median_abs_error), percent(summary.p90_abs_error),
-      percent(summary.share_within_10_percent), skipped);
+      rows_text(summary.rows), percent_text(summary.median_abs_error),
+      percent_text(summary.p90_abs_error), percent_text(summary.share_within_10_percent), skipped);
 }
 
 void print_machine(const MachineRows& machine, std::ostream& out) {
@@ -272,8 +268,8 @@ void print_summary_table(const std::vector<MachineRows>& machines, const ErrorSu
   const auto row = [&out](std::string_view name, std::string_view preset, std::string_view shape,
                           const ErrorSummary& s, std::string_view source) {
     out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", name, preset, shape, s.rows,
-                       percent(s.median_abs_error), percent(s.p90_abs_error),
-                       percent(s.share_within_10_percent), source);
+                       percent_text(s.median_abs_error), percent_text(s.p90_abs_error),
+                       percent_text(s.share_within_10_percent), source);
   };
   for (const MachineRows& machine : machines) {
     // The preset the model built, not the file's GPU text: the table keeps no field of the file.
@@ -292,8 +288,8 @@ void print_op_and_scale_table(const std::vector<MachineRows>& machines, std::ost
   for (const auto& [group, errors] : errors_by_op_and_scale(machines)) {
     const ErrorSummary s = summarize_errors(errors);
     out << fmt::format("| {} | {} | {} | {} | {} | {} |\n", cost_model::timed_op_name(group.op),
-                       scale_name(group.across_nodes), s.rows, percent(s.median_abs_error),
-                       percent(s.p90_abs_error), percent(s.share_within_10_percent));
+                       scale_name(group.across_nodes), s.rows, percent_text(s.median_abs_error),
+                       percent_text(s.p90_abs_error), percent_text(s.share_within_10_percent));
   }
 }
 
@@ -303,8 +299,8 @@ void print_op_and_scale_lines(const std::vector<MachineRows>& machines, std::ost
     const ErrorSummary s = summarize_errors(errors);
     out << fmt::format("  {}, {}: {} compared: median |error| {}, p90 |error| {}, within 10%: {}\n",
                        cost_model::timed_op_name(group.op), scale_name(group.across_nodes),
-                       rows_text(s.rows), percent(s.median_abs_error), percent(s.p90_abs_error),
-                       percent(s.share_within_10_percent));
+                       rows_text(s.rows), percent_text(s.median_abs_error),
+                       percent_text(s.p90_abs_error), percent_text(s.share_within_10_percent));
   }
 }
 
@@ -431,27 +427,6 @@ void write_plots(const std::vector<MachineRows>& machines, const std::string& pl
   }
 }
 
-// The one-line message when a limit is exceeded; empty when none is.
-std::string limits_exceeded(const ValidateOptions& options, const ErrorSummary& overall) {
-  std::vector<std::string> failures;
-  const auto check = [&](std::string_view name, std::optional<double> limit,
-                         std::optional<double> value, std::string_view flag) {
-    if (!limit) return;
-    if (!value) {
-      failures.push_back(
-          fmt::format("no row has a measured time to compare with {} {}", flag, *limit));
-    } else if (*value > *limit) {
-      failures.push_back(fmt::format("{} |error| {} is above {} {} ({})", name, percent(value),
-                                     flag, *limit, percent(limit)));
-    }
-  };
-  check("median", options.max_median_abs_error, overall.median_abs_error, "--max-median");
-  check("p90", options.max_p90_abs_error, overall.p90_abs_error, "--max-p90");
-  std::string message;
-  for (const std::string& failure : failures) message += (message.empty() ? "" : "; ") + failure;
-  return message;
-}
-
 }  // namespace
 
 void add_validate_flags(CLI::App& command, ValidateOptions& options) {
@@ -464,16 +439,7 @@ void add_validate_flags(CLI::App& command, ValidateOptions& options) {
   command.add_option("--plot-dir", options.plot_dir,
                      "Write per machine a data file, a gnuplot script and a PNG of measured and "
                      "predicted time against size here");
-  command
-      .add_option_function<double>(
-          "--max-median", [&options](const double& v) { options.max_median_abs_error = v; },
-          "Exit 1 if the median |error| over all rows is above this fraction (0.2 is 20%)")
-      ->check(CLI::NonNegativeNumber);
-  command
-      .add_option_function<double>(
-          "--max-p90", [&options](const double& v) { options.max_p90_abs_error = v; },
-          "Exit 1 if the p90 |error| over all rows is above this fraction")
-      ->check(CLI::NonNegativeNumber);
+  add_error_limit_flags(command, options.limits, "all rows");
 }
 
 int run_validate_command(const ValidateOptions& options, std::ostream& out, std::ostream& err) {
@@ -505,7 +471,7 @@ int run_validate_command(const ValidateOptions& options, std::ostream& out, std:
   }
   if (!options.plot_dir.empty()) write_plots(machines, options.plot_dir, options.summary, out, err);
   out.flush();
-  const std::string exceeded = limits_exceeded(options, overall);
+  const std::string exceeded = limits_exceeded(options.limits, overall, "row");
   if (exceeded.empty()) return 0;
   err << "validate: " << exceeded << "\n";
   return 1;

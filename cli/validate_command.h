@@ -10,15 +10,15 @@
 #include <string>
 
 #include "cli/cli11_fwd.h"
+#include "cli/error_summary.h"
 
 namespace spmd {
 
 struct ValidateOptions {
   std::string file;
-  bool summary = false;                        // only the per-machine table (markdown)
-  std::string plot_dir;                        // empty: no plots
-  std::optional<double> max_median_abs_error;  // a fraction: 0.2 is 20%
-  std::optional<double> max_p90_abs_error;
+  bool summary = false;  // only the per-machine table (markdown)
+  std::string plot_dir;  // empty: no plots
+  ErrorLimits limits;
 };
 
 void add_validate_flags(CLI::App& command, ValidateOptions& options);

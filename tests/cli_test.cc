@@ -317,6 +317,20 @@ TEST(PerfCommand, CompareErrorsNameTheFlagAndTheOutput) {
     EXPECT_EQ(result.output.rfind(expected, 0), 0u) << arguments << ": " << result.output;
     EXPECT_EQ(lines_of(result.output).size(), 1u) << arguments << ": " << result.output;
   }
+  // --max-median and --max-p90 limit --compare's errors, as validate's limit its rows': above,
+  // exit code 1 and one line naming the limit; without --compare, exit code 2.
+  const CommandResult within =
+      run_binary("perf --machine gh200-quad --compare " + a + " --max-median 10 --max-p90 10");
+  EXPECT_EQ(within.exit_code, 0) << within.output;
+  const CommandResult above =
+      run_binary("perf --machine gh200-quad --compare " + a + " --max-p90 0");
+  EXPECT_EQ(above.exit_code, 1) << above.output;
+  EXPECT_NE(above.output.find("perf: p90 |error| "), std::string::npos) << above.output;
+  EXPECT_NE(above.output.find(" is above --max-p90 0 (0.0%)\n"), std::string::npos) << above.output;
+  const CommandResult alone = run_binary("perf --max-p90 0.3");
+  EXPECT_EQ(alone.exit_code, 2) << alone.output;
+  EXPECT_EQ(alone.output.rfind("error: --max-median, --max-p90: given without --compare", 0), 0u)
+      << alone.output;
   // A bare table with --op runs, on -n's devices, and a note says the output gave no ranks.
   const CommandResult with_op =
       run_binary("perf --machine gh200-quad --op all_reduce --compare " + b);
