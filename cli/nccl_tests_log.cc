@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <regex>
@@ -29,8 +30,12 @@ bool all_digits(std::string_view text) {
 
 // The line without the "12: " label `srun -l` puts before each task's output.
 std::string without_task_label(const std::string& line) {
-  static const std::regex label(R"(^\s*\d+:\s)");
-  return std::regex_replace(line, label, "", std::regex_constants::format_first_only);
+  std::size_t at = line.find_first_not_of(" \t");
+  if (at == std::string::npos || !std::isdigit(static_cast<unsigned char>(line[at]))) return line;
+  at = line.find_first_not_of("0123456789", at);
+  const bool labelled = at != std::string::npos && line[at] == ':' && at + 1 < line.size() &&
+                        std::isspace(static_cast<unsigned char>(line[at + 1]));
+  return labelled ? line.substr(at + 2) : line;
 }
 
 std::optional<int> captured_count(const std::string& line, const std::regex& pattern) {
@@ -135,15 +140,26 @@ class LogReader {
   }
 
   // nccl-tests' binaries named anywhere in the output (its command line, "Collective test
-  // starting: all_reduce_perf").
+  // starting: all_reduce_perf"): a known test's name followed by "_perf", as whole words.
   static std::vector<std::string> tests_named_in(const std::string& text) {
-    static const std::regex binary(
-        R"(\b(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|sendrecv|gather|scatter|hypercube)_perf\b)");
+    static constexpr std::string_view kTests[] = {
+        "all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast",
+        "reduce",     "sendrecv",   "gather",         "scatter",  "hypercube"};
+    const auto word_char = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+    };
     std::vector<std::string> tests;
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), binary);
-         it != std::sregex_iterator(); ++it) {
-      const std::string test = (*it)[1].str();
-      if (std::find(tests.begin(), tests.end(), test) == tests.end()) tests.push_back(test);
+    for (std::size_t at = text.find("_perf"); at != std::string::npos;
+         at = text.find("_perf", at + 1)) {
+      const std::size_t end = at + 5;
+      if (end < text.size() && word_char(text[end])) continue;
+      std::size_t start = at;
+      while (start > 0 && word_char(text[start - 1])) --start;
+      const std::string_view name(text.data() + start, at - start);
+      const bool known = std::find(std::begin(kTests), std::end(kTests), name) != std::end(kTests);
+      if (known && std::find(tests.begin(), tests.end(), name) == tests.end()) {
+        tests.emplace_back(name);
+      }
     }
     return tests;
   }
