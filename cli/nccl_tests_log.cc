@@ -6,7 +6,6 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -38,10 +37,15 @@ std::string without_task_label(const std::string& line) {
   return labelled ? line.substr(at + 2) : line;
 }
 
-std::optional<int> captured_count(const std::string& line, const std::regex& pattern) {
-  std::smatch match;
-  if (!std::regex_search(line, match, pattern)) return std::nullopt;
-  return std::stoi(match[1].str().substr(0, 6));
+// The count in the word after `key` ("nGpus 8", "graph: 1"), or joined to it ("graph:1").
+std::optional<int> count_after(const std::vector<std::string>& words, std::string_view key) {
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (!words[i].starts_with(key)) continue;
+    const std::string_view rest = std::string_view(words[i]).substr(key.size());
+    const std::string_view count = rest.empty() && i + 1 < words.size() ? words[i + 1] : rest;
+    if (all_digits(count)) return std::stoi(std::string(count.substr(0, 6)));
+  }
+  return std::nullopt;
 }
 
 // Where in a results row the out-of-place time stands, from the column header
@@ -64,7 +68,7 @@ class LogReader {
     const std::vector<std::string> words = words_of(line);
     if (words.empty()) return;
     if (words.front().starts_with("#")) {
-      read_comment(line, words, line_number);
+      read_comment(words, line_number);
     } else if (words.size() > time_column_ && all_digits(words[0]) && all_digits(words[1])) {
       read_result(words, line_number);
     }
@@ -84,36 +88,38 @@ class LogReader {
   }
 
  private:
-  void read_comment(const std::string& line, const std::vector<std::string>& words,
-                    int line_number) {
-    static const std::regex gpus(R"(\bnGpus\s+(\d+))");
-    static const std::regex graph(R"(\bgraph:\s*(\d+))");
-    static const std::regex rank(R"(#\s*Rank\s+(\d+)\s.*\bon\s+(\S+)\s+device\b)");
-    if (const std::optional<int> count = captured_count(line, gpus)) {
+  // `words` without the leading "#": the header's nGpus and graph, a rank's line
+  // ("Rank 3 Group 0 Pid 1234 on HOST device 3 ..."), or the results' column header.
+  void read_comment(std::vector<std::string> words, int line_number) {
+    if (words.front() == "#") {
+      words.erase(words.begin());
+    } else {
+      words.front().erase(0, 1);
+    }
+    if (words.empty()) return;
+    if (const std::optional<int> count = count_after(words, "nGpus")) {
       log_.gpus_per_process = std::max(1, *count);
     }
-    if (const std::optional<int> count = captured_count(line, graph)) {
+    if (const std::optional<int> count = count_after(words, "graph:")) {
       log_.graph_launch = *count > 0;
     }
-    std::smatch match;
-    if (std::regex_search(line, match, rank)) {
-      rank_numbers_.insert(std::stoi(match[1].str().substr(0, 6)));
-      hosts_.insert(match[2].str());
-      return;
-    }
-    std::vector<std::string> header(words.begin(), words.end());
-    if (header.front() == "#") {
-      header.erase(header.begin());
-    } else {
-      header.front().erase(0, 1);
-    }
-    if (const std::optional<std::size_t> column = time_column(header)) {
+    if (read_rank(words)) return;
+    if (const std::optional<std::size_t> column = time_column(words)) {
       if (!log_.results.empty()) {
         throw Error(fmt::format("{}:{}: a second results table; expected one test's output", name_,
                                 line_number));
       }
       time_column_ = *column;
     }
+  }
+
+  bool read_rank(const std::vector<std::string>& words) {
+    if (words.size() < 5 || words[0] != "Rank" || !all_digits(words[1])) return false;
+    const auto on = std::find(words.begin() + 2, words.end(), "on");
+    if (on == words.end() || on + 2 >= words.end() || !on[2].starts_with("device")) return false;
+    rank_numbers_.insert(std::stoi(words[1].substr(0, 6)));
+    hosts_.insert(on[1]);
+    return true;
   }
 
   void read_result(const std::vector<std::string>& words, int line_number) {
