@@ -74,7 +74,7 @@ class LogReader {
     }
   }
 
-  NcclTestsLog finish(const std::string& text) {
+  NcclTestsLog finish(std::string_view text) {
     log_.tests = tests_named_in(text);
     if (!rank_numbers_.empty()) log_.ranks = static_cast<int>(rank_numbers_.size());
     if (!hosts_.empty()) log_.hosts = static_cast<int>(hosts_.size());
@@ -147,7 +147,7 @@ class LogReader {
 
   // nccl-tests' binaries named anywhere in the output (its command line, "Collective test
   // starting: all_reduce_perf"): a known test's name followed by "_perf", as whole words.
-  static std::vector<std::string> tests_named_in(const std::string& text) {
+  static std::vector<std::string> tests_named_in(std::string_view text) {
     static constexpr std::string_view kTests[] = {
         "all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast",
         "reduce",     "sendrecv",   "gather",         "scatter",  "hypercube"};
@@ -155,7 +155,7 @@ class LogReader {
       return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
     };
     std::vector<std::string> tests;
-    for (std::size_t at = text.find("_perf"); at != std::string::npos;
+    for (std::size_t at = text.find("_perf"); at != std::string_view::npos;
          at = text.find("_perf", at + 1)) {
       const std::size_t end = at + 5;
       if (end < text.size() && word_char(text[end])) continue;
@@ -180,15 +180,17 @@ class LogReader {
 }  // namespace
 
 NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& name) {
-  const std::string whole(text);
   LogReader reader(name);
-  std::istringstream in(whole);
   int line_number = 0;
-  for (std::string line; std::getline(in, line);) {
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string line(text.substr(start, end - start));
     if (!line.empty() && line.back() == '\r') line.pop_back();
     reader.read_line(line, ++line_number);
+    start = end + 1;
   }
-  return reader.finish(whole);
+  return reader.finish(text);
 }
 
 NcclTestsLog read_nccl_tests_log(const std::string& path) {

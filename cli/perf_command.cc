@@ -223,8 +223,7 @@ sim::MachineSpec compared_machine(const PerfOptions& options, const NcclTestsLog
 void note_host_difference(const sim::MachineSpec& spec, const NcclTestsLog& log,
                           const std::string& file) {
   if (!spec.fabric || !log.hosts) return;
-  const int per_node = spec.fabric->devices_per_node;
-  const int nodes = (spec.devices + per_node - 1) / per_node;
+  const int nodes = cost_model::nodes_of(*spec.fabric, spec.devices);
   if (nodes == *log.hosts) return;
   std::cerr << fmt::format(
       "note: --compare {} ran on {} host{}; {} puts its {} devices on {} node{}\n", file,

@@ -28,6 +28,10 @@ constexpr NameTable<NetworkKind, 5> kNetworks = {{{NetworkKind::infiniband, "inf
 
 }  // namespace
 
+int nodes_of(const Fabric& fabric, int devices) {
+  return (devices + fabric.devices_per_node - 1) / fabric.devices_per_node;
+}
+
 bool is_amd(GpuGeneration generation) {
   return generation == GpuGeneration::cdna3 || generation == GpuGeneration::cdna4;
 }

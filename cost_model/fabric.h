@@ -44,6 +44,10 @@ struct Fabric {
   bool graph_launch = false;
 };
 
+// The nodes `devices` devices fill, devices_per_node to a node (the last one may be partly
+// filled).
+int nodes_of(const Fabric& fabric, int devices);
+
 // AMD's generations, whose library is RCCL; the others are NVIDIA's (NCCL).
 bool is_amd(GpuGeneration generation);
 

@@ -129,8 +129,7 @@ cost_model::Fabric fabric_from_json(const JsonValue& object, int devices) {
   if (auto reduction = object.optional("in_network_reduction")) {
     fabric.in_network_reduction = reduction->boolean();
   }
-  const int nodes = (devices + fabric.devices_per_node - 1) / fabric.devices_per_node;
-  read_nics(object, nodes, fabric);
+  read_nics(object, cost_model::nodes_of(fabric, devices), fabric);
   if (auto network = object.optional("network")) {
     fabric.network = network->named("a network", cost_model::network_kind_from_name);
   }
