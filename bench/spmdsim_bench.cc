@@ -11,6 +11,9 @@
 //                                     all-to-all on a ring, under fifo and fair
 //   BM_FiberDevices/65536             65,536 fiber devices on a switch, one small all-reduce;
 //                                     peak RSS
+//   BM_RepeatedRuns/131072            one machine of 131,072 devices on a switch, five cost-only
+//                                     all-reduces one run each, as perf times its sizes: the first
+//                                     run's time and the next runs' (their stacks are reused)
 //   BM_SoakSmallCollectives/8/1000000 one run of a million small psums (with data) and compute
 //                                     spans on 8 devices; resident memory after 250,000 and after
 //                                     all of them: flat when their ratio is about 1
@@ -20,11 +23,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -138,6 +143,44 @@ void BM_FiberDevices(benchmark::State& state, int devices) {
   state.counters["algorithm_is_" + machine.cost_log().collectives.at(0).algorithm] = 1;
 }
 
+// Seconds `work` takes on the host's steady clock (the benchmark's, not the simulator's).
+template <typename Work>
+double seconds_of(Work&& work) {
+  const auto start = std::chrono::steady_clock::now();
+  work();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A fresh machine's first cost-only run against its next ones, as `spmdsim perf` times one size
+// after another on one machine: the first makes every device fiber's stack, the next ones take
+// them from the machine's pool (sim/fiber_stack.h).
+void BM_RepeatedRuns(benchmark::State& state, int devices) {
+  sim::MachineSpec spec = ring_machine(devices);
+  spec.topology = topology::SwitchSpec{.devices = devices};
+  const Mesh mesh({devices}, {"i"});
+  const std::vector<Values> inputs(static_cast<std::size_t>(devices));
+  CollectiveCall call;
+  call.op = CollectiveOp::psum;
+  call.axes = AxisNames("i");
+  const DeviceFunction all_reduce = [&](Context& ctx, const Values&) {
+    ctx.collective_cost(call, DType::float32, {kMiB});
+    return Values{};
+  };
+  constexpr int kNextRuns = 4;
+  double first_s = 0;
+  double next_s = 0;
+  for (auto _ : state) {
+    sim::Machine machine(spec, {.cost_only = true});
+    first_s += seconds_of([&] { machine.run(mesh, inputs, all_reduce, false); });
+    for (int run = 0; run < kNextRuns; ++run) {
+      next_s += seconds_of([&] { machine.run(mesh, inputs, all_reduce, false); });
+    }
+  }
+  const auto machines = static_cast<double>(state.iterations());
+  state.counters["first_run_ms"] = first_s / machines * 1e3;
+  state.counters["next_run_ms"] = next_s / (machines * kNextRuns) * 1e3;
+}
+
 // Resident memory of this process now (not the peak), from /proc/self/statm.
 double resident_mib() {
   std::ifstream statm("/proc/self/statm");
@@ -221,6 +264,9 @@ void register_benchmarks() {
         ->Iterations(1)
         ->Unit(benchmark::kMillisecond);
   }
+  benchmark::RegisterBenchmark("BM_RepeatedRuns/131072", BM_RepeatedRuns, 131072)
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_SoakSmallCollectives/8/1000000", BM_SoakSmallCollectives, 8,
                                1'000'000)
       ->Iterations(1)
@@ -285,13 +331,19 @@ class RatioReporter : public benchmark::BenchmarkReporter {
           "(target <= 1.2)\n",
           sim->second / bare->second);
     }
-    const auto soak_early = counters_.find("BM_SoakSmallCollectives/8/1000000 rss_after_250k_MiB");
-    const auto soak_end = counters_.find("BM_SoakSmallCollectives/8/1000000 rss_at_end_MiB");
-    if (soak_early != counters_.end() && soak_end != counters_.end()) {
+    if (const auto soak = counters("BM_SoakSmallCollectives/8/1000000 rss_at_end_MiB",
+                                   "BM_SoakSmallCollectives/8/1000000 rss_after_250k_MiB")) {
       out << fmt::format(
           "ratio resident memory after 1,000,000 : after 250,000 collectives = {:.3f} "
           "(target about 1: flat)\n",
-          soak_end->second / soak_early->second);
+          soak->first / soak->second);
+    }
+    if (const auto runs =
+            counters("BM_RepeatedRuns/131072 next_run_ms", "BM_RepeatedRuns/131072 first_run_ms")) {
+      out << fmt::format(
+          "ratio next run : first run of one machine of 131,072 devices = {:.2f} ({:.0f} ms : "
+          "{:.0f} ms; below 1: the next runs reuse the stacks the first made)\n",
+          runs->first / runs->second, runs->first, runs->second);
     }
     constexpr std::string_view kRate = " link_transfers_per_s";
     const std::map<std::string, int, std::less<>> targets = {
@@ -308,6 +360,15 @@ class RatioReporter : public benchmark::BenchmarkReporter {
   }
 
  private:
+  // Two counters' values ("benchmark counter" names), when the run measured both.
+  std::optional<std::pair<double, double>> counters(const std::string& first,
+                                                    const std::string& second) const {
+    const auto a = counters_.find(first);
+    const auto b = counters_.find(second);
+    if (a == counters_.end() || b == counters_.end()) return std::nullopt;
+    return std::pair{a->second, b->second};
+  }
+
   std::unique_ptr<benchmark::BenchmarkReporter> display_;
   std::map<std::string, double> times_;
   std::map<std::string, double> counters_;  // "benchmark counter" -> value

@@ -17,6 +17,7 @@
 #include "reference/backend.h"
 #include "reference/float_numerics.h"
 #include "sim/cost_log.h"
+#include "sim/fiber_stack.h"
 #include "sim/library_timing.h"
 #include "sim/machine_spec.h"
 #include "sim/placement_spec.h"
@@ -88,6 +89,8 @@ class Machine : public Backend {
   // run's timing uses, holding O(ranks) where the schedule holds every step's transfers.
   std::shared_ptr<const collectives::StepSource> steps(collectives::Algorithm algorithm,
                                                        const collectives::CollectiveShape& shape);
+  // The device fibers' stacks, kept from one run to the next (sim/fiber_stack.h).
+  const std::shared_ptr<StackPool>& fiber_stacks() { return fiber_stacks_; }
 
  private:
   MachineSpec spec_;
@@ -97,6 +100,7 @@ class Machine : public Backend {
   std::int64_t fault_origin_ps_ = 0;
   struct ScheduleCache;
   std::unique_ptr<ScheduleCache> schedules_;
+  std::shared_ptr<StackPool> fiber_stacks_ = std::make_shared<StackPool>();
 };
 
 // Inside a device function on the simulator: the collectives issued while it lives use

@@ -21,7 +21,18 @@
 namespace spmd::sim {
 
 namespace {
+
 constexpr StackBounds kThreadStack{};  // note_running_on: the thread's own stack
+
+// Joins the run's fibers. The thread's scheduler frees a finished fiber, and so gives its stack
+// back to the machine's pool, on its next pass, which would otherwise come during the next run,
+// after that run made its own stacks: one pass now.
+void join_and_free(std::vector<boost::fibers::fiber>& fibers) {
+  for (auto& fiber : fibers) fiber.join();
+  boost::this_fiber::yield();
+  note_running_on(kThreadStack);
+}
+
 }  // namespace
 
 using collectives::Algorithm;
@@ -188,19 +199,21 @@ std::vector<Values> SimRun::run(const std::vector<Values>& inputs, const DeviceF
   try {
     for (int d = 0; d < device_count_; ++d) {
       const auto i = static_cast<std::size_t>(d);
-      fibers.emplace_back(std::allocator_arg, RecordedStack(stack_bytes, &stacks_[i]), [&, d, i] {
-        note_running_on(stacks_[i]);
-        if (fibers_not_started_) return;  // the host could not make them all: see below
-        bool was_released = false;
-        run_device(d, inputs[i], function, outputs[i], errors[i], was_released);
-        released[i] = was_released;
-      });
+      fibers.emplace_back(std::allocator_arg,
+                          RecordedStack(machine_.fiber_stacks(), stack_bytes, &stacks_[i]),
+                          [&, d, i] {
+                            note_running_on(stacks_[i]);
+                            if (fibers_not_started_)
+                              return;  // the host could not make them all: see below
+                            bool was_released = false;
+                            run_device(d, inputs[i], function, outputs[i], errors[i], was_released);
+                            released[i] = was_released;
+                          });
     }
   } catch (const std::exception& e) {
     // The fibers made so far have not run yet; they must end before they are destroyed.
     fibers_not_started_ = true;
-    for (auto& fiber : fibers) fiber.join();
-    note_running_on(kThreadStack);
+    join_and_free(fibers);
     throw Error(fmt::format(
         "the host could not make {} device fibers with {} stacks ({} in all; it stopped at "
         "device {}: {}); expected fewer devices or a smaller SimOptions::fiber_stack_bytes",
@@ -208,8 +221,7 @@ std::vector<Values> SimRun::run(const std::vector<Values>& inputs, const DeviceF
         format_bytes(static_cast<std::int64_t>(stack_bytes * n)), fibers.size(), e.what()));
   }
   engine();
-  for (auto& fiber : fibers) fiber.join();
-  note_running_on(kThreadStack);
+  join_and_free(fibers);
   if (engine_error_) std::rethrow_exception(engine_error_);
   const bool any_error = std::any_of(errors.begin(), errors.end(), [](auto& e) { return e != nullptr; });
   if (!any_error) {
