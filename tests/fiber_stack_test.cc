@@ -90,9 +90,9 @@ TEST(MachineStacks, RunsOnReusedStacksGiveWhatTheFirstRunGave) {
   for (int run = 0; run < 3; ++run) expect_same(run_psum(machine), first);
 }
 
-// The thread's fiber scheduler frees a finished fiber's stack when it next cleans up, which can
-// be after its machine is gone: the stack must go back to a pool that still lives.
-TEST(MachineStacks, AMachineGoneBeforeItsFibersStacksAreFreedLeavesTheNextRunWhole) {
+// A machine goes with the stacks its pool kept (and the thread's fiber scheduler may still hold
+// finished fibers that give theirs back later): a later machine on the same thread runs whole.
+TEST(MachineStacks, AnotherMachineRunsWholeAfterTheFirstIsGone) {
   RunResult first;
   {
     sim::Machine gone(machine_for("switch", 64));
