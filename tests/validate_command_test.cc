@@ -7,10 +7,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
+#include "support/csv_table.h"
 #include "support/output_file.h"
 #include "tests/published_calibration.h"
 #include "tests/spmdsim_binary.h"
@@ -277,6 +281,43 @@ TEST(ValidateCommand, BadInputExitsTwoWithOneLineNamingFileLineAndField) {
   EXPECT_EQ(columns.exit_code, 2);
   EXPECT_NE(columns.output.find("m.csv: missing columns gpus_total, nodes"), std::string::npos)
       << columns.output;
+}
+
+// One CSV record with every field in double quotes (RFC 4180: a quote inside written twice).
+std::string quoted_record(const std::vector<std::string>& fields) {
+  std::string line;
+  for (const std::string& field : fields) {
+    if (!line.empty()) line += ',';
+    line += '"';
+    for (const char c : field) line += c == '"' ? std::string("\"\"") : std::string(1, c);
+    line += '"';
+  }
+  return line + "\n";
+}
+
+// The published set, read where it lies beside the checkout, gives the same summary with its
+// columns in reverse order and every field quoted: validate reads columns by their names.
+TEST(ValidateCommand, ThePublishedSetReadsTheSameWithItsColumnsInAnotherOrder) {
+  const std::string published = test_calibration::published_calibration_path();
+  ASSERT_TRUE(fs::exists(published)) << "missing " << published;
+  const CsvTable table = CsvTable::read_file(published);
+  std::vector<std::string> columns = table.columns();
+  std::reverse(columns.begin(), columns.end());
+  std::string text = quoted_record(columns);
+  for (const CsvRecord& record : table.records()) {
+    std::vector<std::string> fields = record.fields;
+    std::reverse(fields.begin(), fields.end());
+    text += quoted_record(fields);
+  }
+  const fs::path reordered = write_csv(scratch_folder("reordered"), text);
+  std::ostringstream original_out, reordered_out, err;
+  ASSERT_EQ(run_validate_command({.file = published, .summary = true}, original_out, err), 0)
+      << err.str();
+  ASSERT_EQ(run_validate_command({.file = reordered.string(), .summary = true}, reordered_out, err),
+            0)
+      << err.str();
+  EXPECT_NE(original_out.str().find("\n| all |  |  | "), std::string::npos) << original_out.str();
+  EXPECT_EQ(reordered_out.str(), original_out.str());
 }
 
 }  // namespace
