@@ -23,21 +23,24 @@ std::string first_word_lowercase(std::string_view text) {
   return lower.substr(0, lower.find_first_of(" \t(;,"));
 }
 
-}  // namespace
-
-std::optional<DType> dtype_of_nccl_type(std::string_view text) {
-  const std::string word = first_word_lowercase(text);
+std::optional<DType> dtype_of_word(std::string_view word) {
   for (DType dtype : kAllDTypes) {
     if (word == nccl_type_name(dtype) || word == dtype_name(dtype)) return dtype;
   }
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<DType> dtype_of_nccl_type(std::string_view text) {
+  return dtype_of_word(first_word_lowercase(text));
+}
+
 std::optional<int> nccl_type_bytes(std::string_view text) {
-  if (const std::optional<DType> dtype = dtype_of_nccl_type(text)) {
+  const std::string word = first_word_lowercase(text);
+  if (const std::optional<DType> dtype = dtype_of_word(word)) {
     return static_cast<int>(dtype_size_bytes(*dtype));
   }
-  const std::string word = first_word_lowercase(text);
   static constexpr std::array<std::pair<std::string_view, int>, 10> kOthers = {{
       {"uint32", 4}, {"uint64", 8}, {"fp8_e4m3", 1}, {"fp8_e5m2", 1}, {"fp8", 1},
       {"fp32", 4}, {"fp16", 2}, {"bf16", 2}, {"int", 4}, {"char", 1},
