@@ -83,8 +83,9 @@ void add_machine_flags(CLI::App& command, MachineFlags& flags, bool with_devices
     flags.devices_option =
         command
             .add_option("--devices,-n", flags.devices,
-                        "Number of devices; with --machine PRESET, that preset with this many "
-                        "(part of one node or whole nodes; a power-of-two TPU slice)")
+                        "Number of devices; with --machine PRESET or a machine file with a fabric, "
+                        "that machine with this many (part of one node or whole nodes; a "
+                        "power-of-two TPU slice)")
             ->capture_default_str();
   }
   flags.topology_options.push_back(
@@ -179,11 +180,13 @@ sim::SimOptions simulation_options(const MachineFlags& flags, sim::SimOptions op
   return options;
 }
 
-// --machine fixes the topology and links, and a machine file also the devices: flags that would
-// change them and would be ignored are errors instead.
+// --machine fixes the topology and links, and a machine file without a fabric also the devices:
+// flags that would change them and would be ignored are errors instead. A file with a fabric is
+// a GPU machine of whole nodes, which --devices scales as it does a preset.
 void check_no_topology_flags(const MachineFlags& flags) {
   std::vector<const CLI::Option*> fixed = flags.topology_options;
-  if (!is_preset_name(flags.machine) && flags.devices_option != nullptr) {
+  if (flags.devices_option != nullptr && flags.devices_option->count() > 0 &&
+      !is_preset_name(flags.machine) && !machine_from_name_or_file(flags.machine).fabric) {
     fixed.insert(fixed.begin(), flags.devices_option);
   }
   for (const CLI::Option* option : fixed) {

@@ -11,6 +11,7 @@
 #include <new>
 #include <string>
 
+#include "cli/calibrate_command.h"
 #include "cli/cases_command.h"
 #include "cli/conform_command.h"
 #include "cli/demo_command.h"
@@ -136,6 +137,13 @@ int main(int argc, char** argv) {
       "predicted vs measured per machine with the median and p90 of |error|");
   spmd::add_validate_flags(*validate, validate_options);
 
+  spmd::CalibrateOptions calibrate_options;
+  CLI::App* calibrate = app.add_subcommand(
+      "calibrate",
+      "Fit a GPU machine's launch and network latencies and efficiencies to nccl-tests or "
+      "rccl-tests outputs measured on it, and write the machine file with them");
+  spmd::add_calibrate_flags(*calibrate, calibrate_options);
+
   CLI::App* examples = app.add_subcommand(
       "examples",
       "Run the JAX tutorial examples (pmap, in_axes, psum, data-parallel training) "
@@ -166,6 +174,7 @@ int main(int argc, char** argv) {
     if (validate->parsed()) {
       return spmd::run_validate_command(validate_options, std::cout, std::cerr);
     }
+    if (calibrate->parsed()) return spmd::run_calibrate_command(calibrate_options, std::cout);
     if (examples->parsed()) return spmd::run_examples_command(std::cout, examples_options);
     return spmd::run_demo_command(demo_options, std::cout);
   } catch (const spmd::Error& e) {

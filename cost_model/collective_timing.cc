@@ -35,10 +35,17 @@ double synchronization_factor(GpuGeneration generation) {
 // 13 to 7.5 us under rccl-tests -G 1 (ROCm's xGMI blog, docs/collective-timing.md).
 constexpr double kAmdFixedUs = 7.1;
 constexpr double kAmdGraphFixedUs = 1.5;
-double gpu_fixed_us(const Fabric& fabric) {
+double documented_gpu_fixed_us(const Fabric& fabric) {
   if (is_amd(fabric.generation)) return fabric.graph_launch ? kAmdGraphFixedUs : kAmdFixedUs;
   const double hopper_us = fabric.host == HostKind::grace ? 5.5 : 11.0;
   return hopper_us * synchronization_factor(fabric.generation);
+}
+
+double us_of_ps(std::int64_t ps) { return static_cast<double>(ps) / 1e6; }
+
+double gpu_fixed_us(const Fabric& fabric) {
+  const std::optional<std::int64_t> measured = fabric.measured.launch_latency_ps;
+  return measured ? us_of_ps(*measured) : documented_gpu_fixed_us(fabric);
 }
 
 // The GPUs of the group that one process drives (check_request keeps gpus_per_process >= 1).
@@ -99,8 +106,17 @@ double ll_cap_gbps(GpuGeneration generation) {
 }
 
 // The share of the scale-up links' rate a ring's data reaches with every channel busy.
-double scale_up_efficiency(GpuGeneration generation) { return is_amd(generation) ? 0.705 : 0.76; }
+double documented_scale_up_efficiency(GpuGeneration generation) {
+  return is_amd(generation) ? 0.705 : 0.76;
+}
 constexpr double kNetworkEfficiency = 0.93;
+double scale_up_efficiency(const Fabric& fabric) {
+  return fabric.measured.scale_up_efficiency.value_or(
+      documented_scale_up_efficiency(fabric.generation));
+}
+double network_efficiency(const Fabric& fabric) {
+  return fabric.measured.network_efficiency.value_or(kNetworkEfficiency);
+}
 
 // The tree moves every byte up and down: half the bus rate inside a node. Across more than two
 // nodes a double binary tree sends each byte through a node's NICs twice each way (up in one
@@ -169,9 +185,17 @@ const NetworkPath& network_path(NetworkKind network) {
 constexpr std::array<double, 3> kRcclNetworkHopRatio = {10.5 / kNcclTreeNetHopUs[0], 1.0,
                                                         25.0 / kNcclTreeNetHopUs[2]};
 
-double network_hop_us(const Fabric& fabric, Protocol protocol) {
+double documented_network_hop_us(const Fabric& fabric, Protocol protocol) {
   const double hop_us = network_path(fabric.network).hop_us[index(protocol)];
   return is_amd(fabric.generation) ? hop_us * kRcclNetworkHopRatio[index(protocol)] : hop_us;
+}
+
+// A measured Simple hop scales every protocol's hop alike.
+double network_hop_us(const Fabric& fabric, Protocol protocol) {
+  const double documented_us = documented_network_hop_us(fabric, protocol);
+  const std::optional<std::int64_t> measured = fabric.measured.network_latency_ps;
+  if (!measured) return documented_us;
+  return documented_us * us_of_ps(*measured) / documented_network_hop_us(fabric, Protocol::simple);
 }
 
 // NVLS: the switch reduces, so each byte crosses a GPU's links once each way; its rate is a
@@ -256,11 +280,10 @@ double tree_depth(const Layout& layout) {
 // A GPU's scale-up links, and its group's NICs on a node, at their efficiencies: the group's
 // share of them (Layout).
 double scale_up_gbps(const Fabric& fabric, const Layout& layout) {
-  return gbps(fabric.scale_up_bytes_per_s) * scale_up_efficiency(fabric.generation) *
-         layout.scale_up_share;
+  return gbps(fabric.scale_up_bytes_per_s) * scale_up_efficiency(fabric) * layout.scale_up_share;
 }
 double node_nics_gbps(const Fabric& fabric, const Layout& layout) {
-  return fabric.nics_per_node * gbps(fabric.nic_bytes_per_s) * kNetworkEfficiency *
+  return fabric.nics_per_node * gbps(fabric.nic_bytes_per_s) * network_efficiency(fabric) *
          layout.nic_share;
 }
 
@@ -511,7 +534,26 @@ std::int64_t to_ps(double time_us) {
   return static_cast<std::int64_t>(ps);
 }
 
+void check_measured(const MeasuredTiming& measured) {
+  for (const auto& [name, value] : {std::pair{"launch_latency", measured.launch_latency_ps},
+                                    std::pair{"network_latency", measured.network_latency_ps}}) {
+    if (value && *value < 0) {
+      throw Error(
+          fmt::format("collective timing: measured {} {} ps, expected 0 or more", name, *value));
+    }
+  }
+  for (const auto& [name, value] :
+       {std::pair{"network_efficiency", measured.network_efficiency},
+        std::pair{"scale_up_efficiency", measured.scale_up_efficiency}}) {
+    if (value && !(*value > 0 && *value <= 1)) {
+      throw Error(fmt::format("collective timing: measured {} {}, expected above 0 and at most 1",
+                              name, *value));
+    }
+  }
+}
+
 void check_request(const Fabric& fabric, const TimingRequest& request) {
+  check_measured(fabric.measured);
   if (request.ranks < 1) {
     throw Error(fmt::format("collective timing: {} ranks, expected at least 1", request.ranks));
   }
@@ -678,6 +720,14 @@ Protocol protocol_from_name(std::string_view name) {
 
 std::string TimedChoice::label() const {
   return fmt::format("{}/{}", library_algorithm_name(algorithm), protocol_name(protocol));
+}
+
+DocumentedTiming documented_timing(const Fabric& fabric) {
+  return {
+      .launch_latency_ps = std::llround(documented_gpu_fixed_us(fabric) * 1e6),
+      .network_latency_ps = std::llround(documented_network_hop_us(fabric, Protocol::simple) * 1e6),
+      .network_efficiency = kNetworkEfficiency,
+      .scale_up_efficiency = documented_scale_up_efficiency(fabric.generation)};
 }
 
 std::vector<TimedChoice> timed_choices(const Fabric& fabric, const TimingRequest& request) {

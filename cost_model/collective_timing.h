@@ -74,6 +74,16 @@ struct TimedChoice {
   std::string label() const;  // "ring/LL128"
 };
 
+// The constants a machine's measured timing (Fabric::measured) replaces, as
+// docs/collective-timing.md gives them for the fabric's generation, host, launch and network.
+struct DocumentedTiming {
+  std::int64_t launch_latency_ps = 0;
+  std::int64_t network_latency_ps = 0;  // the Simple protocol's hop
+  double network_efficiency = 0;
+  double scale_up_efficiency = 0;
+};
+DocumentedTiming documented_timing(const Fabric& fabric);
+
 // Every algorithm x protocol the library can run for the request on the fabric, timed, in a
 // fixed order.
 std::vector<TimedChoice> timed_choices(const Fabric& fabric, const TimingRequest& request);

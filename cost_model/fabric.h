@@ -5,6 +5,7 @@
 // "fabric" section (docs/machine-format.md) and the presets (docs/machine-presets.md) write it.
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace spmd::cost_model {
@@ -25,6 +26,24 @@ enum class ScaleUpKind { nvswitch, full_mesh };
 // The network between nodes.
 enum class NetworkKind { infiniband, roce, slingshot, efa, ethernet };
 
+// What the owner of a machine measured on it, where a spec sheet says nothing: the fitted values
+// `spmdsim calibrate` writes from nccl-tests outputs (docs/calibrate.md). Each that is set
+// replaces the constant docs/collective-timing.md gives for the machine's generation, host or
+// network; the library still chooses its algorithm by its own tuner's estimate, as NCCL does.
+struct MeasuredTiming {
+  // The GPU's fixed part of a collective, beyond its hops: launching the kernel and learning it
+  // finished (not NVLS's, whose fixed cost is the switches').
+  std::optional<std::int64_t> launch_latency_ps;
+  // One hop over the network with the Simple protocol; LL's and LL128's hops keep their ratio
+  // to it for the machine's network.
+  std::optional<std::int64_t> network_latency_ps;
+  // The share of a NIC's rate, and of the scale-up links' rate, that a ring's data reaches with
+  // every channel busy, in (0, 1].
+  std::optional<double> network_efficiency;
+  std::optional<double> scale_up_efficiency;
+  bool operator==(const MeasuredTiming&) const = default;
+};
+
 struct Fabric {
   GpuGeneration generation = GpuGeneration::hopper;
   HostKind host = HostKind::x86;
@@ -42,6 +61,7 @@ struct Fabric {
   // host), and whether the launches are captured in a CUDA or HIP graph (nccl-tests -G 1).
   int gpus_per_process = 1;
   bool graph_launch = false;
+  MeasuredTiming measured;
 };
 
 // The nodes `devices` devices fill, devices_per_node to a node (the last one may be partly

@@ -102,13 +102,50 @@ void read_nics(const JsonValue& fabric_json, int nodes, cost_model::Fabric& fabr
   }
 }
 
+// A share of a rate, like 0.93: above 0 and at most 1.
+double fraction_from_json(const JsonValue& value) {
+  static constexpr std::string_view expected = "a number above 0 and at most 1, like 0.9";
+  if (!value.is_number()) value.fail_type(expected);
+  const double fraction = value.json().get<double>();
+  if (!(fraction > 0 && fraction <= 1)) value.fail_value(expected);
+  return fraction;
+}
+
+// What the machine's owner measured (cost_model::MeasuredTiming), each field optional.
+void read_measured(const JsonValue& object, cost_model::MeasuredTiming& measured) {
+  if (auto latency = object.optional("launch_latency")) {
+    measured.launch_latency_ps = duration_ps_from_json(*latency);
+  }
+  if (auto latency = object.optional("network_latency")) {
+    measured.network_latency_ps = duration_ps_from_json(*latency);
+  }
+  if (auto share = object.optional("network_efficiency")) {
+    measured.network_efficiency = fraction_from_json(*share);
+  }
+  if (auto share = object.optional("scale_up_efficiency")) {
+    measured.scale_up_efficiency = fraction_from_json(*share);
+  }
+}
+
+void write_measured(const cost_model::MeasuredTiming& measured, json& out) {
+  if (measured.launch_latency_ps) {
+    out["launch_latency"] = exact_duration_text(*measured.launch_latency_ps);
+  }
+  if (measured.network_latency_ps) {
+    out["network_latency"] = exact_duration_text(*measured.network_latency_ps);
+  }
+  if (measured.network_efficiency) out["network_efficiency"] = *measured.network_efficiency;
+  if (measured.scale_up_efficiency) out["scale_up_efficiency"] = *measured.scale_up_efficiency;
+}
+
 // The "fabric" object: the collective library's view of the hardware. Every field but the NICs
 // of a multi-node machine has cost_model::Fabric's default.
 cost_model::Fabric fabric_from_json(const JsonValue& object, int devices) {
-  object.require_object({"generation", "host", "devices_per_node", "scale_up",
-                         "scale_up_bandwidth", "in_switch_reduction", "in_network_reduction",
-                         "nics_per_node", "nic_bandwidth", "network", "gpus_per_process",
-                         "graph_launch", "algorithm", "protocol"});
+  object.require_object({"generation", "host", "devices_per_node", "scale_up", "scale_up_bandwidth",
+                         "in_switch_reduction", "in_network_reduction", "nics_per_node",
+                         "nic_bandwidth", "network", "gpus_per_process", "graph_launch",
+                         "algorithm", "protocol", "launch_latency", "network_latency",
+                         "network_efficiency", "scale_up_efficiency"});
   cost_model::Fabric fabric;
   if (auto generation = object.optional("generation")) {
     fabric.generation = generation->named("a GPU generation", cost_model::generation_from_name);
@@ -140,6 +177,7 @@ cost_model::Fabric fabric_from_json(const JsonValue& object, int devices) {
                     fabric.devices_per_node));
   }
   if (auto graph = object.optional("graph_launch")) fabric.graph_launch = graph->boolean();
+  read_measured(object, fabric.measured);
   return fabric;
 }
 
@@ -163,6 +201,7 @@ json fabric_to_json(const cost_model::Fabric& fabric, const cost_model::LibraryC
     out["algorithm"] = std::string(cost_model::library_algorithm_name(*library.algorithm));
   }
   if (library.protocol) out["protocol"] = std::string(cost_model::protocol_name(*library.protocol));
+  write_measured(fabric.measured, out);
   return out;
 }
 

@@ -589,6 +589,68 @@ TEST(CollectiveTiming, BadRequestsAreErrors) {
   EXPECT_EQ(protocol_from_name("simple"), Protocol::simple);
 }
 
+// A machine's measured timing replaces the documented constants: a launch latency the GPU's
+// fixed part, a Simple network hop every protocol's hop in proportion, and efficiencies the
+// shares of the NICs' and scale-up links' rates. The library still chooses by its own estimate.
+TEST(CollectiveTiming, MeasuredValuesReplaceTheDocumentedConstants) {
+  Fabric grace = gh200_slingshot();
+  const DocumentedTiming documented = documented_timing(grace);
+  EXPECT_EQ(documented.launch_latency_ps, 5'500'000);
+  EXPECT_EQ(documented.network_latency_ps, 9'000'000);
+  EXPECT_DOUBLE_EQ(documented.network_efficiency, 0.93);
+  EXPECT_DOUBLE_EQ(documented.scale_up_efficiency, 0.76);
+  const TimingRequest small{.bytes = 8, .ranks = 4};
+  const TimedChoice before = time_collective(grace, small);
+  grace.measured.launch_latency_ps = 105'500'000;
+  const TimedChoice after = time_collective(grace, small);
+  EXPECT_EQ(after.label(), before.label());
+  EXPECT_EQ(after.time_ps - before.time_ps, 100'000'000);
+  // Two nodes of GH200, LL ring across them: 2 network hops of 6.2 us each at the documented
+  // 9 us Simple hop; a measured 18 us Simple hop doubles them.
+  Fabric two_nodes = gh200_slingshot();
+  const TimingRequest ring_ll{
+      .bytes = 8, .ranks = 8, .algorithm = LibraryAlgorithm::ring, .protocol = Protocol::ll};
+  const double documented_us = time_us(two_nodes, ring_ll);
+  two_nodes.measured.network_latency_ps = 18'000'000;
+  EXPECT_NEAR(time_us(two_nodes, ring_ll) - documented_us, 2 * 6.2, 1e-6);
+  // A ring of 1 GiB across two nodes is bound by the NICs (8 x 50 GB/s at 0.93): at half that
+  // efficiency its transfer of 2 x 15/16 of the buffer takes as long again.
+  Fabric halved = hgx_h100();
+  const TimingRequest ring_large{.bytes = std::int64_t{1} << 30,
+                                 .ranks = 16,
+                                 .algorithm = LibraryAlgorithm::ring,
+                                 .protocol = Protocol::simple};
+  const double full_us = time_us(halved, ring_large);
+  halved.measured.network_efficiency = 0.465;
+  EXPECT_NEAR(time_us(halved, ring_large) - full_us, 2 * 15.0 / 16 * (1 << 30) / (400e3 * 0.93),
+              0.01);
+  halved.measured.scale_up_efficiency = 1.5;
+  EXPECT_THAT(
+      error_of([&] { time_collective(halved, ring_large); }),
+      testing::HasSubstr("measured scale_up_efficiency 1.5, expected above 0 and at most 1"));
+}
+
+// Law: a machine whose measured values are the documented ones times every collective as one
+// with none measured.
+RC_GTEST_PROP(CollectiveTimingLaws, MeasuredValuesEqualToTheDocumentedOnesChangeNothing, ()) {
+  const Fabric fabric = *rc::gen::element(hgx_h100(), hgx_a100(), mi300x_roce(), gh200_slingshot());
+  const TimingRequest request{.op = *rc::gen::element(TimedOp::all_reduce, TimedOp::all_gather,
+                                                      TimedOp::reduce_scatter, TimedOp::all_to_all),
+                              .bytes = *rc::gen::inRange<std::int64_t>(0, std::int64_t{1} << 34),
+                              .ranks = *rc::gen::inRange(1, 300)};
+  const DocumentedTiming documented = documented_timing(fabric);
+  Fabric measured = fabric;
+  measured.measured = {.launch_latency_ps = documented.launch_latency_ps,
+                       .network_latency_ps = documented.network_latency_ps,
+                       .network_efficiency = documented.network_efficiency,
+                       .scale_up_efficiency = documented.scale_up_efficiency};
+  const TimedChoice expected = time_collective(fabric, request);
+  const TimedChoice actual = time_collective(measured, request);
+  RC_ASSERT(actual.label() == expected.label());
+  // The measured latencies are whole picoseconds; the documented constants need not be.
+  RC_ASSERT(std::abs(actual.time_ps - expected.time_ps) <= 1);
+}
+
 // Laws: with its algorithm and protocol held, a collective never takes less time for more bytes
 // (except NVLS, whose chunk NCCL doubles at thresholds of the buffer, so a slightly larger buffer
 // can take less time); the library runs one of the candidates; and where NCCL's estimate does not

@@ -5,13 +5,14 @@
 
 #include "sim/machine_spec.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "reference/error.h"
@@ -338,18 +339,14 @@ TEST_F(MachineErrors, AlgorithmsAreNamedByTheirNames) {
 
 // Two MI300X-like nodes: every field given, none at its default.
 json with_full_fabric(json machine) {
-  machine["fabric"] = {{"generation", "cdna3"},
-                       {"host", "grace"},
-                       {"devices_per_node", 4},
-                       {"scale_up", "full_mesh"},
-                       {"scale_up_bandwidth", "448GB/s"},
-                       {"in_switch_reduction", true},
-                       {"in_network_reduction", true},
-                       {"nics_per_node", 2},
-                       {"nic_bandwidth", "50GB/s"},
-                       {"network", "roce"},
-                       {"gpus_per_process", 4},
-                       {"graph_launch", true}};
+  machine["fabric"] = {{"generation", "cdna3"},           {"host", "grace"},
+                       {"devices_per_node", 4},           {"scale_up", "full_mesh"},
+                       {"scale_up_bandwidth", "448GB/s"}, {"in_switch_reduction", true},
+                       {"in_network_reduction", true},    {"nics_per_node", 2},
+                       {"nic_bandwidth", "50GB/s"},       {"network", "roce"},
+                       {"gpus_per_process", 4},           {"graph_launch", true},
+                       {"launch_latency", "180us"},       {"network_latency", "12.5us"},
+                       {"network_efficiency", 0.875},     {"scale_up_efficiency", 0.5}};
   return machine;
 }
 
@@ -375,6 +372,10 @@ TEST(MachineFabric, ReadsEveryField) {
   EXPECT_EQ(fabric.network, cost_model::NetworkKind::roce);
   EXPECT_EQ(fabric.gpus_per_process, 4);
   EXPECT_TRUE(fabric.graph_launch);
+  EXPECT_EQ(fabric.measured.launch_latency_ps, 180'000'000);
+  EXPECT_EQ(fabric.measured.network_latency_ps, 12'500'000);
+  EXPECT_EQ(fabric.measured.network_efficiency, 0.875);
+  EXPECT_EQ(fabric.measured.scale_up_efficiency, 0.5);
 }
 
 TEST(MachineFabric, OmittedFieldsTakeTheDocumentedDefaults) {
@@ -394,6 +395,23 @@ TEST(MachineFabric, OmittedFieldsTakeTheDocumentedDefaults) {
   EXPECT_EQ(fabric.network, cost_model::NetworkKind::infiniband);
   EXPECT_EQ(fabric.gpus_per_process, 1);
   EXPECT_FALSE(fabric.graph_launch);
+  EXPECT_EQ(fabric.measured, cost_model::MeasuredTiming{});  // the documented constants
+}
+
+// What a machine's owner measured (spmdsim calibrate): durations and shares in (0, 1].
+TEST(MachineFabric, MeasuredValuesAreDurationsAndShares) {
+  const json file = with_full_fabric(kTwoNodesOf4);
+  EXPECT_EQ(error_of(with(file, "/fabric/network_efficiency", 1.5)),
+            "fabric.network_efficiency: 1.5, expected a number above 0 and at most 1, like 0.9");
+  EXPECT_EQ(error_of(with(file, "/fabric/scale_up_efficiency", 0)),
+            "fabric.scale_up_efficiency: 0, expected a number above 0 and at most 1, like 0.9");
+  EXPECT_EQ(error_of(with(file, "/fabric/scale_up_efficiency", "0.5")),
+            "fabric.scale_up_efficiency: \"0.5\" is a string, expected a number above 0 and at "
+            "most 1, like 0.9");
+  EXPECT_THAT(error_of(with(file, "/fabric/launch_latency", 180)),
+              testing::StartsWith("fabric.launch_latency: 180 is a number, expected a string"));
+  EXPECT_THAT(error_of(with(file, "/fabric/network_latency", "fast")),
+              testing::StartsWith("fabric.network_latency: "));
 }
 
 TEST(MachineFabric, OneProcessDrivesTheGpusOfOneNodeAtMost) {
@@ -480,12 +498,13 @@ TEST(MachineFabric, EachBadFieldIsNamedByItsPath) {
        "fabric.speed: unknown field, expected one of generation, host, devices_per_node, "
        "scale_up, scale_up_bandwidth, in_switch_reduction, in_network_reduction, "
        "nics_per_node, nic_bandwidth, network, gpus_per_process, graph_launch, algorithm, "
-       "protocol"},
+       "protocol, launch_latency, network_latency, network_efficiency, scale_up_efficiency"},
       {with(good, "/fabric", "hopper"),
        R"(fabric: "hopper" is a string, expected an object with fields generation, host, )"
        R"(devices_per_node, scale_up, scale_up_bandwidth, in_switch_reduction, )"
        R"(in_network_reduction, nics_per_node, nic_bandwidth, network, gpus_per_process, )"
-       R"(graph_launch, algorithm, protocol)"},
+       R"(graph_launch, algorithm, protocol, launch_latency, network_latency, )"
+       R"(network_efficiency, scale_up_efficiency)"},
   };
   for (const auto& [machine, expected] : cases) {
     EXPECT_EQ(error_of(machine), expected) << machine["fabric"].dump();
