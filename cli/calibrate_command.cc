@@ -142,11 +142,22 @@ double mean_log_error(const std::vector<CalibrationOutput>& outputs,
   return sum / static_cast<double>(rows);
 }
 
+// Which outputs tell a field apart from the others. The launch latency sets every floor; the
+// scale-up links' share, a one-node output's large sizes; the NICs' share, large sizes across
+// nodes. A network hop's latency shows only across nodes, where it raises the same floor as the
+// launch: only a one-node output beside it, which fixes the launch, separates the two.
+enum class InformedBy { any_output, one_node, across_nodes, one_node_and_across_nodes };
+
+struct OutputScales {
+  bool one_node = false;
+  bool across_nodes = false;
+};
+
 // A field of MeasuredTiming the fit can set: latencies in microseconds, searched on a log scale
 // and kept to 10 ns; efficiencies as shares, kept to 0.001.
 struct FitField {
   std::string_view name;
-  bool across_nodes;  // only an output across nodes informs it
+  InformedBy informed_by;
   bool latency;
   double lowest;
   double highest;
@@ -162,19 +173,19 @@ std::optional<double> us_of(std::optional<std::int64_t> ps) {
 }
 
 constexpr std::array<FitField, 4> kFields = {{
-    {"launch_latency", false, true, 0.01, 1e5,
+    {"launch_latency", InformedBy::any_output, true, 0.01, 1e5,
      [](const DocumentedTiming& d) { return static_cast<double>(d.launch_latency_ps) / 1e6; },
      [](const MeasuredTiming& m) { return us_of(m.launch_latency_ps); },
      [](MeasuredTiming& m, double us) { m.launch_latency_ps = latency_ps(us); }},
-    {"network_latency", true, true, 0.01, 1e5,
+    {"network_latency", InformedBy::one_node_and_across_nodes, true, 0.01, 1e5,
      [](const DocumentedTiming& d) { return static_cast<double>(d.network_latency_ps) / 1e6; },
      [](const MeasuredTiming& m) { return us_of(m.network_latency_ps); },
      [](MeasuredTiming& m, double us) { m.network_latency_ps = latency_ps(us); }},
-    {"network_efficiency", true, false, 0.01, 1.0,
+    {"network_efficiency", InformedBy::across_nodes, false, 0.01, 1.0,
      [](const DocumentedTiming& d) { return d.network_efficiency; },
      [](const MeasuredTiming& m) { return m.network_efficiency; },
      [](MeasuredTiming& m, double value) { m.network_efficiency = share(value); }},
-    {"scale_up_efficiency", false, false, 0.01, 1.0,
+    {"scale_up_efficiency", InformedBy::one_node, false, 0.01, 1.0,
      [](const DocumentedTiming& d) { return d.scale_up_efficiency; },
      [](const MeasuredTiming& m) { return m.scale_up_efficiency; },
      [](MeasuredTiming& m, double value) { m.scale_up_efficiency = share(value); }},
@@ -186,26 +197,40 @@ std::string field_names() {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-// The fields to fit: those --fit names, else every one the outputs inform.
+bool informs(const FitField& field, OutputScales scales) {
+  switch (field.informed_by) {
+    case InformedBy::any_output: return true;
+    case InformedBy::one_node: return scales.one_node;
+    case InformedBy::across_nodes: return scales.across_nodes;
+    case InformedBy::one_node_and_across_nodes: return scales.one_node && scales.across_nodes;
+  }
+  return false;
+}
+
+// The network's fields mean nothing without an output across nodes.
+bool needs_nodes(const FitField& field) {
+  return field.informed_by == InformedBy::across_nodes ||
+         field.informed_by == InformedBy::one_node_and_across_nodes;
+}
+
+// The fields to fit: those --fit names, else every one the outputs tell apart.
 std::vector<const FitField*> fields_to_fit(const std::vector<std::string>& names,
-                                           bool across_nodes) {
+                                           OutputScales scales) {
+  for (const std::string& name : names) {
+    if (std::ranges::none_of(kFields, [&](const FitField& f) { return f.name == name; })) {
+      throw Error(fmt::format("--fit {}: expected some of {}", name, field_names()));
+    }
+  }
   std::vector<const FitField*> fields;
   for (const FitField& field : kFields) {
     const bool named = std::ranges::find(names, field.name) != names.end();
-    if (named && field.across_nodes && !across_nodes) {
+    if (named && needs_nodes(field) && !scales.across_nodes) {
       throw Error(
           fmt::format("--fit {}: no output spans several nodes; expected an output "
                       "measured across nodes, which its value sets",
                       field.name));
     }
-    if (named || (names.empty() && (across_nodes || !field.across_nodes))) {
-      fields.push_back(&field);
-    }
-  }
-  for (const std::string& name : names) {
-    if (std::ranges::none_of(kFields, [&](const FitField& f) { return f.name == name; })) {
-      throw Error(fmt::format("--fit {}: expected some of {}", name, field_names()));
-    }
+    if (named || (names.empty() && informs(field, scales))) fields.push_back(&field);
   }
   return fields;
 }
@@ -347,9 +372,10 @@ int run_calibrate_command(const CalibrateOptions& options, std::ostream& out) {
   for (const std::string& path : options.outputs) {
     outputs.push_back(read_output(path, options));
   }
-  const bool across_nodes =
-      std::ranges::any_of(outputs, [](const CalibrationOutput& o) { return o.nodes > 1; });
-  const std::vector<const FitField*> fields = fields_to_fit(options.fit, across_nodes);
+  const OutputScales scales{
+      .one_node = std::ranges::any_of(outputs, [](const auto& o) { return o.nodes == 1; }),
+      .across_nodes = std::ranges::any_of(outputs, [](const auto& o) { return o.nodes > 1; })};
+  const std::vector<const FitField*> fields = fields_to_fit(options.fit, scales);
   const sim::MachineSpec first =
       machine_with_devices(MachineFlags{.machine = options.machine}, outputs.front().ranks);
   const MeasuredTiming start = first.fabric->measured;

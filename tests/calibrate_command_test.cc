@@ -110,6 +110,34 @@ TEST(CalibrateCommand, FindsTheValuesTheOutputsWereMadeWith) {
   }
 }
 
+// Across nodes alone a network hop raises the same floor as the launch, and the NICs bound the
+// rate: the fit takes the launch latency and the NICs' share, and leaves the network hop and the
+// scale-up share as documented unless --fit names them.
+TEST(CalibrateCommand, OutputsAcrossNodesAloneLeaveTheNetworkHopAndScaleUpShare) {
+  const fs::path dir = scratch_folder("two_nodes_only");
+  const CalibrateOptions options{
+      .machine = "mi300x",
+      .outputs = {write(dir / "two_nodes.txt",
+                        model_output("mi300x", 16, {.launch_latency_ps = 200'000'000}))}};
+  std::ostringstream out;
+  ASSERT_EQ(run_calibrate_command(options, out), 0);
+  const std::vector<std::string> launch = words_of_line(out.str(), "launch_latency");
+  ASSERT_EQ(launch.size(), 5u) << out.str();  // name, documented and fitted with their units
+  EXPECT_NEAR(std::stod(launch[3]), 200.0, 0.1) << out.str();
+  for (const std::string field : {"network_latency", "scale_up_efficiency"}) {
+    EXPECT_NE(out.str().find(field), std::string::npos);
+    const std::vector<std::string> words = words_of_line(out.str(), field);
+    ASSERT_FALSE(words.empty()) << out.str();
+    EXPECT_EQ(words.back(), "fitted)") << out.str();  // "(not fitted)"
+  }
+  CalibrateOptions named = options;
+  named.fit = {"network_latency"};
+  std::ostringstream named_out;
+  ASSERT_EQ(run_calibrate_command(named, named_out), 0);
+  EXPECT_NE(words_of_line(named_out.str(), "network_latency").back(), "fitted)") << named_out.str();
+  EXPECT_EQ(words_of_line(named_out.str(), "launch_latency").back(), "fitted)") << named_out.str();
+}
+
 // The machine file it writes is what perf then runs: beside the same output perf prints the
 // median and p90 calibrate reported after the fit, and -n scales it by whole nodes.
 TEST(CalibrateCommand, WritesAMachineThatPerfRunsAtOtherScales) {
