@@ -9,12 +9,12 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 
 #include "cli/error_summary.h"
 #include "cli/machine_flags.h"
 #include "cli/nccl_tests_log.h"
 #include "cli/nccl_type_names.h"
+#include "cli/perf_command.h"
 #include "cost_model/collective_timing.h"
 #include "reference/error.h"
 #include "sim/machine_spec.h"
@@ -40,43 +40,10 @@ struct CalibrationOutput {
   std::vector<double> measured_us;
 };
 
-// The op the output measured: the one test it names, or --op where it names none.
-std::string op_of_output(const std::string& path, const NcclTestsLog& log, const std::string& op) {
-  if (log.tests.empty() && !op.empty()) return op;
-  const std::optional<std::string> named =
-      log.tests.size() == 1 ? perf_op_of_nccl_test(log.tests.front()) : std::nullopt;
-  if (!named) {
-    throw Error(fmt::format(
-        "{}: {}; expected the output of one of all_reduce_perf, all_gather_perf, "
-        "reduce_scatter_perf, alltoall_perf, broadcast_perf or sendrecv_perf{}",
-        path,
-        log.tests.empty() ? "the output names no test"
-                          : fmt::format("the output names {}", fmt::join(log.tests, ", ")),
-        log.tests.empty() ? ", or --op to say which it measured" : ""));
-  }
-  if (!op.empty() && op != *named) {
-    throw Error(fmt::format("--op {}: {} is {}_perf's output; expected --op {} or no --op", op,
-                            path, log.tests.front(), *named));
-  }
-  return *named;
-}
-
-cost_model::TimedOp timed_op(const std::string& op) {
-  static const std::set<std::string> ops = {"all_reduce", "all_gather", "reduce_scatter",
-                                            "all_to_all", "ppermute",   "broadcast"};
-  if (!ops.contains(op)) {
-    throw Error(
-        fmt::format("--op {}: expected all_reduce, all_gather, reduce_scatter, "
-                    "all_to_all, ppermute or broadcast",
-                    op));
-  }
-  return op == "ppermute" ? cost_model::TimedOp::permute : cost_model::timed_op_from_name(op);
-}
-
 CalibrationOutput read_output(const std::string& path, const CalibrateOptions& options) {
   const NcclTestsLog log = read_nccl_tests_log(path);
-  const std::string op_name = op_of_output(path, log, options.op);
-  const cost_model::TimedOp op = timed_op(op_name);
+  const std::string op_name = op_of_output(log, path, options.op);
+  const cost_model::TimedOp op = timed_op_of_perf_op(op_name);
   const std::string& machine = options.machine;
   if (!log.ranks) {
     throw Error(fmt::format(

@@ -1,6 +1,7 @@
 #include "cli/nccl_tests_log.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -206,6 +207,37 @@ std::optional<std::string> perf_op_of_nccl_test(std::string_view test) {
   if (test == "alltoall") return "all_to_all";
   if (test == "sendrecv") return "ppermute";
   return std::nullopt;
+}
+
+namespace {
+std::string tests_text(const std::vector<std::string>& tests) {
+  std::vector<std::string> binaries;
+  for (const std::string& test : tests) binaries.push_back(test + "_perf");
+  return fmt::format("{}", fmt::join(binaries, ", "));
+}
+}  // namespace
+
+std::string op_of_output(const NcclTestsLog& log, const std::string& source,
+                         const std::string& op) {
+  if (log.tests.size() != 1) {
+    if (!op.empty()) return op;
+    throw Error(fmt::format("{}: {}; expected --op to say which collective it measured", source,
+                            log.tests.empty()
+                                ? "the output names no test (all_reduce_perf, ...)"
+                                : "the output names several tests, " + tests_text(log.tests)));
+  }
+  const std::optional<std::string> named = perf_op_of_nccl_test(log.tests.front());
+  if (!named) {
+    throw Error(
+        fmt::format("{}: {}'s output; expected one of all_reduce_perf, all_gather_perf, "
+                    "reduce_scatter_perf, alltoall_perf, broadcast_perf or sendrecv_perf",
+                    source, tests_text(log.tests)));
+  }
+  if (!op.empty() && op != *named) {
+    throw Error(fmt::format("--op {}: {} is {}'s output; expected --op {} or no --op", op, source,
+                            tests_text(log.tests), *named));
+  }
+  return *named;
 }
 
 }  // namespace spmd

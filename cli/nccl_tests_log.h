@@ -42,4 +42,10 @@ NcclTestsLog read_nccl_tests_log(const std::string& path);
 // all_to_all for alltoall, ppermute for sendrecv); none for the tests perf does not time.
 std::optional<std::string> perf_op_of_nccl_test(std::string_view test);
 
+// The perf op an output measured: its one test's, or `op` (perf's name; empty when none was
+// given) where it names no test or several. spmd::Error starting with `source` (how the caller
+// names the output: "--compare FILE", "FILE") when it cannot tell, when its test is one perf does
+// not time, or when `op` is another than its test's.
+std::string op_of_output(const NcclTestsLog& log, const std::string& source, const std::string& op);
+
 }  // namespace spmd

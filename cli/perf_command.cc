@@ -163,35 +163,10 @@ sim::CollectiveRecord measure_or_explain(sim::Machine& machine, const Collective
 
 // ---- --compare: an nccl-tests output beside the run
 
-std::string tests_text(const std::vector<std::string>& tests) {
-  std::vector<std::string> binaries;
-  for (const std::string& test : tests) binaries.push_back(test + "_perf");
-  return fmt::format("{}", fmt::join(binaries, ", "));
-}
-
-// The op the output measured: the one test it names, or --op where it names none; --op against
-// the output's own test is an error, and so is an output naming several without --op.
+// The op the output measured: the one test it names, or --op where it names none.
 std::string compared_op(const PerfOptions& options, const NcclTestsLog& log) {
   const bool op_given = options.op_option != nullptr && options.op_option->count() > 0;
-  if (log.tests.size() != 1) {
-    if (op_given) return options.op;
-    throw Error(fmt::format(
-        "--compare {}: {}; expected --op to say which collective it measured", options.compare,
-        log.tests.empty() ? "the output names no test (all_reduce_perf, ...)"
-                          : "the output names several tests, " + tests_text(log.tests)));
-  }
-  const std::optional<std::string> op = perf_op_of_nccl_test(log.tests.front());
-  if (!op) {
-    throw Error(
-        fmt::format("--compare {}: {}'s output; expected one of all_reduce_perf, all_gather_perf, "
-                    "reduce_scatter_perf, alltoall_perf, broadcast_perf or sendrecv_perf",
-                    options.compare, tests_text(log.tests)));
-  }
-  if (op_given && options.op != *op) {
-    throw Error(fmt::format("--op {}: --compare {} is {}'s output; expected --op {} or no --op",
-                            options.op, options.compare, tests_text(log.tests), *op));
-  }
-  return *op;
+  return op_of_output(log, "--compare " + options.compare, op_given ? options.op : "");
 }
 
 // The machine with the output's ranks (unless -n says otherwise, which must agree) and, unless
@@ -281,6 +256,18 @@ void print_error_summary(const ErrorSummary& summary, const std::string& file, s
 
 }  // namespace
 
+cost_model::TimedOp timed_op_of_perf_op(const std::string& op) {
+  static const std::set<std::string> ops = {"all_reduce", "all_gather", "reduce_scatter",
+                                            "all_to_all", "ppermute",   "broadcast"};
+  if (!ops.contains(op)) {
+    throw Error(
+        fmt::format("--op {}: expected all_reduce, all_gather, reduce_scatter, "
+                    "all_to_all, ppermute or broadcast",
+                    op));
+  }
+  return op == "ppermute" ? cost_model::TimedOp::permute : cost_model::timed_op_from_name(op);
+}
+
 void add_perf_flags(CLI::App& command, PerfOptions& options) {
   options.op_option =
       command
@@ -316,14 +303,7 @@ void add_perf_flags(CLI::App& command, PerfOptions& options) {
 }
 
 int run_perf_command(const PerfOptions& options, std::ostream& out) {
-  static const std::set<std::string> ops = {"all_reduce", "all_gather", "reduce_scatter",
-                                            "all_to_all", "ppermute",   "broadcast"};
-  if (!ops.contains(options.op)) {
-    throw Error(
-        fmt::format("--op {}: expected all_reduce, all_gather, reduce_scatter, "
-                    "all_to_all, ppermute or broadcast",
-                    options.op));
-  }
+  static_cast<void>(timed_op_of_perf_op(options.op));  // an error for any other name
   if ((options.limits.max_median || options.limits.max_p90) && options.compare.empty()) {
     throw Error(
         "--max-median, --max-p90: given without --compare; expected --compare OUTPUT, "

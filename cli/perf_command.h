@@ -10,6 +10,7 @@
 #include "cli/cli11_fwd.h"
 #include "cli/error_summary.h"
 #include "cli/machine_flags.h"
+#include "cost_model/collective_timing.h"
 
 namespace spmd {
 
@@ -29,6 +30,10 @@ struct PerfOptions {
   // --op, to tell whether the command line gave it. Null for callers without flags.
   const CLI::Option* op_option = nullptr;
 };
+
+// The collective timing's op for one of perf's op names (all_reduce, all_gather,
+// reduce_scatter, all_to_all, ppermute, broadcast); spmd::Error "--op NAME: ..." for another.
+cost_model::TimedOp timed_op_of_perf_op(const std::string& op);
 
 void add_perf_flags(CLI::App& command, PerfOptions& options);
 // 0, or 1 when --compare's median or p90 of |error| is above its limit (one line on stderr).

@@ -179,8 +179,8 @@ TEST(CalibrateCommand, BadInputIsOneLineNamingIt) {
        "error: " + bare + ": no \"#  Rank\" lines; expected the output as nccl-tests prints it"},
       {"calibrate --machine hgx-h100 " + bare,
        "error: " + bare +
-           ": the output names no test; expected the output of one of "
-           "all_reduce_perf"},
+           ": the output names no test (all_reduce_perf, ...); expected --op to say which "
+           "collective it measured"},
       {"calibrate --machine hgx-h100 --op all_gather " + one_node,
        "error: --op all_gather: " + one_node +
            " is all_reduce_perf's output; expected --op all_reduce or no --op"},
