@@ -9,6 +9,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "cli/error_summary.h"
 #include "cli/machine_flags.h"
@@ -35,7 +37,8 @@ struct CalibrationOutput {
   std::string op;  // perf's name: "all_reduce"
   int ranks = 0;
   int nodes = 0;
-  Fabric fabric;
+  sim::MachineSpec machine;  // --machine on the output's ranks, as given
+  Fabric fabric;             // its fabric with the output's launch
   std::vector<cost_model::TimingRequest> requests;
   std::vector<double> measured_us;
 };
@@ -63,9 +66,9 @@ CalibrationOutput read_output(const std::string& path, const CalibrateOptions& o
                     "with one (docs/machine-format.md), whose timing calibrate fits",
                     machine));
   }
+  sim::MachineSpec launched;
   try {
-    spec =
-        with_launch_flags(std::move(spec), log.gpus_per_process, log.graph_launch.value_or(false));
+    launched = with_launch_flags(spec, log.gpus_per_process, log.graph_launch.value_or(false));
   } catch (const Error& e) {
     throw Error(fmt::format("{} (nGpus {}): {}", path, log.gpus_per_process.value_or(1), e.what()));
   }
@@ -73,7 +76,8 @@ CalibrationOutput read_output(const std::string& path, const CalibrateOptions& o
                            .op = op_name,
                            .ranks = *log.ranks,
                            .nodes = cost_model::nodes_of(*spec.fabric, *log.ranks),
-                           .fabric = *spec.fabric};
+                           .machine = std::move(spec),
+                           .fabric = *launched.fabric};
   for (const NcclTestsResult& result : log.results) {
     output.requests.push_back({.op = op,
                                .bytes = result.size_bytes,
@@ -84,12 +88,16 @@ CalibrationOutput read_output(const std::string& path, const CalibrateOptions& o
   return output;
 }
 
-double predicted_us(const CalibrationOutput& output, std::size_t row,
-                    const MeasuredTiming& measured) {
+// Each size of the output predicted with `measured`, in the output's order.
+std::vector<double> predicted_us(const CalibrationOutput& output, const MeasuredTiming& measured) {
   Fabric fabric = output.fabric;
   fabric.measured = measured;
-  return static_cast<double>(cost_model::time_collective(fabric, output.requests[row]).time_ps) /
-         1e6;
+  std::vector<double> times_us;
+  for (const cost_model::TimingRequest& request : output.requests) {
+    times_us.push_back(static_cast<double>(cost_model::time_collective(fabric, request).time_ps) /
+                       1e6);
+  }
+  return times_us;
 }
 
 // What the fit minimizes: the mean over every size of every output of |ln(predicted /
@@ -99,10 +107,9 @@ double mean_log_error(const std::vector<CalibrationOutput>& outputs,
   double sum = 0;
   std::size_t rows = 0;
   for (const CalibrationOutput& output : outputs) {
-    for (std::size_t row = 0; row < output.requests.size(); ++row) {
-      const double ratio =
-          std::max(predicted_us(output, row, measured), 1e-6) / output.measured_us[row];
-      sum += std::abs(std::log(ratio));
+    const std::vector<double> times_us = predicted_us(output, measured);
+    for (std::size_t row = 0; row < times_us.size(); ++row) {
+      sum += std::abs(std::log(std::max(times_us[row], 1e-6) / output.measured_us[row]));
       ++rows;
     }
   }
@@ -230,22 +237,30 @@ void fit_field(const FitField& field, const std::vector<CalibrationOutput>& outp
     const double error = error_at(low + point * step);
     if (error < best_error) std::tie(best_point, best_error) = std::pair(point, error);
   }
+  // Golden section: each step keeps one inner point and its error, and times one new point.
   double a = low + std::max(best_point - 1, 0) * step;
   double b = low + std::min(best_point + 1, kGridPoints - 1) * step;
   const double golden = (std::sqrt(5.0) - 1) / 2;
+  double c = b - golden * (b - a), d = a + golden * (b - a);
+  double error_c = error_at(c), error_d = error_at(d);
   for (int iteration = 0; iteration < 40; ++iteration) {
-    const double c = b - golden * (b - a);
-    const double d = a + golden * (b - a);
-    if (error_at(c) < error_at(d)) {
+    if (error_c < error_d) {
       b = d;
+      std::tie(d, error_d) = std::pair(c, error_c);
+      c = b - golden * (b - a);
+      error_c = error_at(c);
     } else {
       a = c;
+      std::tie(c, error_c) = std::pair(d, error_d);
+      d = a + golden * (b - a);
+      error_d = error_at(d);
     }
   }
   double best_t = low + best_point * step;
-  if (const double t = (a + b) / 2; error_at(t) < best_error) {
-    best_t = t;
-    best_error = error_at(t);
+  const double middle = (a + b) / 2;
+  if (const double error = error_at(middle); error < best_error) {
+    best_t = middle;
+    best_error = error;
   }
   if (best_error < fit.error) {
     field.set(fit.measured, from_search(field, best_t));
@@ -266,9 +281,10 @@ Fit fit_fields(const std::vector<const FitField*>& fields,
 }
 
 ErrorSummary output_summary(const CalibrationOutput& output, const MeasuredTiming& measured) {
+  const std::vector<double> times_us = predicted_us(output, measured);
   std::vector<double> errors;
-  for (std::size_t row = 0; row < output.requests.size(); ++row) {
-    errors.push_back(relative_error(predicted_us(output, row, measured), output.measured_us[row]));
+  for (std::size_t row = 0; row < times_us.size(); ++row) {
+    errors.push_back(relative_error(times_us[row], output.measured_us[row]));
   }
   return summarize_errors(errors);
 }
@@ -343,8 +359,7 @@ int run_calibrate_command(const CalibrateOptions& options, std::ostream& out) {
       .one_node = std::ranges::any_of(outputs, [](const auto& o) { return o.nodes == 1; }),
       .across_nodes = std::ranges::any_of(outputs, [](const auto& o) { return o.nodes > 1; })};
   const std::vector<const FitField*> fields = fields_to_fit(options.fit, scales);
-  const sim::MachineSpec first =
-      machine_with_devices(MachineFlags{.machine = options.machine}, outputs.front().ranks);
+  const sim::MachineSpec& first = outputs.front().machine;
   const MeasuredTiming start = first.fabric->measured;
   const Fit fit = fit_fields(fields, outputs, start);
 
