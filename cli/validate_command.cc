@@ -16,11 +16,13 @@
 #include "cli/calibration_row.h"
 #include "cli/error_summary.h"
 #include "cli/gnuplot.h"
+#include "cli/validate_training.h"
 #include "cost_model/collective_timing.h"
 #include "reference/error.h"
 #include "reference/input_file.h"
 #include "support/csv_table.h"
 #include "support/output_file.h"
+#include "training/published_run.h"
 
 namespace spmd {
 namespace {
@@ -430,7 +432,8 @@ void write_plots(const std::vector<MachineRows>& machines, const std::string& pl
 }  // namespace
 
 void add_validate_flags(CLI::App& command, ValidateOptions& options) {
-  command.add_option("file", options.file, "A calibration CSV (columns as in docs/validation.md)")
+  command.add_option("file", options.file, "A calibration CSV or a file of published training runs (columns as in "
+                     "docs/validation.md; told apart by the header)")
       ->required();
   command.add_flag(
       "--summary", options.summary,
@@ -444,6 +447,9 @@ void add_validate_flags(CLI::App& command, ValidateOptions& options) {
 
 int run_validate_command(const ValidateOptions& options, std::ostream& out, std::ostream& err) {
   const CsvTable table = CsvTable::read_file(options.file);
+  if (training::is_published_steps_table(table)) {
+    return run_training_validate(table, options, out, err);
+  }
   const std::vector<CalibrationRow> rows = read_calibration_rows(table);
   // Every row is read and predicted before anything is printed: bad input is one error.
   const std::vector<MachineRows> machines = predictions_by_machine(table, rows);

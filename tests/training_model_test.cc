@@ -1,0 +1,201 @@
+// The training model's parts (training/): model shapes and their parameters and FLOPs against
+// the models' published sizes, GEMM wave quantization, the descriptions read from published
+// rows (accelerator, precision, software), the step's laws (more micro-batches, recompute,
+// pipeline bubbles, FP8), and the layout errors.
+
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <cmath>
+
+#include "reference/error.h"
+#include "tests/error_of.h"
+#include "training/gemm_time.h"
+#include "training/model_catalogue.h"
+#include "training/step_time.h"
+
+namespace spmd::training {
+namespace {
+
+using test_errors::error_of;
+
+ModelShape llama3_8b() {
+  return ModelShape{.layers = 32, .d_model = 4096, .heads = 32, .kv_heads = 8, .head_dim = 128,
+                    .d_ff = 14336, .vocabulary = 128256};
+}
+
+ModelShape deepseek_v3() {
+  const ModelFamily family = model_family("DeepSeek-V3-671B");
+  ModelShape model{.layers = 61, .d_model = 7168, .heads = 128, .kv_heads = 128, .head_dim = 56,
+                   .d_ff = 2048, .vocabulary = 129280};
+  model.latent_attention = family.latent_attention;
+  model.moe = MixtureOfExperts{.experts = 256, .top_k = 8, .expert_d_ff = 2048,
+                               .shared_experts = family.shared_experts,
+                               .dense_layers = family.dense_layers,
+                               .dense_d_ff = family.dense_d_ff};
+  return model;
+}
+
+TrainingJob h100_job(const ModelShape& model, int devices, int tensor, int pipeline) {
+  TrainingJob job;
+  job.model = model;
+  job.accelerator = *accelerator_from_description("H100-SXM5-80GB");
+  job.software = software_from_description("Megatron-Bridge / Megatron-Core, NeMo container 26.04");
+  job.layout.devices = devices;
+  job.layout.tensor = tensor;
+  job.layout.pipeline = pipeline;
+  job.layout.data = devices / (tensor * pipeline);
+  job.batch = Batch{.sequence = 4096, .global_sequences = 16L * job.layout.data,
+                    .micro_batch_sequences = 1};
+  check_training_job(job, "test");
+  return job;
+}
+
+double step_seconds(const TrainingJob& job) {
+  return predict_step(job, fabric_of(job.accelerator)).total_s();
+}
+
+TEST(ModelShape, ParametersMatchThePublishedModelSizes) {
+  // Llama 3 8B: 8.03 B parameters (untied embedding and output layer).
+  EXPECT_NEAR(total_parameters(llama3_8b()) / 1e9, 8.03, 0.01);
+  // DeepSeek-V3: 671 B in all, 37 B active per token (its technical report, arXiv 2412.19437);
+  // the multi-token-prediction module (14 B) is not part of the model trained here.
+  EXPECT_NEAR(total_parameters(deepseek_v3()) / 1e9, 671, 10);
+  EXPECT_NEAR(active_parameters(deepseek_v3()) / 1e9, 37, 1.5);
+}
+
+TEST(ModelShape, ModelFlopsAreSixTimesTheActiveParametersPlusAttention) {
+  const ModelShape model = llama3_8b();
+  const std::int64_t sequence = 8192;
+  const double without_attention =
+      6 * (total_parameters(model) - embedding_parameters(model));
+  // Causal attention: 6 · layers · query_width · sequence per token (Megatron's count).
+  const double attention = 6.0 * model.layers * model.query_width() * sequence;
+  EXPECT_NEAR(model_flops_per_token(model, sequence) / (without_attention + attention), 1, 1e-9);
+}
+
+TEST(ModelShape, SlidingWindowsCutTheAttentionCore) {
+  ModelShape model = llama3_8b();
+  const double full = token_layer_flops(model, 8192).attention_core;
+  model.sliding_window = 128;
+  model.sliding_window_layer_share = 0.5;
+  EXPECT_NEAR(token_layer_flops(model, 8192).attention_core / full, (4096.0 + 128) / 2 / 4096,
+              1e-12);
+}
+
+TEST(GemmTime, WaveQuantizationWastesTheLastWave) {
+  const Accelerator h100 = *accelerator_from_description("H100 SXM");
+  // 132 tiles of 128 x 256 fill one wave; one more tile would take a second wave for itself
+  // (133 of 264 slots), where 64 x 128 tiles fill 532 of 660 slots in five waves.
+  EXPECT_DOUBLE_EQ(wave_efficiency(h100, 128 * 132, 256), 1);
+  EXPECT_NEAR(wave_efficiency(h100, 128 * 133, 256), 532.0 / 660, 1e-12);
+  // A 16 x 512 output: a quarter-area 64 x 128 tile is a quarter full, on 4 of 132 SMs.
+  EXPECT_NEAR(wave_efficiency(h100, 16, 512), 0.25 * 4 / 132, 1e-12);
+  // A thin GEMM is bound by memory: 8 tokens through a 16384 x 16384 matrix reads 512 MiB.
+  const double thin = gemm_seconds(h100, MatmulPrecision::bf16, GemmShape{8, 16384, 16384});
+  EXPECT_NEAR(thin, (8.0 * 16384 * 2 + 16384.0 * 16384 * 2 + 8.0 * 16384 * 2) /
+                        (3.35e12 * memory_efficiency()),
+              1e-9);
+}
+
+TEST(Descriptions, AcceleratorsPrecisionsAndSoftwareAsTablesWriteThem) {
+  const Accelerator capped =
+      *accelerator_from_description("H100-96GB-HBM2e (Grand Teton, 500W power limit)");
+  EXPECT_EQ(capped.name, "H100 96GB");
+  EXPECT_NEAR(capped.clock_scale, std::cbrt(500.0 / 700), 1e-12);
+  EXPECT_EQ(accelerator_from_description("GB300")->preset, "gb300-nvl72");
+  EXPECT_EQ(accelerator_from_description("A100-SXM-40GB")->memory_bytes, 40e9);
+  EXPECT_FALSE(accelerator_from_description("TPU-v5p").has_value());
+
+  EXPECT_EQ(precision_from_description("mxfp8 (torchao, cuBLAS)"), MatmulPrecision::mxfp8);
+  EXPECT_EQ(precision_from_description("fp8 (per-tensor current scaling)"), MatmulPrecision::fp8);
+  EXPECT_EQ(precision_from_description("bf16 activations/matmuls, fp32 weights"),
+            MatmulPrecision::bf16);
+  EXPECT_EQ(precision_from_description("fp16 mixed (not stated)"), MatmulPrecision::bf16);
+  EXPECT_EQ(error_of([] { precision_from_description("int4"); }),
+            "precision 'int4': expected bf16, fp16, fp8, mxfp8 or nvfp4");
+
+  const Software titan = software_from_description(
+      "torchtitan 9dec370 (2024-12-26), torch 1963fc8 (2024-12-23), torchao eab345c; FSDP");
+  EXPECT_EQ(titan.framework, Framework::torchtitan);
+  EXPECT_FALSE(titan.fused_elementwise);
+  EXPECT_EQ(titan.selective_recompute_forward_share, 0.5);
+  EXPECT_FALSE(software_from_description("Megatron-LM (2021)").flash_attention);
+  EXPECT_TRUE(software_from_description("Megatron-Core r0.8.0").flash_attention);
+}
+
+TEST(Descriptions, APrecisionTheChipLacksIsAnError) {
+  const Accelerator h100 = *accelerator_from_description("H100 SXM");
+  EXPECT_EQ(error_of([&] { require_precision(h100, MatmulPrecision::nvfp4, "row 3"); }),
+            "row 3: precision nvfp4: H100 SXM has no nvfp4 tensor cores; expected bf16, fp16 or "
+            "fp8");
+  EXPECT_THROW(require_precision(h100, MatmulPrecision::mxfp8, "row 3"), Error);
+  EXPECT_NO_THROW(require_precision(*accelerator_from_description("B200"), MatmulPrecision::mxfp8,
+                                    "row 3"));
+}
+
+TEST(StepTime, PipelineBubbleIsPMinusOneOverVMicroBatches) {
+  TrainingJob job = h100_job(llama3_8b(), 32, 1, 4);
+  for (int virtual_stages : {1, 2, 4}) {
+    job.layout.virtual_stages = virtual_stages;
+    const StepTime step = predict_step(job, fabric_of(job.accelerator));
+    const double micro_batch_s = (step.compute_s + step.tensor_parallel_s +
+                                  step.context_parallel_s + step.expert_parallel_s) /
+                                 job.micro_batches();
+    EXPECT_NEAR(step.pipeline_bubble_s, micro_batch_s * 3.0 / virtual_stages, 1e-12);
+  }
+}
+
+TEST(StepTime, RecomputeAndNarrowerFormatsMoveTheStepTheRightWay) {
+  TrainingJob job = h100_job(llama3_8b(), 8, 1, 1);
+  const double none = step_seconds(job);
+  job.recompute = Recompute::full;
+  const double full = step_seconds(job);
+  EXPECT_GT(full, none * 1.2);
+  job.recompute = Recompute::none;
+  job.precision = MatmulPrecision::fp8;
+  const double fp8 = step_seconds(job);
+  EXPECT_LT(fp8, none);
+  EXPECT_GT(fp8, none / 2);  // not every kernel is a GEMM
+}
+
+RC_GTEST_PROP(StepTimeLaws, MoreMicroBatchesNeverShortenTheStep, (int micro_batches_log2)) {
+  const int exponent = std::abs(micro_batches_log2) % 5;
+  TrainingJob job = h100_job(llama3_8b(), 64, 2, 4);
+  job.batch.global_sequences = (std::int64_t{1} << exponent) * job.layout.data;
+  const double fewer = step_seconds(job);
+  job.batch.global_sequences *= 2;
+  const double more = step_seconds(job);
+  RC_ASSERT(more > fewer);
+  RC_ASSERT(more < 2 * fewer + 1e-9);  // the bubble and the gradient reduction do not double
+}
+
+TEST(StepTime, ExpertParallelAllToAllsGrowWithTheExpertGroupAcrossNodes) {
+  TrainingJob job = h100_job(deepseek_v3(), 256, 1, 8);
+  job.precision = MatmulPrecision::fp8;
+  job.layout.expert = 8;
+  const double one_node = predict_step(job, fabric_of(job.accelerator)).expert_parallel_s;
+  job.layout.expert = 32;
+  const double four_nodes = predict_step(job, fabric_of(job.accelerator)).expert_parallel_s;
+  EXPECT_GT(one_node, 0);
+  EXPECT_GT(four_nodes, one_node);
+}
+
+TEST(TrainingJob, LayoutsThatContradictThemselvesAreErrors) {
+  TrainingJob job = h100_job(llama3_8b(), 8, 2, 1);
+  job.layout.data = 3;
+  EXPECT_EQ(error_of([&] { check_training_job(job, "runs.csv:4"); }),
+            "runs.csv:4: dp 3: expected dp x tp x pp x cp = gpus_total (8), got 3 x 2 x 1 x 1 = 6");
+  job = h100_job(deepseek_v3(), 64, 1, 1);
+  job.layout.expert = 3;
+  EXPECT_EQ(error_of([&] { check_training_job(job, "runs.csv:5"); }),
+            "runs.csv:5: ep 3: expected a divisor of moe_experts (256)");
+  job = h100_job(llama3_8b(), 8, 1, 1);
+  job.batch.global_sequences = 12;
+  EXPECT_EQ(error_of([&] { check_training_job(job, "runs.csv:6"); }),
+            "runs.csv:6: global_batch_seqs 12: expected a positive multiple of dp x micro_batch "
+            "(8 x 1)");
+}
+
+}  // namespace
+}  // namespace spmd::training

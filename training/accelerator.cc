@@ -1,0 +1,162 @@
+#include "training/accelerator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "cost_model/roofline.h"
+#include "reference/error.h"
+
+namespace spmd::training {
+namespace {
+
+constexpr double kTera = 1e12;
+constexpr double kGiga = 1e9;
+
+// Spec sheets' dense peaks (NVIDIA quotes tensor rates "with sparsity": half of those), memory
+// and board power: nvidia.com/en-us/data-center/{a100,h100,h200,dgx-b200,dgx-gb200,dgx-gb300}
+// and the Blackwell datasheet; SM counts from the architecture whitepapers (A100 108, H100 SXM
+// 132, B200 148, B300 160). docs/training-model.md lists them.
+Accelerator make(std::string name, std::string preset, cost_model::GpuGeneration generation,
+                 double bf16_tflops, double fp8_tflops, double fp4_tflops, double memory_gb,
+                 double bandwidth_tb_per_s, int sms, double watts) {
+  Accelerator a;
+  a.name = std::move(name);
+  a.preset = std::move(preset);
+  a.generation = generation;
+  a.bf16_flops_per_s = bf16_tflops * kTera;
+  a.fp8_flops_per_s = fp8_tflops * kTera;
+  a.fp4_flops_per_s = fp4_tflops * kTera;
+  a.memory_bytes = memory_gb * kGiga;
+  a.memory_bandwidth_bytes_per_s = bandwidth_tb_per_s * kTera;
+  a.streaming_multiprocessors = sms;
+  a.power_watts = watts;
+  if (generation == cost_model::GpuGeneration::ampere) a.gemm_tile_columns = 128;
+  return a;
+}
+
+Accelerator ultra(Accelerator accelerator) {
+  accelerator.doubled_softmax_exponentials = true;
+  return accelerator;
+}
+
+struct CatalogueEntry {
+  std::vector<std::string_view> words;  // every one must appear in the description
+  Accelerator accelerator;
+};
+
+const std::vector<CatalogueEntry>& catalogue() {
+  using G = cost_model::GpuGeneration;
+  // Most specific first: "GB300" before "B300", the 40 GB A100 before the 80 GB one.
+  static const std::vector<CatalogueEntry> entries = {
+      {{"gb300"}, ultra(make("GB300", "gb300-nvl72", G::blackwell, 2500, 5000, 15000, 288, 8, 160, 1400))},
+      {{"gb200"}, make("GB200", "gb200-nvl72", G::blackwell, 2500, 5000, 10000, 186, 8, 148, 1200)},
+      {{"b300"}, ultra(make("B300", "hgx-b300", G::blackwell, 2250, 4500, 13500, 288, 8, 160, 1100))},
+      {{"b200"}, make("B200", "hgx-b200", G::blackwell, 2250, 4500, 9000, 180, 8, 148, 1000)},
+      {{"h200"}, make("H200 SXM", "hgx-h200", G::hopper, 989.4, 1978.9, 0, 141, 4.8, 132, 700)},
+      {{"h100", "96"},
+       make("H100 96GB", "hgx-h100", G::hopper, 989.4, 1978.9, 0, 96, 3.35, 132, 700)},
+      {{"h100"}, make("H100 SXM", "hgx-h100", G::hopper, 989.4, 1978.9, 0, 80, 3.35, 132, 700)},
+      {{"a100", "40"},
+       make("A100 SXM 40GB", "hgx-a100", G::ampere, 312, 0, 0, 40, 1.555, 108, 400)},
+      {{"a100"}, make("A100 SXM 80GB", "hgx-a100", G::ampere, 312, 0, 0, 80, 2.039, 108, 400)},
+  };
+  return entries;
+}
+
+std::string lowercase(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower;
+}
+
+// "500W power limit" in a description: the clock a power-capped part sustains. Dynamic power
+// goes as f·V² and the voltage falls with the clock across the DVFS range, so power ~ f³ and the
+// clock scales as the cube root of the power ratio (500 W of 700 W: 0.89, between the SXM part
+// and the 350-400 W H100 NVL's 835 TFLOP/s, as torchtitan's benchmark notes say).
+double clock_scale_of(const std::string& lower, double rated_watts) {
+  const std::size_t limit = lower.find("w power limit");
+  if (limit == std::string::npos) return 1;
+  std::size_t digits = limit;
+  while (digits > 0 && std::isdigit(static_cast<unsigned char>(lower[digits - 1]))) --digits;
+  if (digits == limit) return 1;
+  const double watts = std::stod(lower.substr(digits, limit - digits));
+  return std::min(1.0, std::cbrt(watts / rated_watts));
+}
+
+}  // namespace
+
+double Accelerator::peak_flops_per_s(MatmulPrecision precision) const {
+  double peak = 0;
+  switch (precision) {
+    case MatmulPrecision::bf16: peak = bf16_flops_per_s; break;
+    case MatmulPrecision::fp8: peak = fp8_flops_per_s; break;
+    // Microscaled formats need Blackwell's block-scaled tensor cores.
+    case MatmulPrecision::mxfp8:
+      peak = generation == cost_model::GpuGeneration::blackwell ? fp8_flops_per_s : 0;
+      break;
+    case MatmulPrecision::nvfp4: peak = fp4_flops_per_s; break;
+  }
+  return peak * clock_scale;
+}
+
+// Large-GEMM shares of peak by generation and operand width. Measured ranges: A100 cuBLAS BF16
+// 0.75-0.85 of 312 TFLOP/s for GEMMs above a TFLOP (SimuMax's A100 table); H100 BF16 0.65-0.75
+// and FP8 0.60-0.78 (DeepGEMM on H800: 1,358-1,550 of 1,979); B200 BF16 up to 0.65-0.72.
+// Lower-precision GEMMs sit lower: the same bytes feed twice the math.
+double gemm_kernel_efficiency(const Accelerator& accelerator, MatmulPrecision precision) {
+  using G = cost_model::GpuGeneration;
+  const bool narrow = precision != MatmulPrecision::bf16;
+  switch (accelerator.generation) {
+    case G::ampere: return 0.80;
+    case G::hopper: return narrow ? 0.62 : 0.68;
+    default: return precision == MatmulPrecision::nvfp4 ? 0.55 : (narrow ? 0.62 : 0.70);
+  }
+}
+
+// Flash attention's share of the bf16 peak. FlashAttention-2 reaches 50-73% forward on A100
+// (arXiv 2307.08691) and about 0.45 backward, but only 35% on H100 (arXiv 2407.08608, whose
+// FlashAttention-3 reaches 75% forward non-causal, 0.6 causal, about 0.45 backward). On
+// Blackwell the tensor cores doubled but the exponentials did not: softmax bounds the kernel
+// until Blackwell Ultra doubled them.
+AttentionEfficiency attention_kernel_efficiency(const Accelerator& accelerator,
+                                                AttentionKernel kernel) {
+  using G = cost_model::GpuGeneration;
+  if (accelerator.generation == G::ampere) return {0.55, 0.45};
+  if (kernel == AttentionKernel::flash2) return {0.35, 0.35};
+  if (accelerator.generation == G::hopper || accelerator.doubled_softmax_exponentials) {
+    return {0.60, 0.45};
+  }
+  return {0.45, 0.35};
+}
+
+double memory_efficiency() { return cost_model::kDefaultMemoryEfficiency; }
+
+std::optional<Accelerator> accelerator_from_description(std::string_view text) {
+  const std::string lower = lowercase(text);
+  for (const CatalogueEntry& entry : catalogue()) {
+    const bool all = std::all_of(entry.words.begin(), entry.words.end(), [&](std::string_view w) {
+      return lower.find(w) != std::string::npos;
+    });
+    if (!all) continue;
+    Accelerator accelerator = entry.accelerator;
+    accelerator.clock_scale = clock_scale_of(lower, accelerator.power_watts);
+    return accelerator;
+  }
+  return std::nullopt;
+}
+
+void require_precision(const Accelerator& accelerator, MatmulPrecision precision,
+                       std::string_view where) {
+  if (accelerator.peak_flops_per_s(precision) > 0) return;
+  throw Error(fmt::format("{}: precision {}: {} has no {} tensor cores; expected {}", where,
+                          precision_name(precision), accelerator.name, precision_name(precision),
+                          accelerator.fp8_flops_per_s > 0 ? "bf16, fp16 or fp8" : "bf16 or fp16"));
+}
+
+}  // namespace spmd::training

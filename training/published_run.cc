@@ -1,0 +1,216 @@
+#include "training/published_run.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
+#include "reference/error.h"
+#include "training/model_catalogue.h"
+#include "training/training_memory.h"
+
+namespace spmd::training {
+namespace {
+
+constexpr std::string_view kExpected =
+    "the published-steps columns (docs/validation.md, \"Training steps\")";
+
+class RowReader {
+ public:
+  RowReader(const CsvTable& table, const CsvRecord& record)
+      : table_(table), record_(record), where_(table.where(record)) {}
+
+  const std::string& text(std::string_view column) const {
+    return table_.field(record_, column);
+  }
+  bool empty(std::string_view column) const { return text(column).empty(); }
+
+  // An integer of at least `minimum`, or `fallback` when the field is empty.
+  std::int64_t integer(std::string_view column, std::int64_t fallback,
+                       std::int64_t minimum = 1) const {
+    const std::string& value = text(column);
+    if (value.empty()) return fallback;
+    std::int64_t parsed = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+    if (error != std::errc() || end != value.data() + value.size() || parsed < minimum) {
+      throw Error(fmt::format("{}: {} '{}': expected an integer of at least {}", where_, column,
+                              value, minimum));
+    }
+    return parsed;
+  }
+  int degree(std::string_view column, int fallback = 1) const {
+    const std::int64_t value = integer(column, fallback);
+    if (value > (1 << 24)) {
+      throw Error(fmt::format("{}: {} '{}': expected at most {}", where_, column, value, 1 << 24));
+    }
+    return static_cast<int>(value);
+  }
+  std::optional<double> positive(std::string_view column) const {
+    const std::string& value = text(column);
+    if (value.empty()) return std::nullopt;
+    double parsed = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+    if (error != std::errc() || end != value.data() + value.size() || !(parsed > 0) ||
+        !std::isfinite(parsed)) {
+      throw Error(fmt::format("{}: {} '{}': expected a positive number", where_, column, value));
+    }
+    return parsed;
+  }
+  const std::string& where() const { return where_; }
+
+ private:
+  const CsvTable& table_;
+  const CsvRecord& record_;
+  std::string where_;
+};
+
+Recompute recompute_of(const RowReader& row, Framework framework) {
+  const std::string& text = row.text("recompute");
+  if (text.empty()) {
+    // Defaults: Megatron recomputes nothing unless told; torchtitan's default is selective;
+    // llm-foundry's yamls and MaxText's base.yml checkpoint whole layers.
+    switch (framework) {
+      case Framework::torchtitan: return Recompute::selective;
+      case Framework::llm_foundry:
+      case Framework::maxtext: return Recompute::full;
+      default: return Recompute::none;
+    }
+  }
+  if (text.starts_with("full")) return Recompute::full;
+  if (text.starts_with("selective") || text.starts_with("minimal")) return Recompute::selective;
+  if (text.starts_with("none")) return Recompute::none;
+  throw Error(fmt::format("{}: recompute '{}': expected none, selective, minimal or full",
+                          row.where(), text));
+}
+
+ModelShape model_of(const RowReader& row) {
+  const ModelFamily family = model_family(row.text("model"));
+  ModelShape model;
+  model.layers = row.integer("layers", 0);
+  model.d_model = row.integer("d_model", 0);
+  model.heads = row.integer("heads", 0);
+  model.kv_heads = row.integer("kv_heads", model.heads);
+  model.head_dim = family.head_dim > 0 ? family.head_dim
+                                       : (model.heads > 0 ? model.d_model / model.heads : 0);
+  // GPT-style tables leave out d_ff: 4·d_model.
+  model.d_ff = row.integer("d_ff", 4 * model.d_model);
+  // GPT-2's vocabulary padded to a multiple of 1024, as Megatron's GPT runs use.
+  model.vocabulary = row.integer("vocabulary", 51200);
+  model.gated_mlp = family.gated_mlp;
+  model.latent_attention = family.latent_attention;
+  model.sliding_window = family.sliding_window;
+  model.sliding_window_layer_share = family.sliding_window_layer_share;
+  const std::int64_t experts = row.integer("moe_experts", 0, 0);
+  if (experts > 0) {
+    model.moe = MixtureOfExperts{.experts = experts,
+                                 .top_k = row.integer("moe_topk", 1),
+                                 .expert_d_ff = model.d_ff,
+                                 .shared_experts = family.shared_experts,
+                                 .dense_layers = family.dense_layers,
+                                 .dense_d_ff = family.dense_d_ff};
+  }
+  return model;
+}
+
+// Published recipes are tuned to fit: where a row does not say what it recomputes, the
+// framework's default, or else the least recompute under which the step fits the device.
+void recompute_as_little_as_fits(TrainingJob& job) {
+  for (Recompute level : {Recompute::selective, Recompute::mlp, Recompute::full}) {
+    if (peak_memory(job).total_bytes() <= job.accelerator.memory_bytes) return;
+    if (level > job.recompute) job.recompute = level;
+  }
+}
+
+// The row's job, or the reason it cannot be predicted (std::nullopt and `why` set).
+std::optional<TrainingJob> job_of(const RowReader& row, int devices, std::string& why) {
+  TrainingJob job;
+  if (devices > 1 && row.empty("dp") && row.empty("tp") && row.empty("pp") && row.empty("fsdp")) {
+    why = "no layout: dp, tp, pp and fsdp empty";
+    return std::nullopt;
+  }
+  const std::optional<Accelerator> accelerator = accelerator_from_description(row.text("gpu"));
+  if (!accelerator) {
+    why = fmt::format("no accelerator model for '{}'", row.text("gpu"));
+    return std::nullopt;
+  }
+  job.accelerator = *accelerator;
+  job.software = software_from_description(row.text("software"));
+  job.precision = precision_from_description(row.text("precision"));
+  require_precision(job.accelerator, job.precision, row.where());
+  job.model = model_of(row);
+  job.recompute = recompute_of(row, job.software.framework);
+
+  ParallelLayout& l = job.layout;
+  l.devices = devices;
+  l.tensor = row.degree("tp");
+  l.pipeline = row.degree("pp");
+  l.context = row.degree("cp");
+  l.expert = row.degree("ep");
+  l.virtual_stages = row.degree("vp");
+  const std::int64_t model_parallel = std::int64_t{l.tensor} * l.pipeline * l.context;
+  l.data = row.degree("dp", model_parallel > 0 && devices % model_parallel == 0
+                                ? static_cast<int>(devices / model_parallel)
+                                : 0);
+  const int zero_stage = static_cast<int>(row.integer("zero_stage", 0, 0));
+  l.fsdp = row.degree("fsdp");
+  if (l.fsdp == 1 && zero_stage == 3) l.fsdp = l.data * l.context;
+  // Megatron's distributed optimizer since 2022 (its papers' 2021 runs kept whole optimizer
+  // states on every replica); FSDP shards everything anyway.
+  l.distributed_optimizer = job.software.distributed_optimizer || zero_stage >= 1;
+
+  job.batch.sequence = row.integer("seq_len", 0);
+  job.batch.global_sequences = row.integer("global_batch_seqs", 0);
+  job.batch.micro_batch_sequences = row.integer("micro_batch", 1);
+  if (job.batch.sequence == 0) why = "no seq_len";
+  if (job.batch.global_sequences == 0) why = "no global_batch_seqs";
+  if (!why.empty()) return std::nullopt;
+  // torchtitan's micro_batch column is the local batch; its pipelines split it into
+  // micro-batches of one sequence (pipeline_parallel_microbatch_size 1).
+  if (job.software.framework == Framework::torchtitan && l.pipeline > 1) {
+    job.batch.micro_batch_sequences = 1;
+  }
+  job.devices_per_node = row.degree("gpus_per_node", 8);
+  check_training_job(job, row.where());
+  if (row.empty("recompute")) recompute_as_little_as_fits(job);
+  return job;
+}
+
+std::string source_of(const std::string& source_id) {
+  const std::size_t dash = source_id.rfind('-');
+  return dash == std::string::npos ? source_id : source_id.substr(0, dash);
+}
+
+}  // namespace
+
+bool is_published_steps_table(const CsvTable& table) {
+  return table.column_index("measured_step_s").has_value() &&
+         table.column_index("gpus_total").has_value();
+}
+
+std::vector<PublishedRun> read_published_runs(const CsvTable& table) {
+  table.require_columns({"source_id", "model", "layers", "d_model", "heads", "kv_heads", "d_ff",
+                         "vocabulary", "moe_experts", "moe_topk", "seq_len", "global_batch_seqs",
+                         "micro_batch", "gpu", "gpus_total", "gpus_per_node", "dp", "tp", "pp",
+                         "cp", "ep", "vp", "fsdp", "zero_stage", "recompute", "precision",
+                         "measured_tokens_per_s_per_gpu", "measured_step_s", "software"},
+                        kExpected);
+  std::vector<PublishedRun> runs;
+  for (const CsvRecord& record : table.records()) {
+    const RowReader row(table, record);
+    PublishedRun run;
+    run.line = record.line;
+    run.source_id = row.text("source_id");
+    run.source = source_of(run.source_id);
+    run.model_name = row.text("model");
+    run.gpu = row.text("gpu");
+    run.precision = row.text("precision");
+    run.devices = row.degree("gpus_total");
+    run.measured_step_s = row.positive("measured_step_s");
+    run.measured_tokens_per_s_per_gpu = row.positive("measured_tokens_per_s_per_gpu");
+    run.job = job_of(row, run.devices, run.not_predicted);
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+}  // namespace spmd::training

@@ -1,0 +1,38 @@
+#pragma once
+// Published training runs in the columns of the published-steps format (docs/validation.md,
+// "Training steps"): one row per run, its model, layout, machine, precision, software and what
+// it measured. Each row becomes a TrainingJob with the framework's defaults for what the row
+// leaves out (docs/training-model.md, "Defaults"), or a reason it cannot be predicted.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "support/csv_table.h"
+#include "training/training_job.h"
+
+namespace spmd::training {
+
+struct PublishedRun {
+  int line = 0;
+  std::string source_id;  // "MBRIDGE-013"
+  std::string source;     // the source's part of the id: "MBRIDGE"
+  std::string model_name;
+  std::string gpu;        // as written
+  std::string precision;  // as written
+  int devices = 0;
+  std::optional<TrainingJob> job;  // none: not predicted, for `not_predicted`
+  std::string not_predicted;
+  std::optional<double> measured_step_s;
+  std::optional<double> measured_tokens_per_s_per_gpu;
+};
+
+// True when the table has the published-steps columns (validate tells the two formats apart by
+// their header).
+bool is_published_steps_table(const CsvTable& table);
+
+// Every row; spmd::Error "FILE:LINE: FIELD 'VALUE': expected ..." for a field of the wrong type
+// or a layout that contradicts itself.
+std::vector<PublishedRun> read_published_runs(const CsvTable& table);
+
+}  // namespace spmd::training

@@ -1,0 +1,79 @@
+#include "training/software.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+namespace spmd::training {
+namespace {
+
+bool contains(const std::string& text, std::string_view word) {
+  return text.find(word) != std::string::npos;
+}
+
+// The earliest year from 2015 to 2039 the text names, or 0.
+int first_year(const std::string& text) {
+  for (std::size_t i = 0; i + 4 <= text.size(); ++i) {
+    if (text[i] != '2' || text[i + 1] != '0') continue;
+    if (!std::isdigit(static_cast<unsigned char>(text[i + 2])) ||
+        !std::isdigit(static_cast<unsigned char>(text[i + 3]))) {
+      continue;
+    }
+    const bool digit_before = i > 0 && std::isdigit(static_cast<unsigned char>(text[i - 1]));
+    const bool digit_after =
+        i + 4 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 4]));
+    if (digit_before || digit_after) continue;
+    const int year = std::stoi(text.substr(i, 4));
+    if (year >= 2015 && year < 2040) return year;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string_view framework_name(Framework framework) {
+  switch (framework) {
+    case Framework::megatron: return "Megatron";
+    case Framework::torchtitan: return "torchtitan";
+    case Framework::llm_foundry: return "llm-foundry";
+    case Framework::maxtext: return "MaxText";
+    case Framework::unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+Software software_from_description(std::string_view description) {
+  std::string text(description);
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  Software software;
+  const int year = first_year(text);
+  if (contains(text, "torchtitan")) {
+    software.framework = Framework::torchtitan;
+    software.fused_elementwise = contains(text, "compile");
+    software.fused_cross_entropy = software.fused_elementwise;
+    software.tensor_parallel_overlap = contains(text, "async");
+    // torchtitan's "selective" option "2" (every second layer) was the default until 2025.
+    software.selective_recompute_forward_share = (year > 0 && year < 2025) ? 0.5 : 0;
+    software.attention_kernel = AttentionKernel::flash2;
+  } else if (contains(text, "llm-foundry") || contains(text, "composer")) {
+    software.framework = Framework::llm_foundry;
+    software.fused_elementwise = false;
+    software.attention_kernel = AttentionKernel::flash2;
+  } else if (contains(text, "maxtext")) {
+    software.framework = Framework::maxtext;
+  } else if (contains(text, "megatron") || contains(text, "nemo")) {
+    software.framework = Framework::megatron;
+    // NVIDIA's performance recipes (NeMo, Megatron-Bridge) overlap TP communication; the
+    // Megatron-LM papers' runs of 2021-2022 did not.
+    const bool performance_recipe = contains(text, "nemo") || contains(text, "bridge");
+    software.tensor_parallel_overlap = performance_recipe;
+    if (performance_recipe) software.gradient_reduce_bytes = 2;
+    software.distributed_optimizer = !(year > 0 && year < 2022);
+  }
+  // Flash attention (2022) entered the frameworks in 2023.
+  software.flash_attention = !(year > 0 && year < 2023);
+  return software;
+}
+
+}  // namespace spmd::training

@@ -1,0 +1,48 @@
+#pragma once
+// What the training framework named in a description does by default, where that changes a
+// step's time (docs/training-model.md, "Frameworks"): whether its element-wise kernels are
+// fused (Transformer Engine, torch.compile) or run one kernel per op (PyTorch eager), whether
+// attention is a flash kernel, what its "selective" recompute recomputes, and whether it
+// overlaps tensor-parallel communication with the GEMMs.
+
+#include <string_view>
+
+#include "training/accelerator.h"
+
+namespace spmd::training {
+
+enum class Framework { megatron, torchtitan, llm_foundry, maxtext, unknown };
+
+struct Software {
+  Framework framework = Framework::unknown;
+  // Norms, activations, RoPE and residuals fused into few kernels. Eager PyTorch launches one
+  // kernel per op, each reading and writing whole activations.
+  bool fused_elementwise = true;
+  // Flash attention: no s² scores in memory. Frameworks before 2023 stored them.
+  bool flash_attention = true;
+  // PyTorch's SDPA runs FlashAttention-2; Transformer Engine, MaxText and JAX the chip's own.
+  AttentionKernel attention_kernel = AttentionKernel::native;
+  // The share of a layer's forward that "selective" recompute runs again: Megatron recomputes
+  // the attention core only (0); torchtitan before 2025 checkpointed every second layer whole.
+  double selective_recompute_forward_share = 0;
+  // Tensor-parallel all-gathers and reduce-scatters hidden under the GEMMs (Megatron's
+  // userbuffers overlap in NVIDIA's performance recipes, torchtitan's async TP).
+  bool tensor_parallel_overlap = false;
+  // Bytes of one gradient element in the data-parallel reduction: fp32 unless the recipe
+  // reduces in bf16 (NVIDIA's performance recipes set grad_reduce_in_fp32 off).
+  double gradient_reduce_bytes = 4;
+  // The loss computed from bf16 logits in one fused kernel (Transformer Engine's cross-entropy
+  // fusion, torch.compile, llm-foundry's fused_crossentropy); otherwise the logits are upcast to
+  // fp32 and their gradient kept beside them.
+  bool fused_cross_entropy = true;
+  // Megatron's distributed optimizer (2022 on): optimizer states sharded over data parallel.
+  bool distributed_optimizer = true;
+};
+
+std::string_view framework_name(Framework framework);
+// The framework and its defaults at the version a description names ("Megatron-Bridge /
+// Megatron-Core, NeMo container 26.08", "torchtitan 9dec370 (2024-12-26) ... torch.compile",
+// "MosaicML Composer + llm-foundry ..."). Unknown software gets Megatron-like fused defaults.
+Software software_from_description(std::string_view text);
+
+}  // namespace spmd::training

@@ -1,0 +1,383 @@
+#include "training/step_time.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "cost_model/collective_timing.h"
+#include "reference/error.h"
+#include "sim/machine_presets.h"
+#include "training/gemm_time.h"
+
+namespace spmd::training {
+namespace {
+
+using cost_model::TimedOp;
+
+constexpr double kPicosecondsPerSecond = 1e12;
+// Flash attention's backward runs five matmuls where its forward runs two (it recomputes the
+// scores): 2.5 times the forward's FLOPs.
+constexpr double kAttentionBackwardRatio = 2.5;
+// Bytes of activation traffic per token per layer in the forward pass of fused element-wise
+// kernels, counted in d_model-wide bf16 tensors read or written: two norms (read, write), two
+// residual adds (read two, write one), RoPE on Q and K. Eager PyTorch runs each op of a norm,
+// an activation or RoPE as its own kernel: about three times the traffic.
+constexpr double kFusedElementwiseTensorsPerLayer = 10;
+constexpr double kEagerElementwiseTraffic = 3;
+// Without flash attention the s² scores are written by the Q·Kᵀ GEMM, read and written by the
+// softmax, and a dropout mask written: 7 bytes per score per token in the forward pass.
+constexpr double kStoredScoreBytes = 7;
+// Adam's update streams, per parameter it owns: the fp32 master weight, m and v read and
+// written (24 bytes), the gradient read (4) and the bf16 weight written (2).
+constexpr double kAdamBytesPerParameter = 30;
+// The backward pass computes input and weight gradients: twice the forward's GEMM FLOPs, and
+// about twice its element-wise traffic.
+constexpr double kBackwardToForward = 2;
+
+double seconds(std::int64_t picoseconds) { return picoseconds / kPicosecondsPerSecond; }
+
+// How many of a group's ranks share a node when its ranks lie `stride` devices apart (the
+// mesh is tensor-innermost, then context, data and pipeline, as Megatron orders its groups).
+int ranks_per_node(int ranks, int stride, int devices_per_node) {
+  if (stride >= devices_per_node) return 1;
+  return std::max(1, std::min(ranks, devices_per_node / stride));
+}
+
+class StepModel {
+ public:
+  StepModel(const TrainingJob& job, const cost_model::Fabric& fabric)
+      : job_(job), fabric_(fabric), a_(job.accelerator), l_(job.layout), m_(job.model) {
+    tokens_ = static_cast<double>(job.batch.micro_batch_sequences) * job.batch.sequence /
+              l_.context;
+  }
+
+  StepTime predict() const {
+    StepTime step;
+    const Layer dense = layer(false);
+    const Layer moe = layer(true);
+    const double dense_share =
+        static_cast<double>(m_.dense_mlp_layers()) / static_cast<double>(m_.layers);
+    auto per_layer = [&](double Layer::*part) {
+      return dense_share * dense.*part + (1 - dense_share) * moe.*part;
+    };
+    // The last stage also runs the logits and the loss; where the layers do not divide, the
+    // other stages take the extra ones (as Megatron's and torchtitan's uneven splits do), so
+    // the fullest rank is the longer of the two.
+    const double layers_per_rank = static_cast<double>(m_.layers) / l_.pipeline;
+    const double fullest_rank_layers = std::ceil(layers_per_rank);
+    const double compute_layer = per_layer(&Layer::compute_s);
+    const double stage_compute = std::max(fullest_rank_layers * compute_layer,
+                                          layers_per_rank * compute_layer + logits_seconds());
+    const double micro_batches = static_cast<double>(job_.micro_batches());
+    step.compute_s = micro_batches * stage_compute;
+    step.tensor_parallel_s =
+        micro_batches * fullest_rank_layers * per_layer(&Layer::tensor_parallel_s);
+    step.context_parallel_s =
+        micro_batches * fullest_rank_layers * per_layer(&Layer::context_parallel_s);
+    step.expert_parallel_s =
+        micro_batches * fullest_rank_layers * per_layer(&Layer::expert_parallel_s);
+    const double micro_batch_s = (step.compute_s + step.tensor_parallel_s +
+                                  step.context_parallel_s + step.expert_parallel_s) /
+                                 micro_batches;
+    step.pipeline_bubble_s =
+        micro_batch_s * static_cast<double>(l_.pipeline - 1) / l_.virtual_stages;
+    step.data_parallel_s = data_parallel_seconds(micro_batch_s, micro_batches);
+    step.optimizer_s = optimizer_seconds();
+    return step;
+  }
+
+ private:
+  // One layer, one micro-batch, forward and backward (and recompute) on one device.
+  struct Layer {
+    double compute_s = 0;
+    double tensor_parallel_s = 0;
+    double context_parallel_s = 0;
+    double expert_parallel_s = 0;
+  };
+
+  double collective_seconds(TimedOp op, double bytes, int ranks, int stride) const {
+    if (ranks <= 1 || bytes <= 0) return 0;
+    cost_model::TimingRequest request;
+    request.op = op;
+    request.bytes = static_cast<std::int64_t>(std::llround(bytes));
+    request.ranks = ranks;
+    request.ranks_per_node = ranks_per_node(ranks, stride, fabric_.devices_per_node);
+    request.element_bytes = 2;
+    return seconds(cost_model::time_collective(fabric_, request).time_ps);
+  }
+
+  double gemm(double rows, double columns, double depth, double count = 1) const {
+    return gemm_seconds(a_, job_.precision, GemmShape{rows, columns, depth}, count);
+  }
+
+  double streaming_seconds(double bytes) const {
+    return bytes / (a_.memory_bandwidth_bytes_per_s * memory_efficiency());
+  }
+
+  // Forward GEMM seconds of the layer's matmuls on this device (split over tensor): attention's
+  // and the MLP's (or the experts').
+  struct ForwardGemms {
+    double attention_s = 0;
+    double mlp_s = 0;
+    double total_s() const { return attention_s + mlp_s; }
+  };
+  ForwardGemms forward_gemm_seconds(bool moe_layer, const TokenLayerFlops& flops) const {
+    const double h = static_cast<double>(m_.d_model);
+    const double t = l_.tensor;
+    // Attention projections: the QKV GEMM's width from its FLOPs, then the output projection.
+    const double out_projection_columns = h;
+    const double out_projection_depth =
+        m_.latent_attention ? static_cast<double>(m_.heads * m_.latent_attention->v_head_dim)
+                            : static_cast<double>(m_.query_width());
+    const double out_projection_flops = 2 * out_projection_columns * out_projection_depth;
+    const double input_projection_columns =
+        (flops.attention_projections - out_projection_flops) / (2 * h);
+    ForwardGemms gemms;
+    gemms.attention_s = gemm(tokens_, input_projection_columns / t, h) +
+                        gemm(tokens_, out_projection_columns, out_projection_depth / t);
+    const double gate_columns = m_.gated_mlp ? 2 : 1;
+    if (!moe_layer) {
+      const double d_ff = flops.dense_mlp / (2 * h * (m_.gated_mlp ? 3 : 2));
+      gemms.mlp_s = gemm(tokens_, gate_columns * d_ff / t, h) + gemm(tokens_, h, d_ff / t);
+      return gemms;
+    }
+    double& s = gemms.mlp_s;
+    const MixtureOfExperts& moe = *m_.moe;
+    const double d_e = static_cast<double>(moe.expert_d_ff);
+    s += gemm(tokens_, static_cast<double>(moe.experts), h);  // the router
+    // Balanced routing: the expert group's token copies spread evenly over its experts.
+    const double local_experts = static_cast<double>(moe.experts) / l_.expert;
+    const double rows_per_expert =
+        tokens_ * moe.top_k * l_.expert / (t * static_cast<double>(moe.experts));
+    s += gemm(rows_per_expert, gate_columns * d_e, h, local_experts) +
+         gemm(rows_per_expert, h, d_e, local_experts);
+    if (moe.shared_experts > 0) {
+      const double shared = static_cast<double>(moe.shared_experts) * d_e;
+      s += gemm(tokens_, gate_columns * shared / t, h) + gemm(tokens_, h, shared / t);
+    }
+    return gemms;
+  }
+
+  // Bytes the layer's element-wise kernels move per token in the forward pass, per device.
+  double forward_elementwise_bytes_per_token(bool moe_layer) const {
+    const double h = static_cast<double>(m_.d_model);
+    double mlp_width = static_cast<double>(m_.d_ff);
+    if (moe_layer) {
+      mlp_width = static_cast<double>(m_.moe->expert_d_ff) * (m_.moe->top_k + m_.moe->shared_experts);
+    } else if (m_.moe && m_.moe->dense_d_ff > 0) {
+      mlp_width = static_cast<double>(m_.moe->dense_d_ff);
+    }
+    // The activation reads two (gated) or one d_ff-wide tensors and writes one.
+    const double activation_tensors = m_.gated_mlp ? 3 : 2;
+    double bytes = 2 * (kFusedElementwiseTensorsPerLayer * h + activation_tensors * mlp_width);
+    if (moe_layer) {
+      // Permute before dispatch and unpermute after combine: each token copy read and written.
+      bytes += 2 * 2 * 2 * static_cast<double>(m_.moe->top_k) * h;
+    }
+    if (!job_.software.fused_elementwise) bytes *= kEagerElementwiseTraffic;
+    if (!job_.software.flash_attention) {
+      bytes += kStoredScoreBytes * static_cast<double>(m_.heads) * job_.batch.sequence;
+    }
+    if (job_.precision != MatmulPrecision::bf16) {
+      // Each GEMM input cast from bf16: read 2 bytes, write the narrow copy; Hopper's FP8
+      // GEMMs take a transposed copy too for the weight gradient.
+      const bool transposed_copy = a_.generation != cost_model::GpuGeneration::blackwell;
+      const double cast_bytes = 2 + operand_bytes(job_.precision) * (transposed_copy ? 2 : 1);
+      bytes += cast_bytes * (2 * h + static_cast<double>(m_.query_width()) + mlp_width);
+    }
+    return bytes / l_.tensor;
+  }
+
+  Layer layer(bool moe_layer) const {
+    Layer layer;
+    if (moe_layer && !m_.moe) return layer;
+    const TokenLayerFlops flops = token_layer_flops(m_, job_.batch.sequence);
+    const ForwardGemms gemms = forward_gemm_seconds(moe_layer, flops);
+    const double gemm_forward = gemms.total_s();
+    const AttentionEfficiency attention =
+        attention_kernel_efficiency(a_, job_.software.attention_kernel);
+    const double attention_flops = tokens_ * flops.attention_core / l_.tensor;
+    const double bf16_peak = a_.peak_flops_per_s(MatmulPrecision::bf16);
+    const double attention_forward = attention_flops / (bf16_peak * attention.forward);
+    const double attention_backward =
+        kAttentionBackwardRatio * attention_flops / (bf16_peak * attention.backward);
+    const double elementwise_forward =
+        streaming_seconds(tokens_ * forward_elementwise_bytes_per_token(moe_layer));
+    const double forward = gemm_forward + attention_forward + elementwise_forward;
+    const double backward = kBackwardToForward * (gemm_forward + elementwise_forward) +
+                            attention_backward;
+    double recompute = 0;
+    if (job_.recompute == Recompute::full) {
+      recompute = forward;
+    } else if (job_.recompute == Recompute::selective) {
+      recompute = job_.software.selective_recompute_forward_share * forward;
+    } else if (job_.recompute == Recompute::mlp) {
+      // The first MLP GEMM (two thirds of a gated MLP's, half of a plain one's) and the
+      // activation, whose traffic is most of the element-wise kernels'.
+      recompute = gemms.mlp_s * (m_.gated_mlp ? 2.0 / 3 : 0.5) + 0.5 * elementwise_forward;
+    }
+    layer.compute_s = forward + backward + recompute;
+
+    const double h = static_cast<double>(m_.d_model);
+    if (l_.tensor > 1) {
+      // Sequence parallel: an all-gather before and a reduce-scatter after attention and the
+      // MLP, forward, and the same again backward (and in a recomputed forward).
+      const double bytes = tokens_ * h * 2;
+      const double per_pass = 2 * (collective_seconds(TimedOp::all_gather, bytes, l_.tensor, 1) +
+                                   collective_seconds(TimedOp::reduce_scatter, bytes / l_.tensor,
+                                                      l_.tensor, 1));
+      const double passes = 2 + (job_.recompute == Recompute::full ? 1 : 0);
+      const double comm = passes * per_pass;
+      layer.tensor_parallel_s =
+          job_.software.tensor_parallel_overlap
+              ? std::max(0.0, comm - kBackwardToForward * gemm_forward - gemm_forward)
+              : comm;
+    }
+    if (l_.context > 1) {
+      // Ring attention: each of cp - 1 steps passes this rank's K and V chunk on, forward; the
+      // backward passes K, V and their gradients. Hidden under the attention kernels.
+      const double kv_width = m_.latent_attention
+                                  ? static_cast<double>(m_.heads) *
+                                        (m_.latent_attention->qk_nope_head_dim +
+                                         m_.latent_attention->qk_rope_head_dim +
+                                         m_.latent_attention->v_head_dim)
+                                  : 2.0 * m_.kv_heads * m_.head_dim;
+      const double chunk_bytes = tokens_ * kv_width * 2 / l_.tensor;
+      const double step_s =
+          collective_seconds(TimedOp::permute, chunk_bytes, l_.context, l_.tensor);
+      const double comm = (l_.context - 1) * step_s * (1 + 2);
+      const double hidden = attention_forward + attention_backward;
+      layer.context_parallel_s = std::max(0.0, comm - hidden);
+    }
+    if (moe_layer && l_.expert > 1) {
+      // Dispatch (in the matmul format where it is 8-bit) and combine (bf16), forward and
+      // backward: four all-to-alls of the device's token copies.
+      const double copies = tokens_ / l_.tensor * static_cast<double>(m_.moe->top_k);
+      const double dispatch_bytes = copies * h * std::min(2.0, operand_bytes(job_.precision) + 0.0);
+      const double combine_bytes = copies * h * 2;
+      layer.expert_parallel_s =
+          2 * (collective_seconds(TimedOp::all_to_all, dispatch_bytes, l_.expert, 1) +
+               collective_seconds(TimedOp::all_to_all, combine_bytes, l_.expert, 1));
+    }
+    return layer;
+  }
+
+  double logits_seconds() const {
+    const double h = static_cast<double>(m_.d_model);
+    const double forward = gemm_seconds(a_, MatmulPrecision::bf16,
+                                        GemmShape{tokens_, m_.vocabulary / double(l_.tensor), h});
+    // The loss reads the logits in fp32, forward and backward.
+    const double loss = streaming_seconds(tokens_ * m_.vocabulary / double(l_.tensor) * 4 * 3);
+    return (1 + kBackwardToForward) * forward + loss;
+  }
+
+  // Parameters one pipeline rank holds before any data-parallel sharding: dense ones split over
+  // tensor, experts over expert (and tensor with expert tensor parallelism 1: none).
+  struct StageParameters {
+    double dense = 0;
+    double expert = 0;
+  };
+  StageParameters stage_parameters() const {
+    const double layers_per_rank = std::ceil(static_cast<double>(m_.layers) / l_.pipeline);
+    const double moe_share =
+        static_cast<double>(m_.moe_layers()) / static_cast<double>(m_.layers);
+    StageParameters p;
+    double dense_layer = static_cast<double>(attention_parameters(m_));
+    if (m_.moe) {
+      const MixtureOfExperts& moe = *m_.moe;
+      const std::int64_t dense_ff = moe.dense_d_ff > 0 ? moe.dense_d_ff : m_.d_ff;
+      dense_layer += (1 - moe_share) * dense_mlp_parameters(m_, dense_ff) +
+                     moe_share * moe.shared_experts * expert_parameters(m_);
+      p.expert = layers_per_rank * moe_share * moe.experts * expert_parameters(m_) / l_.expert;
+    } else {
+      dense_layer += dense_mlp_parameters(m_, m_.d_ff);
+    }
+    p.dense = (layers_per_rank * dense_layer + embedding_parameters(m_)) / l_.tensor;
+    return p;
+  }
+
+  double data_parallel_seconds(double micro_batch_s, double micro_batches) const {
+    const StageParameters p = stage_parameters();
+    const int dense_group = l_.data * l_.context;
+    const int expert_group = std::max(1, dense_group * l_.tensor / l_.expert);
+    const int stride = l_.tensor;
+    const double grad_bytes = job_.software.gradient_reduce_bytes;
+    // One micro-batch's forward and backward, which the first gathers and the last reductions
+    // overlap.
+    const double forward_share = 1.0 / (2 + kBackwardToForward);
+    if (l_.fsdp > 1) {
+      const int fsdp = l_.fsdp * l_.context;  // the frameworks shard over context ranks too
+      // Every micro-batch gathers each layer's weights forward and backward and
+      // reduce-scatters its gradients; the compute of the micro-batch hides them.
+      const double gather =
+          collective_seconds(TimedOp::all_gather, p.dense * 2, fsdp, stride) +
+          collective_seconds(TimedOp::all_gather, p.expert * 2, std::max(1, fsdp / l_.expert),
+                             stride * l_.expert);
+      const double reduce =
+          collective_seconds(TimedOp::reduce_scatter, p.dense * grad_bytes / fsdp, fsdp,
+                             stride) +
+          collective_seconds(TimedOp::reduce_scatter,
+                             p.expert * grad_bytes / std::max(1, fsdp / l_.expert),
+                             std::max(1, fsdp / l_.expert), stride * l_.expert);
+      const double per_micro_batch = 2 * gather + reduce;
+      double exposed = micro_batches * std::max(0.0, per_micro_batch - micro_batch_s);
+      const int replicas = dense_group / fsdp;
+      if (replicas > 1) {  // HSDP: the shards' gradients all-reduced across replicas
+        exposed += collective_seconds(TimedOp::all_reduce, p.dense * grad_bytes / fsdp,
+                                      replicas, stride * fsdp);
+      }
+      return exposed;
+    }
+    double reduce = 0, gather = 0;
+    if (l_.distributed_optimizer) {
+      reduce = collective_seconds(TimedOp::reduce_scatter, p.dense * grad_bytes / dense_group,
+                                  dense_group, stride) +
+               collective_seconds(TimedOp::reduce_scatter, p.expert * grad_bytes / expert_group,
+                                  expert_group, stride * l_.expert);
+      gather = collective_seconds(TimedOp::all_gather, p.dense * 2, dense_group, stride) +
+               collective_seconds(TimedOp::all_gather, p.expert * 2, expert_group,
+                                  stride * l_.expert);
+    } else {
+      reduce = collective_seconds(TimedOp::all_reduce, p.dense * grad_bytes, dense_group, stride) +
+               collective_seconds(TimedOp::all_reduce, p.expert * grad_bytes, expert_group,
+                                  stride * l_.expert);
+    }
+    return std::max(0.0, reduce - (1 - forward_share) * micro_batch_s) +
+           std::max(0.0, gather - forward_share * micro_batch_s);
+  }
+
+  double optimizer_seconds() const {
+    const StageParameters p = stage_parameters();
+    const double dense_shards = l_.fsdp > 1 ? l_.fsdp * l_.context
+                                            : (l_.distributed_optimizer ? l_.data * l_.context : 1);
+    const double expert_shards =
+        std::max(1.0, dense_shards * l_.tensor / static_cast<double>(l_.expert));
+    const double owned = p.dense / dense_shards + p.expert / expert_shards;
+    return streaming_seconds(owned * kAdamBytesPerParameter);
+  }
+
+  const TrainingJob& job_;
+  const cost_model::Fabric& fabric_;
+  const Accelerator& a_;
+  const ParallelLayout& l_;
+  const ModelShape& m_;
+  double tokens_ = 0;  // one micro-batch's tokens on one device of a context group
+};
+
+}  // namespace
+
+StepTime predict_step(const TrainingJob& job, const cost_model::Fabric& fabric) {
+  return StepModel(job, fabric).predict();
+}
+
+cost_model::Fabric fabric_of(const Accelerator& accelerator) {
+  const std::optional<sim::MachineSpec> machine = machine_preset(accelerator.preset);
+  if (!machine || !machine->fabric) {
+    throw Error(fmt::format("accelerator {}: preset '{}' has no fabric; expected a GPU preset",
+                            accelerator.name, accelerator.preset));
+  }
+  return *machine->fabric;
+}
+
+}  // namespace spmd::training

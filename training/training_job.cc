@@ -1,0 +1,75 @@
+#include "training/training_job.h"
+
+#include <fmt/format.h>
+
+#include "reference/error.h"
+
+namespace spmd::training {
+
+std::string_view recompute_name(Recompute recompute) {
+  switch (recompute) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::mlp: return "mlp";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+void check_training_job(const TrainingJob& job, std::string_view where) {
+  check_model_shape(job.model, where);
+  const ParallelLayout& l = job.layout;
+  auto fail = [&](std::string_view field, std::int64_t value, const std::string& expected) {
+    throw Error(fmt::format("{}: {} {}: expected {}", where, field, value, expected));
+  };
+  for (const auto& [field, degree] :
+       {std::pair<std::string_view, int>{"dp", l.data}, {"tp", l.tensor}, {"pp", l.pipeline},
+        {"cp", l.context}, {"ep", l.expert}, {"vp", l.virtual_stages}, {"fsdp", l.fsdp}}) {
+    if (degree < 1) fail(field, degree, "a positive integer");
+  }
+  const std::int64_t product = std::int64_t{l.data} * l.tensor * l.pipeline * l.context;
+  if (product != l.devices) {
+    fail("dp", l.data,
+         fmt::format("dp x tp x pp x cp = gpus_total ({}), got {} x {} x {} x {} = {}", l.devices,
+                     l.data, l.tensor, l.pipeline, l.context, product));
+  }
+  if (l.fsdp > std::int64_t{l.data} * l.context) {
+    fail("fsdp", l.fsdp, fmt::format("at most dp x cp ({})", std::int64_t{l.data} * l.context));
+  }
+  if (job.model.heads % l.tensor != 0) {
+    fail("tp", l.tensor, fmt::format("a divisor of heads ({})", job.model.heads));
+  }
+  // Each model chunk holds a layer at least; Megatron may count the embedding and the loss as
+  // layers (account_for_embedding_in_pipeline_split, ..._loss_...): 126 layers on 128 chunks.
+  if (job.model.layers + 2 < std::int64_t{l.pipeline} * l.virtual_stages) {
+    fail("pp", l.pipeline,
+         fmt::format("at most (layers + 2) / vp (({} + 2) / {})", job.model.layers,
+                     l.virtual_stages));
+  }
+  if (job.model.moe) {
+    if (job.model.moe->experts % l.expert != 0) {
+      fail("ep", l.expert, fmt::format("a divisor of moe_experts ({})", job.model.moe->experts));
+    }
+    const std::int64_t expert_room = std::int64_t{l.data} * l.context * l.tensor;
+    if (expert_room % l.expert != 0) {
+      fail("ep", l.expert, fmt::format("a divisor of dp x cp x tp ({})", expert_room));
+    }
+  } else if (l.expert != 1) {
+    fail("ep", l.expert, "1 for a model without experts");
+  }
+  if (job.batch.sequence <= 0) fail("seq_len", job.batch.sequence, "a positive integer");
+  if (job.batch.sequence % l.context != 0) {
+    fail("seq_len", job.batch.sequence, fmt::format("a multiple of cp ({})", l.context));
+  }
+  if (job.batch.micro_batch_sequences <= 0) {
+    fail("micro_batch", job.batch.micro_batch_sequences, "a positive integer");
+  }
+  const std::int64_t per_step = std::int64_t{l.data} * job.batch.micro_batch_sequences;
+  if (job.batch.global_sequences <= 0 || job.batch.global_sequences % per_step != 0) {
+    fail("global_batch_seqs", job.batch.global_sequences,
+         fmt::format("a positive multiple of dp x micro_batch ({} x {})", l.data,
+                     job.batch.micro_batch_sequences));
+  }
+}
+
+}  // namespace spmd::training

@@ -1,0 +1,70 @@
+#pragma once
+// One training job as a published run describes it (docs/training-model.md): the model, how
+// the devices split it, the batch, recompute, the matmul precision, the accelerator and its
+// node size, and the software that ran it.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "training/accelerator.h"
+#include "training/model_shape.h"
+#include "training/precision.h"
+#include "training/software.h"
+
+namespace spmd::training {
+
+// What the backward pass recomputes instead of keeping: nothing; the framework's "selective"
+// (Megatron: the attention core; torchtitan before 2025: every second layer); the MLP's first
+// GEMM and activation (Megatron's recompute_modules "mlp" / "moe_act"); every layer from its
+// input.
+enum class Recompute { none, selective, mlp, full };
+
+// Degrees: data x tensor x pipeline x context = devices. Expert parallelism carves the MoE
+// layers' groups out of data x context (x tensor with expert tensor parallelism 1), as
+// Megatron's parallel folding does; fsdp shards weights, gradients and optimizer states over
+// `fsdp` of the data-parallel devices (ZeRO-3); the distributed optimizer (ZeRO-1) shards
+// optimizer states over all of them.
+struct ParallelLayout {
+  int devices = 1;
+  int data = 1;
+  int tensor = 1;
+  int pipeline = 1;
+  int virtual_stages = 1;  // interleaved 1F1B: model chunks per pipeline rank
+  int context = 1;
+  int expert = 1;
+  int fsdp = 1;
+  bool distributed_optimizer = true;
+  bool sequence_parallel = true;  // with tensor > 1
+};
+
+struct Batch {
+  std::int64_t sequence = 0;
+  std::int64_t global_sequences = 0;
+  std::int64_t micro_batch_sequences = 1;  // per data-parallel replica and micro-batch
+};
+
+struct TrainingJob {
+  ModelShape model;
+  ParallelLayout layout;
+  Batch batch;
+  Recompute recompute = Recompute::none;
+  MatmulPrecision precision = MatmulPrecision::bf16;
+  Accelerator accelerator;
+  int devices_per_node = 8;
+  Software software;
+
+  // Micro-batches each pipeline runs per step.
+  std::int64_t micro_batches() const {
+    return batch.global_sequences / (std::int64_t{layout.data} * batch.micro_batch_sequences);
+  }
+};
+
+std::string_view recompute_name(Recompute recompute);
+
+// spmd::Error naming the field and value when the layout and batch disagree with each other
+// or with the model (degrees that do not multiply to the devices, a batch the replicas do not
+// divide, experts the expert degree does not divide, ...). `where` starts the message.
+void check_training_job(const TrainingJob& job, std::string_view where);
+
+}  // namespace spmd::training

@@ -1,0 +1,152 @@
+#include "training/training_memory.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace spmd::training {
+namespace {
+
+// The CUDA context and kernels' modules (about 0.5-1 GB), NCCL's channel buffers for each
+// communicator (4 MiB per channel and peer for the Simple protocol), cuBLAS workspaces: about
+// 3 GB in all on a device in several groups. SimuMax keeps a 6 GiB margin for the same.
+constexpr double kRuntimeBytes = 3e9;
+// PyTorch's caching allocator keeps freed blocks for reuse: what it reserves exceeds what is
+// allocated by about 6% (SimuMax's allocated / 0.94).
+constexpr double kAllocatorSlackShare = 0.06;
+
+// One layer's activations for one micro-batch on one device, kept for the backward pass, in
+// bytes (flash attention: no s² scores; Korthikanti et al. 2022's count otherwise):
+// the inputs of both norms, of the QKV, output and MLP projections, Q, K and V, the MLP's
+// intermediate and activation output, MoE's permuted token copies.
+double layer_activation_bytes(const TrainingJob& job, bool moe_layer, bool mlp_recomputed) {
+  const ModelShape& m = job.model;
+  const ParallelLayout& l = job.layout;
+  const double tokens =
+      static_cast<double>(job.batch.micro_batch_sequences) * job.batch.sequence / l.context;
+  const double h = static_cast<double>(m.d_model);
+  double mlp_width = static_cast<double>(m.d_ff);
+  if (moe_layer) {
+    mlp_width = static_cast<double>(m.moe->expert_d_ff) * (m.moe->top_k + m.moe->shared_experts);
+  } else if (m.moe && m.moe->dense_d_ff > 0) {
+    mlp_width = static_cast<double>(m.moe->dense_d_ff);
+  }
+  const double qkv = static_cast<double>(m.query_width() + 2 * m.kv_heads * m.head_dim);
+  // bf16: norm inputs (2h), QKV input and output, attention output, MLP input, the MLP's
+  // intermediate (2 d_ff gated) and activation output.
+  // Recomputing the MLP keeps only its input.
+  const double mlp_tensors = mlp_recomputed ? 0 : (m.gated_mlp ? 3 : 2);
+  double per_token = 2 * (4 * h + qkv + m.query_width() + mlp_tensors * mlp_width);
+  if (moe_layer) per_token += 2 * 2 * static_cast<double>(m.moe->top_k) * h;  // permuted copies
+  if (!job.software.flash_attention) {
+    per_token += 5.0 * m.heads * job.batch.sequence / l.context;  // scores, softmax, dropout
+  }
+  return tokens * per_token / l.tensor;
+}
+
+double layer_activation_bytes(const TrainingJob& job, bool moe_layer) {
+  return layer_activation_bytes(job, moe_layer, false);
+}
+double mlp_recomputed_activation_bytes(const TrainingJob& job, bool moe_layer) {
+  return layer_activation_bytes(job, moe_layer, true);
+}
+
+}  // namespace
+
+std::string TrainingMemory::parts_text() const {
+  std::string text = fmt::format(
+      "weights {:.1f} GB, gradients {:.1f} GB, optimizer states {:.1f} GB, activations {:.1f} GB",
+      weights_bytes / 1e9, gradients_bytes / 1e9, optimizer_bytes / 1e9, activations_bytes / 1e9);
+  if (gathered_weights_bytes > 0) {
+    text += fmt::format(", FSDP gathered weights {:.1f} GB", gathered_weights_bytes / 1e9);
+  }
+  if (logits_bytes > 0) text += fmt::format(", logits {:.1f} GB", logits_bytes / 1e9);
+  text += fmt::format(", runtime {:.1f} GB, allocator {:.1f} GB", runtime_bytes / 1e9,
+                      allocator_slack_bytes / 1e9);
+  return text;
+}
+
+TrainingMemory peak_memory(const TrainingJob& job) {
+  const ModelShape& m = job.model;
+  const ParallelLayout& l = job.layout;
+  const double layers_per_rank = std::ceil(static_cast<double>(m.layers) / l.pipeline);
+  const double moe_share = static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers);
+  // Parameters on one device before data-parallel sharding.
+  double dense_layer = static_cast<double>(attention_parameters(m));
+  double expert_params = 0;
+  if (m.moe) {
+    const std::int64_t dense_ff = m.moe->dense_d_ff > 0 ? m.moe->dense_d_ff : m.d_ff;
+    dense_layer += (1 - moe_share) * dense_mlp_parameters(m, dense_ff) +
+                   moe_share * m.moe->shared_experts * expert_parameters(m);
+    expert_params =
+        layers_per_rank * moe_share * m.moe->experts * expert_parameters(m) / l.expert;
+  } else {
+    dense_layer += dense_mlp_parameters(m, m.d_ff);
+  }
+  const double dense_params =
+      (layers_per_rank * dense_layer + embedding_parameters(m)) / l.tensor;
+  const double params = dense_params + expert_params;
+
+  TrainingMemory memory;
+  const double grad_bytes = job.software.gradient_reduce_bytes;
+  if (l.fsdp > 1) {
+    // FSDP shards everything over its group (fsdp x cp: the frameworks shard over the context
+    // ranks too) and keeps fp32 parameters, gradients and Adam's m and v: 16 bytes a parameter
+    // (PyTorch FSDP with bf16 compute, MaxText's float32 weights); the gathered layer and the
+    // one prefetched are whole, in bf16.
+    const int shards = l.fsdp * l.context;
+    const double shard =
+        dense_params / shards + expert_params / std::max(1, shards / l.expert);
+    memory.weights_bytes = 4 * shard;
+    memory.gradients_bytes = 4 * shard;
+    memory.optimizer_bytes = 8 * shard;
+    memory.gathered_weights_bytes = 2 * 2 * (dense_layer / l.tensor);
+  } else {
+    memory.weights_bytes = 2 * params;
+    memory.gradients_bytes = grad_bytes * params;
+    const double dense_shards = l.distributed_optimizer ? l.data * l.context : 1;
+    const double expert_shards =
+        std::max(1.0, dense_shards * l.tensor / static_cast<double>(l.expert));
+    memory.optimizer_bytes = 12 * (dense_params / dense_shards + expert_params / expert_shards);
+  }
+  if (job.precision != MatmulPrecision::bf16) {
+    memory.weights_bytes += operand_bytes(job.precision) * (l.fsdp > 1 ? 0 : params);
+  }
+
+  // Activations: the first stage of a 1F1B pipeline holds min(m, p) micro-batches of its
+  // layers, interleaving adds (p - 1) / (p v) of that (Megatron's count).
+  const double in_flight = std::min<double>(static_cast<double>(job.micro_batches()), l.pipeline);
+  const double interleave =
+      l.virtual_stages > 1 ? 1 + (l.pipeline - 1.0) / (l.pipeline * l.virtual_stages) : 1;
+  const double per_layer = (1 - moe_share) * layer_activation_bytes(job, false) +
+                           moe_share * layer_activation_bytes(job, true);
+  const double tokens =
+      static_cast<double>(job.batch.micro_batch_sequences) * job.batch.sequence / l.context;
+  double kept_per_layer = per_layer;
+  if (job.recompute == Recompute::mlp) {
+    kept_per_layer = (1 - moe_share) * mlp_recomputed_activation_bytes(job, false) +
+                     moe_share * mlp_recomputed_activation_bytes(job, true);
+  } else if (job.recompute == Recompute::full) {
+    kept_per_layer = 2 * tokens * static_cast<double>(m.d_model) / l.tensor;
+  } else if (job.recompute == Recompute::selective &&
+             job.software.selective_recompute_forward_share > 0) {
+    const double share = job.software.selective_recompute_forward_share;
+    kept_per_layer = (1 - share) * per_layer +
+                     share * 2 * tokens * static_cast<double>(m.d_model) / l.tensor;
+  }
+  // A recomputed layer's full activations exist while its backward runs.
+  memory.activations_bytes =
+      kept_per_layer * layers_per_rank * in_flight * interleave + (per_layer - kept_per_layer);
+  // The last stage's logits in fp32 and their gradient (on the only stage when pp = 1).
+  if (l.pipeline == 1) {
+    const double bytes_per_logit = job.software.fused_cross_entropy ? 2 : 2 * 4;
+    memory.logits_bytes = bytes_per_logit * tokens * static_cast<double>(m.vocabulary) / l.tensor;
+  }
+  memory.runtime_bytes = kRuntimeBytes;
+  const double allocated = memory.total_bytes();
+  memory.allocator_slack_bytes = kAllocatorSlackShare * allocated;
+  return memory;
+}
+
+}  // namespace spmd::training
