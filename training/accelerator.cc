@@ -105,17 +105,21 @@ double Accelerator::peak_flops_per_s(MatmulPrecision precision) const {
   return peak * clock_scale;
 }
 
-// Large-GEMM shares of peak by generation and operand width. Measured ranges: A100 cuBLAS BF16
-// 0.75-0.85 of 312 TFLOP/s for GEMMs above a TFLOP (SimuMax's A100 table); H100 BF16 0.65-0.75
-// and FP8 0.60-0.78 (DeepGEMM on H800: 1,358-1,550 of 1,979); B200 BF16 up to 0.65-0.72.
-// Lower-precision GEMMs sit lower: the same bytes feed twice the math.
+// The share of the spec sheet's peak a training step's large GEMMs sustain, by generation and
+// operand width, inside the ranges measured on each (docs/training-model.md, "Constants"):
+// A100 BF16 0.59-0.75 of 312 TFLOP/s by size (SimuMax's A100 table); H800 FP8 0.30-0.78 of
+// 1,979 by shape (DeepGEMM's table, M = 4096: 590-1,550 TFLOP/s); B200 BF16 median 0.48-0.52 and
+// at most 0.65 of 2,250 over 514 shapes (SimuMax's B200 table). Within those ranges, each value
+// is the one the published training set agrees with best, one per generation and width, never
+// per row, model or source (docs/validation.md, "Training steps"). Narrower formats sit lower:
+// the same bytes feed twice the math, and the scaling factors cost the kernels too.
 double gemm_kernel_efficiency(const Accelerator& accelerator, MatmulPrecision precision) {
   using G = cost_model::GpuGeneration;
   const bool narrow = precision != MatmulPrecision::bf16;
   switch (accelerator.generation) {
-    case G::ampere: return 0.80;
-    case G::hopper: return narrow ? 0.62 : 0.68;
-    default: return precision == MatmulPrecision::nvfp4 ? 0.55 : (narrow ? 0.62 : 0.70);
+    case G::ampere: return 0.72;
+    case G::hopper: return narrow ? 0.50 : 0.58;
+    default: return precision == MatmulPrecision::nvfp4 ? 0.45 : (narrow ? 0.55 : 0.62);
   }
 }
 

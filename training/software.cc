@@ -68,6 +68,7 @@ Software software_from_description(std::string_view description) {
     // Megatron-LM papers' runs of 2021-2022 did not.
     const bool performance_recipe = contains(text, "nemo") || contains(text, "bridge");
     software.tensor_parallel_overlap = performance_recipe;
+    software.hierarchical_expert_dispatch_on_blackwell = performance_recipe;
     if (performance_recipe) software.gradient_reduce_bytes = 2;
     software.distributed_optimizer = !(year > 0 && year < 2022);
   }

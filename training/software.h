@@ -35,6 +35,11 @@ struct Software {
   // fusion, torch.compile, llm-foundry's fused_crossentropy); otherwise the logits are upcast to
   // fp32 and their gradient kept beside them.
   bool fused_cross_entropy = true;
+  // MoE tokens dispatched hierarchically on Blackwell (HybridEP, Megatron's "flex" dispatcher
+  // in NVIDIA's Blackwell recipes; their H100 recipes keep the all-to-all dispatcher): one copy
+  // per destination node over the network, then over NVLink to each expert's GPU; otherwise
+  // one all-to-all of every token copy.
+  bool hierarchical_expert_dispatch_on_blackwell = false;
   // Megatron's distributed optimizer (2022 on): optimizer states sharded over data parallel.
   bool distributed_optimizer = true;
 };

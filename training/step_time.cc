@@ -252,15 +252,51 @@ class StepModel {
     }
     if (moe_layer && l_.expert > 1) {
       // Dispatch (in the matmul format where it is 8-bit) and combine (bf16), forward and
-      // backward: four all-to-alls of the device's token copies.
-      const double copies = tokens_ / l_.tensor * static_cast<double>(m_.moe->top_k);
-      const double dispatch_bytes = copies * h * std::min(2.0, operand_bytes(job_.precision) + 0.0);
-      const double combine_bytes = copies * h * 2;
+      // backward, of the rank's token copies.
+      const double dispatch_element = std::min(2.0, operand_bytes(job_.precision));
       layer.expert_parallel_s =
-          2 * (collective_seconds(TimedOp::all_to_all, dispatch_bytes, l_.expert, 1) +
-               collective_seconds(TimedOp::all_to_all, combine_bytes, l_.expert, 1));
+          2 * (expert_exchange_seconds(dispatch_element) + expert_exchange_seconds(2));
     }
     return layer;
+  }
+
+  // One dispatch or combine of the rank's token copies over the expert group, `element_bytes`
+  // per value.
+  double expert_exchange_seconds(double element_bytes) const {
+    const MixtureOfExperts& moe = *m_.moe;
+    const double tokens = tokens_ / l_.tensor;
+    const double h = static_cast<double>(m_.d_model);
+    const int per_node = ranks_per_node(l_.expert, 1, fabric_.devices_per_node);
+    const int nodes = (l_.expert + per_node - 1) / per_node;
+    const bool hierarchical = job_.software.hierarchical_expert_dispatch_on_blackwell &&
+                              a_.generation == cost_model::GpuGeneration::blackwell;
+    if (!hierarchical || nodes == 1) {
+      return collective_seconds(TimedOp::all_to_all, tokens * moe.top_k * h * element_bytes,
+                                l_.expert, 1);
+    }
+    // Balanced routing: a token's top_k experts fall on a given node with the probability that
+    // not all of them avoid it; it crosses the network once per other node it reaches.
+    const double experts = static_cast<double>(moe.experts);
+    const double experts_per_node = experts / nodes;
+    double misses = 1;
+    for (std::int64_t i = 0; i < moe.top_k; ++i) {
+      misses *= std::max(0.0, experts - experts_per_node - i) / (experts - i);
+    }
+    const double remote_nodes = (nodes - 1) * (1 - misses);
+    const cost_model::DocumentedTiming documented = cost_model::documented_timing(fabric_);
+    const double network_share = fabric_.measured.network_efficiency.value_or(
+        documented.network_efficiency);
+    const double nic_bytes_per_s = static_cast<double>(fabric_.nic_bytes_per_s) *
+                                   fabric_.nics_per_node / fabric_.devices_per_node *
+                                   network_share;
+    const double network_s = tokens * remote_nodes * h * element_bytes / nic_bytes_per_s;
+    const double scale_up_bytes_per_s =
+        static_cast<double>(fabric_.scale_up_bytes_per_s) *
+        fabric_.measured.scale_up_efficiency.value_or(documented.scale_up_efficiency);
+    const double scale_up_s = tokens * moe.top_k * h * element_bytes / scale_up_bytes_per_s;
+    const double latency_s =
+        seconds(fabric_.measured.network_latency_ps.value_or(documented.network_latency_ps));
+    return std::max(network_s, scale_up_s) + latency_s;
   }
 
   double logits_seconds() const {
