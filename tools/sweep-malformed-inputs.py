@@ -647,8 +647,9 @@ def flag_cases():
     out += opt("perf", "--placement", generic + placements)
     out += opt("perf", "-e", ["17179869185G", "1TiB"], extra=["--cost-only"], hint="maxbytes")
     out += opt("perf", "-n", ["1048576", "2147483647"], extra=["--cost-only"], hint="devices")
-    # issue 42: refused from the estimate before the memory is taken (7.9 GB, 4.8 GB before)
-    out += opt("perf", "-n", ["1000000000", "100000000", "10000000"], extra=["--cost-only", "-b", "8", "-e", "8"],
+    # issue 42: refused from the estimate before the memory is taken (7.9 GB, 4.8 GB before);
+    # a flag without a value goes last in `extra`, whose even entries are the flags it replaces
+    out += opt("perf", "-n", ["1000000000", "100000000", "10000000"], extra=["-b", "8", "-e", "8", "--cost-only"],
                hint="devices")
     out += opt("perf", "-n", ["1000000000", "1000000", "100000"], extra=["-b", "8", "-e", "8"], hint="devices")
     out += opt("perf", "-n", ["100000"], extra=["-b", "8", "-e", "8", "--topology", "switch"], hint="devices")
