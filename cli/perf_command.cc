@@ -15,6 +15,7 @@
 #include "cli/nccl_type_names.h"
 #include "cli/placement_flag.h"
 #include "cli/progress.h"
+#include "cli/run_memory.h"
 #include "reference/error.h"
 #include "sim/broadcast_cost.h"
 #include "sim/machine.h"
@@ -245,6 +246,23 @@ PerfRun perf_run(const PerfOptions& options) {
   return run;
 }
 
+// The machine's devices, each with its data, from the estimate before anything is allocated
+// (cli/run_memory.h): a run that cannot fit is the flags' error, not minutes of growth.
+void check_machine_fits_host(const PerfOptions& options, const PerfRun& run) {
+  constexpr std::int64_t kBuffersPerDevice = 3;  // as check_data_fits counts them
+  const std::int64_t data_bytes =
+      run.cost_only ? 0
+                    : checked_multiply(run.sizes.back(), kBuffersPerDevice,
+                                       [&] { return fmt::format("-e {}", options.max_bytes); });
+  const bool devices_given =
+      options.machine.devices_option != nullptr && options.machine.devices_option->count() > 0;
+  const std::string what = devices_given || options.machine.machine.empty()
+                               ? fmt::format("--devices {}", run.spec.devices)
+                               : fmt::format("--machine {}", options.machine.machine);
+  check_run_fits_host(simulated_run_memory(run.spec, data_bytes), what,
+                      run.cost_only ? "" : "a smaller -e, or --cost-only (times without data)");
+}
+
 void print_error_summary(const ErrorSummary& summary, const std::string& file, std::ostream& out) {
   if (summary.rows == 0) return;
   out << fmt::format(
@@ -312,6 +330,7 @@ int run_perf_command(const PerfOptions& options, std::ostream& out) {
   const PerfRun run = perf_run(options);
   const bool beside = !run.measured_us.empty();
   if (!run.cost_only) check_data_fits(run.spec.devices, run.sizes.back(), options.max_bytes);
+  check_machine_fits_host(options, run);
   const sim::SimOptions sim_options = simulation_options(
       options.machine,
       {.cost_only = run.cost_only, .placement = placement_from_flag(options.placement)});

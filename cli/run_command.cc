@@ -9,6 +9,7 @@
 #include "cli/algorithm_notes.h"
 #include "cli/machine_flags.h"
 #include "cli/placement_flag.h"
+#include "cli/run_memory.h"
 #include "cli/run_outputs.h"
 #include "hlo/hlo_module.h"
 #include "sim/machine.h"
@@ -104,6 +105,11 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
   sim_options.library = library_choice_from_flags(options.library_algorithm, options.protocol);
   sim_options.fast_path = !options.full_simulation;
   sim_options.link_sharing = link_sharing_flag(options.link_sharing);
+  // The machine's devices from the estimate, before it is built (cli/run_memory.h).
+  check_run_fits_host(simulated_run_memory(spec, 0),
+                      options.devices != 0
+                          ? fmt::format("--devices {}", options.devices)
+                          : fmt::format("{}: devices {}", options.machine, spec.devices));
   sim::Machine machine(spec, sim_options);
   // An HLO module is told by its first word, whatever the file's name.
   std::string name;

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -15,6 +16,7 @@
 #include "cli/gnuplot.h"
 #include "cli/placement_flag.h"
 #include "cli/progress.h"
+#include "cli/run_memory.h"
 #include "reference/error.h"
 #include "reference/input_file.h"
 #include "sim/machine.h"
@@ -228,6 +230,19 @@ std::string machine_label(const MachineFlags& machine) {
                                  : machine.machine;
 }
 
+// A device count given twice would run the same point again and print it twice: the flag's
+// error (issue 42), naming the count and where it repeats.
+void check_distinct_device_counts(const std::vector<int>& devices) {
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (devices[j] != devices[i]) continue;
+      throw Error(fmt::format(
+          "--devices {}: {} is given twice (entries {} and {}), expected distinct device counts",
+          fmt::join(devices, ","), devices[i], j + 1, i + 1));
+    }
+  }
+}
+
 }  // namespace
 
 void add_scale_flags(CLI::App& command, ScaleOptions& options) {
@@ -245,6 +260,13 @@ void add_scale_flags(CLI::App& command, ScaleOptions& options) {
 }
 
 int run_scale_command(const ScaleOptions& options, std::ostream& out) {
+  check_distinct_device_counts(options.devices);
+  // Every point's machine from the estimate, before the first runs (cli/run_memory.h).
+  for (const int devices : options.devices) {
+    check_run_fits_host(
+        simulated_run_memory(machine_with_devices(options.machine, devices), 0),
+        fmt::format("--devices {}", fmt::join(options.devices, ",")));
+  }
   const Workload workload = load_workload_file(options.workload);
   placement_from_flag(options.placement);  // text it cannot read is an error before any output
   Progress progress("scale", static_cast<int>(options.devices.size()));

@@ -57,23 +57,53 @@ int int32_field(const JsonValue& step, std::string_view key, int fallback) {
   return int32_value(*value);
 }
 
-// "inN" (input N) or "sK" (the result of step K), which must exist already.
-ValueRef parse_ref(const JsonValue& value, int inputs, int steps_before) {
+// The names of the values a reference may name: the inputs and the steps before it, as ranges
+// where there are many ("in0, in1, s0 to s9").
+std::string defined_names(int inputs, int steps_before) {
+  const auto names = [](std::string_view prefix, int count) -> std::string {
+    if (count == 0) return "";
+    if (count <= 3) {
+      std::vector<std::string> each;
+      for (int i = 0; i < count; ++i) each.push_back(fmt::format("{}{}", prefix, i));
+      return fmt::format("{}", fmt::join(each, ", "));
+    }
+    return fmt::format("{0}0 to {0}{1}", prefix, count - 1);
+  };
+  const std::string in = names("in", inputs), s = names("s", steps_before);
+  if (in.empty() && s.empty()) return "none (no inputs, no earlier steps)";
+  if (in.empty() || s.empty()) return in + s;
+  return in + ", " + s;
+}
+
+// "inN" (input N) or "sK" (the result of step K), which must exist already, named exactly as the
+// value is: N and K in decimal without leading zeros ("s00" is no name, not "s0"). `user` says
+// whose reference it is ("an argument of add"), or is empty.
+ValueRef parse_ref(const JsonValue& value, int inputs, int steps_before, std::string_view user) {
   constexpr std::string_view kExpected = "a reference inN or sK";
   const std::string text = value.string(kExpected);
+  const std::string whose = user.empty() ? "" : fmt::format(" ({})", user);
   const bool is_input = text.starts_with("in");
   const bool is_step = text.starts_with("s");
   const std::string digits = is_input || is_step ? text.substr(is_input ? 2 : 1) : "";
   const bool numeric =
       !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
-  if ((!is_input && !is_step) || !numeric || digits.size() > 6) {
-    value.fail(fmt::format("\"{}\" is not a reference, expected inN or sK", text));
+  if ((!is_input && !is_step) || !numeric) {
+    value.fail(fmt::format("\"{}\"{} is not a reference, expected inN or sK", text, whose));
   }
-  const int index = std::stoi(digits);
   const int limit = is_input ? inputs : steps_before;
+  const std::string where = user.empty() ? "in the case" : "before the step";
+  if (digits.size() > 1 && digits.front() == '0') {
+    value.fail(fmt::format(
+        "\"{}\"{} refers to a value that does not exist (a value's name has no leading zeros), "
+        "expected the exact name of one defined {}: {}",
+        text, whose, where, defined_names(inputs, steps_before)));
+  }
+  // Nine digits fit an int; more name a value past any list a case can hold.
+  const int index = digits.size() > 9 ? std::numeric_limits<int>::max() : std::stoi(digits);
   if (index >= limit) {
-    value.fail(fmt::format("\"{}\" refers to a value that does not exist (there are {} {})", text,
-                           limit, is_input ? "inputs" : "earlier steps"));
+    value.fail(fmt::format(
+        "\"{}\"{} refers to a value that does not exist, expected one defined {}: {}", text,
+        whose, where, defined_names(inputs, steps_before)));
   }
   return {is_input ? ValueRef::Kind::input : ValueRef::Kind::step, index};
 }
@@ -167,10 +197,6 @@ Step parse_step(const JsonValue& value, int inputs, int index) {
   Step step;
   const JsonValue op = value.required("op", "an operation name");
   step.op = op.string("an operation name");
-  const JsonValue args = value.required("args", "a list of references");
-  for (const JsonValue& arg : args.elements("a list of references")) {
-    step.args.push_back(parse_ref(arg, inputs, index));
-  }
   std::size_t expected_args = 1;
   const ElementwiseName* elementwise = nullptr;
   for (const ElementwiseName& entry : kElementwise) {
@@ -194,6 +220,12 @@ Step parse_step(const JsonValue& value, int inputs, int index) {
     }
     step.action = parse_collective(value, collective);
     expected_args = collective == CollectiveOp::axis_index ? 0 : 1;
+  }
+  // The op is a known name by now: its references' errors name it.
+  const std::string user = fmt::format("an argument of {}", step.op);
+  const JsonValue args = value.required("args", "a list of references");
+  for (const JsonValue& arg : args.elements("a list of references")) {
+    step.args.push_back(parse_ref(arg, inputs, index, user));
   }
   if (step.args.size() != expected_args) {
     args.fail(fmt::format("has {} references, expected {} for {}", step.args.size(), expected_args,
@@ -299,13 +331,21 @@ void check_pmap_mesh(const JsonValue& mesh, const MeshFields& fields, const Case
       c.pmap.axis_name, fmt::join(fields.shape, ", "), fmt::join(fields.axis_names, "\", \"")));
 }
 
-// A pmap case names one in_axes entry per input, and its mesh is as large as the mapped input
-// axes (where they agree and exist: where not, running the case gives JAX's error).
-void check_pmap_axes(const JsonValue& map, const JsonValue& mesh, const MeshFields& fields,
-                     const Case& c) {
+// A pmap case's mesh is as large as the mapped input axes (where they agree and exist: where
+// not, running the case gives JAX's error). An in_axes list of another length than the inputs is
+// the program's error, which JAX raises when the pmapped function is called (pmap.py: a ValueError,
+// "pytree structure error: different lengths of tuple"; docs/conformance-format.md).
+void check_pmap_axes(const JsonValue& mesh, const MeshFields& fields, Case& c) {
   if (c.pmap.in_axes.size() != c.inputs.size()) {
-    map.required("in_axes", "").fail(fmt::format("has {} entries for {} inputs, expected one each",
-                                                 c.pmap.in_axes.size(), c.inputs.size()));
+    if (c.program_error) return;  // the mesh's error comes first
+    c.program_error = fmt::format(
+        "map.in_axes: ValueError: pmap in_axes has {} entr{} but the function was called with {} "
+        "positional argument{} (pytree structure error: different lengths of tuple at key path "
+        "pmap in_axes): in_axes must be a tree prefix of the tuple of arguments passed "
+        "positionally to the pmapped function",
+        c.pmap.in_axes.size(), c.pmap.in_axes.size() == 1 ? "y" : "ies", c.inputs.size(),
+        c.inputs.size() == 1 ? "" : "s");
+    return;
   }
   std::optional<std::int64_t> mapped_size;
   for (std::size_t i = 0; i < c.inputs.size(); ++i) {
@@ -378,18 +418,23 @@ Case read_case(const JsonValue& root, const std::string& json_path) {
     c.inputs.push_back(canonicalize_x64(load_array(input, folder)));
   }
   const int inputs = static_cast<int>(c.inputs.size());
-  if (c.is_pmap) check_pmap_axes(map, mesh, mesh_fields, c);
+  if (c.is_pmap) check_pmap_axes(mesh, mesh_fields, c);
   constexpr std::string_view kSteps = "a list of steps";
   for (const JsonValue& step : root.required("body", kSteps).elements(kSteps)) {
     c.body.push_back(parse_step(step, inputs, static_cast<int>(c.body.size())));
   }
   constexpr std::string_view kRefs = "a list of references";
   for (const JsonValue& output : root.required("outputs", kRefs).elements(kRefs)) {
-    c.outputs.push_back(parse_ref(output, inputs, static_cast<int>(c.body.size())));
+    c.outputs.push_back(parse_ref(output, inputs, static_cast<int>(c.body.size()), ""));
   }
-  if (c.is_pmap && c.pmap.out_axes.size() != c.outputs.size()) {
-    map.required("out_axes", "").fail(fmt::format("has {} entries for {} outputs, expected one each",
-                                                  c.pmap.out_axes.size(), c.outputs.size()));
+  // As with in_axes, JAX raises this ValueError when the function returns (pmap.py).
+  if (c.is_pmap && !c.program_error && c.pmap.out_axes.size() != c.outputs.size()) {
+    c.program_error = fmt::format(
+        "map.out_axes: ValueError: pmap out_axes has {} entr{} but the function returned {} "
+        "value{} (pytree structure error: different lengths of tuple at key path pmap "
+        "out_axes): out_axes must be a tree prefix of the function's outputs",
+        c.pmap.out_axes.size(), c.pmap.out_axes.size() == 1 ? "y" : "ies", c.outputs.size(),
+        c.outputs.size() == 1 ? "" : "s");
   }
   parse_expected(root.required("expected", "{\"outputs\": [...]} or {\"error\": \"...\"}"), folder,
                  c);

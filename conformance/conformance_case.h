@@ -2,7 +2,7 @@
 // A conformance case (docs/conformance-format.md): one small SPMD program with its inputs and
 // what JAX gives for it. Loading checks every field and reports the first one the format cannot
 // read in one line; a program that reads well but that JAX rejects (a mesh with an axis name
-// twice) loads, with the rejection in program_error, so that it counts as the case's result.
+// twice, pmap in_axes / out_axes of another length than the inputs / outputs) loads, with the rejection in program_error, so that it counts as the case's result.
 
 #include <optional>
 #include <string>
@@ -49,14 +49,15 @@ struct Case {
   std::optional<Values> expected_outputs;  // as stored in the files
   std::optional<std::string> expected_error;
   ReductionOrder order;  // `order`: the algorithm and its parameters; xla_cpu when absent
-  // Why the program cannot be built, as JAX would reject it (the mesh's own checks); the case
-  // then cannot run, and this error is its result.
+  // Why the program cannot be built or called, as JAX would reject it (the mesh's own checks,
+  // in_axes / out_axes lengths); the case then cannot run, and this error is its result.
   std::optional<std::string> program_error;
 };
 
 // Loads NAME.json and the .npy files it names (relative to the JSON's folder). Throws
 // spmd::Error, naming the file and the field, only where the format cannot be read: bad JSON, an
-// unknown, missing or wrongly typed field, a bad reference, a missing .npy file.
+// unknown, missing or wrongly typed field, a bad reference (one to no value defined before it, by
+// its exact name: "s00" is not "s0"), a missing .npy file.
 Case load_case(const std::string& json_path);
 
 // The per-device program the case's body describes.

@@ -13,6 +13,7 @@
 #include "reference/device_report.h"
 #include "sim/collective_layout.h"
 #include "sim/fast_path.h"
+#include "sim/fiber_stack_size.h"
 #include "sim/library_timing.h"
 #include "sim/schedule_run.h"
 #include "support/checked_math.h"
@@ -190,8 +191,8 @@ std::vector<Values> SimRun::run(const std::vector<Values>& inputs, const DeviceF
   std::vector<Values> outputs(n);
   std::vector<std::exception_ptr> errors(n);
   std::vector<char> released(n, 0);
-  std::size_t stack_bytes = machine_.options().fiber_stack_bytes;
-  if (stack_bytes == 0) stack_bytes = device_count_ > 4096 ? 64 * 1024 : 256 * 1024;
+  const std::size_t stack_bytes =
+      fiber_stack_bytes(machine_.options().fiber_stack_bytes, device_count_);
   std::vector<boost::fibers::fiber> fibers;
   fibers.reserve(n);
   stacks_.assign(n, {});

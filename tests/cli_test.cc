@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -766,6 +767,45 @@ TEST(CliPlacement, AnAlgorithmThatCannotRunACallSaysWhyOnceOnStderr) {
   }
   const CommandResult six = run_binary("perf --devices 6 --algorithm halving_doubling -e 64");
   EXPECT_NE(six.output.find(note + "\n"), std::string::npos) << six.output;
+}
+
+// issue 42: a device count given twice ran the same point again without a word.
+TEST(CliBadInputs, ScaleRefusesADeviceCountGivenTwice) {
+  const std::string workload = std::string(SPMD_SOURCE_DIR) + "/docs/workloads/collectives.json";
+  const CommandResult result =
+      run_binary("scale --workload " + workload + " --devices 8,16,8 --no-plot --out scale-dup");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_EQ(result.output,
+            "error: --devices 8,16,8: 8 is given twice (entries 1 and 3), expected distinct device "
+            "counts\n");
+}
+
+// issue 42: a run that cannot fit the host is refused from the estimate before anything is
+// allocated (it grew to 7.9 GB before its out-of-memory message), in one line, exit 2.
+TEST(CliBadInputs, RunsThatCannotFitTheHostAreRefusedBeforeAllocating) {
+  const CommandResult cost_only = run_binary("perf -n 1000000000 --cost-only -b 8 -e 8");
+  EXPECT_EQ(cost_only.exit_code, 2) << cost_only.output;
+  EXPECT_EQ(cost_only.output.rfind("error: --devices 1000000000: 1000000000 simulated devices "
+                                    "need about ", 0), 0u) << cost_only.output;
+  EXPECT_NE(cost_only.output.find("expected at most about "), std::string::npos) << cost_only.output;
+  EXPECT_EQ(std::count(cost_only.output.begin(), cost_only.output.end(), '\n'), 1)
+      << cost_only.output;
+  const CommandResult with_data = run_binary("perf -n 1000000000 -b 8 -e 8");
+  EXPECT_EQ(with_data.exit_code, 2) << with_data.output;
+  EXPECT_NE(with_data.output.find("of data"), std::string::npos) << with_data.output;
+  EXPECT_NE(with_data.output.find("a smaller -e, or --cost-only (times without data)\n"), std::string::npos) << with_data.output;
+  const std::string workload = std::string(SPMD_SOURCE_DIR) + "/docs/workloads/collectives.json";
+  const CommandResult scale =
+      run_binary("scale --workload " + workload + " --devices 8,1048576 --no-plot --out scale-big");
+  EXPECT_EQ(scale.exit_code, 2) << scale.output;
+  EXPECT_EQ(scale.output.rfind("error: --devices 8,1048576: 1048576 simulated "
+                                                  "devices need about ", 0), 0u) << scale.output;
+  const std::string machine = std::string(SPMD_SOURCE_DIR) + "/docs/machines/ring8.json";
+  const CommandResult run = run_binary("run " + machine + " " + workload +
+                                       " --devices 1000000 --out run-big");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_EQ(run.output.rfind("error: --devices 1000000: 1000000 simulated "
+                                                "devices need about ", 0), 0u) << run.output;
 }
 
 TEST(CliHelp, EveryCommandHasHelp) {

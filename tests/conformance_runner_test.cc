@@ -74,7 +74,7 @@ class CaseFolder : public ::testing::Test {
 
 TEST(PublicCases, EveryCasePassesOnTheReference) {
   const auto files = find_case_files({SPMD_CONFORMANCE_DIR});
-  ASSERT_EQ(files.size(), 27u);
+  ASSERT_EQ(files.size(), 29u);
   for (const std::string& file : files) {
     const CaseResult result = run_case(load_case(file), RunOptions{});
     EXPECT_TRUE(result.passed) << file << ": " << result.failure;
@@ -128,7 +128,61 @@ TEST_F(CaseFolder, BadReferenceIsNamed) {
       "body": [{"op": "neg", "args": ["s3"]}],
       "outputs": ["s0"], "expected": {"outputs": [{"file": "x.npy"}]}})");
   EXPECT_THAT(test_errors::error_of([&] { load_case(path); }),
-              HasSubstr("body[0].args[0]: \"s3\" refers to a value that does not exist"));
+              HasSubstr("body[0].args[0]: \"s3\" (an argument of neg) refers to a value that does "
+                        "not exist, expected one defined before the step: in0"));
+}
+
+// issue 42: "s00" ran as "s0". A reference names a value by its exact name, defined before it.
+TEST_F(CaseFolder, ReferenceMustBeAValuesExactName) {
+  const auto error_with = [&](const std::string& arg, const std::string& output) {
+    const std::string path = write_case(R"({"format": 1, "name": "x",
+      "mesh": {"shape": [4], "axis_names": ["i"]},
+      "map": {"kind": "pmap", "axis_name": "i", "in_axes": [0], "out_axes": [0]},
+      "inputs": [{"file": "x.npy"}],
+      "body": [{"op": "neg", "args": ["in0"]}, {"op": "add", "args": ["s0", ")" + arg + R"("]}],
+      "outputs": [")" + output + R"("], "expected": {"outputs": [{"file": "x.npy"}]}})");
+    return test_errors::error_of([&] { load_case(path); });
+  };
+  EXPECT_THAT(error_with("s00", "s1"),
+              HasSubstr("body[1].args[1]: \"s00\" (an argument of add) refers to a value that "
+                        "does not exist (a value's name has no leading zeros), expected the exact "
+                        "name of one defined before the step: in0, s0"));
+  EXPECT_THAT(error_with("in00", "s1"), HasSubstr("\"in00\" (an argument of add) refers to a value"));
+  EXPECT_THAT(error_with("s1", "s1"), HasSubstr("\"s1\" (an argument of add) refers to a value "
+                                               "that does not exist"));
+  EXPECT_THAT(error_with("s0x", "s1"),
+              HasSubstr("\"s0x\" (an argument of add) is not a reference, expected inN or sK"));
+  EXPECT_THAT(error_with("s0", "s01"),
+              HasSubstr("outputs[0]: \"s01\" refers to a value that does not exist (a value's name "
+                        "has no leading zeros), expected the exact name of one defined in the "
+                        "case: in0, s0, s1"));
+  EXPECT_THAT(error_with("s0", "s99999999999"),
+              HasSubstr("outputs[0]: \"s99999999999\" refers to a value that does not exist"));
+}
+
+// issue 42: in_axes / out_axes of another length than the inputs / outputs are the program's
+// error, raised by JAX at the call (a ValueError): a case expecting an error passes, one
+// expecting outputs fails; neither is a malformed file.
+TEST(PublicCases, WrongLengthInAxesAndOutAxesAreProgramErrors) {
+  for (const std::string name : {"err_pmap_in_axes_wrong_length", "err_pmap_out_axes_wrong_length"}) {
+    const Case c = load_case(std::string(SPMD_CONFORMANCE_DIR) + "/" + name + ".json");
+    ASSERT_TRUE(c.program_error.has_value()) << name;
+    EXPECT_THAT(*c.program_error, HasSubstr("ValueError: pmap "));
+    EXPECT_THAT(*c.program_error, HasSubstr("pytree structure error: different lengths of tuple"));
+    const CaseResult result = run_case(c, RunOptions{});
+    EXPECT_TRUE(result.passed) << name << ": " << result.failure << result.error;
+  }
+  Case expecting_outputs =
+      load_case(std::string(SPMD_CONFORMANCE_DIR) + "/err_pmap_in_axes_wrong_length.json");
+  expecting_outputs.expected_error.reset();
+  expecting_outputs.expected_outputs = Values{};
+  const CaseResult result = run_case(expecting_outputs, RunOptions{});
+  EXPECT_FALSE(result.passed);
+  EXPECT_EQ(result.failure,
+            "raised an error: map.in_axes: ValueError: pmap in_axes has 2 entries but the function "
+            "was called with 1 positional argument (pytree structure error: different lengths of "
+            "tuple at key path pmap in_axes): in_axes must be a tree prefix of the tuple of "
+            "arguments passed positionally to the pmapped function");
 }
 
 TEST_F(CaseFolder, UnknownOpIsNamed) {

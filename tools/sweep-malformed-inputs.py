@@ -20,11 +20,16 @@ outcome is classified:
             than 2, e.g. 3 for an internal invariant on bad input)
   crash     killed by a signal, exit 134 / 139 / 128+N, "terminate called", a sanitizer report
   hang      still running at the time limit
+  memory    its peak resident memory (getrusage's ru_maxrss of the process) above --max-rss-gib
+            (4 GiB): an input whose run cannot fit must be refused from an estimate before the
+            memory is taken (issue 42), whatever its exit
 
-Prints a table of counts per outcome and one line per case that is not clean / fail / valid.
-Exits 1 if any case is crash, hang, unclear or accepted, so that it can run under CTest.
+Prints a table of counts per outcome, the largest peak resident memory of any case, and one line
+per case that is not clean / fail / valid. Exits 1 if any case is crash, hang, memory, unclear or
+accepted, so that it can run under CTest.
 
 Usage: tools/sweep-malformed-inputs.py [--binary build/bin/spmdsim] [--jobs 2] [--only KIND]
+       [--match TEXT] [--max-rss-gib 4]
 Python 3 standard library only (the .npy files are written by hand).
 """
 
@@ -41,6 +46,7 @@ import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ADDRESS_SPACE_BYTES = 6291456 * 1024  # ulimit -v 6291456 (KiB)
+MAX_RSS_GIB = 4.0  # issue 42: no process above 4 GiB (--max-rss-gib)
 # A line longer than this echoes too much of its input. File readers cut what they echo to 60
 # characters (docs/machine-format.md#limits); the CLI cuts any message to 2000 (cli/spmdsim.cc).
 MAX_FILE_MESSAGE_CHARS = 600
@@ -395,6 +401,8 @@ def workload_cases():
         ("mlp-data-parallel", "batch_per_device=2^40", ("batch_per_device",), 2**40),
         ("mlp-data-parallel", "layers=2^31", ("layers", 0), 2**31 - 1),
         ("mlp-data-parallel", "layers=100000-entries", ("layers",), [2] * 100000),
+        # issue 42: a million-entry list ran past 60 s
+        ("mlp-data-parallel", "layers=1000000-entries", ("layers",), [2] * 1000000),
         ("transformer-layer", "model_parallel=4294967304", ("model_parallel",), 4294967304),
         ("transformer-layer", "sequence=2^40", ("sequence",), 2**40),
         ("transformer-layer", "d_model=2^31-1", ("d_model",), 2**31 - 1),
@@ -500,6 +508,37 @@ def conform_cases():
         f[seed + ".json"] = dumps(replaced(doc, ("mesh", "shape"), shape)).encode()
         yield Case("conform", "conform/%s/mesh.shape=%s" % (seed, label), ["{B}", "conform", seed + ".json"],
                    f, ["mesh.shape", "shape", str(shape[0])], ok_rcs=(2, 1))
+    # issue 42: references by their exact names only ("s00" ran as "s0"), to values defined
+    # before them; each is the file's error, naming the op or the outputs and the reference
+    two_steps = replaced(doc, ("body",), [{"op": "axis_index", "args": [], "axis_name": "i"},
+                                          {"op": "neg", "args": ["s0"]}])
+    two_steps["outputs"] = ["s1"]
+    for ref in ["s00", "in00", "s01", "s0x", "s+0", " s0", "s0 ", "s1", "s2", "s-1", "s1e0", "S0",
+                "s" + "0" * 20, "s99999999999999999999"]:
+        f = dict(files)
+        f[seed + ".json"] = dumps(replaced(two_steps, ("body", 1, "args", 0), ref)).encode()
+        yield Case("conform", "conform/%s/body[1].args[0]=%r" % (seed, ref), ["{B}", "conform", seed + ".json"],
+                   f, [ref.strip()[:20], "neg"], ok_rcs=(2,))
+        if ref == "s1":
+            continue  # the outputs' own reference
+        f = dict(files)
+        f[seed + ".json"] = dumps(replaced(two_steps, ("outputs", 0), ref)).encode()
+        yield Case("conform", "conform/%s/outputs[0]=%r" % (seed, ref), ["{B}", "conform", seed + ".json"],
+                   f, [ref.strip()[:20], "outputs"], ok_rcs=(2,))
+    # issue 42: in_axes / out_axes of another length than the inputs / outputs are the program's
+    # error, which JAX raises at the call: a case expecting an error passes (exit 0), one
+    # expecting outputs fails (exit 1, one FAIL line); neither is a malformed file
+    for field, value in [("in_axes", [0, 0]), ("in_axes", []), ("in_axes", [0, None, 1]),
+                         ("out_axes", []), ("out_axes", [0, 0])]:
+        wrong = replaced(doc, ("map", field), value)
+        f = dict(files)
+        f[seed + ".json"] = dumps(wrong).encode()
+        yield Case("conform", "conform/%s/map.%s=%s-expecting-outputs" % (seed, field, json.dumps(value)),
+                   ["{B}", "conform", seed + ".json"], f, [field], ok_rcs=(1,))
+        f = dict(files)
+        f[seed + ".json"] = dumps(replaced(wrong, ("expected",), {"error": "ValueError: pytree structure error"})).encode()
+        yield Case("conform", "conform/%s/map.%s=%s-expecting-the-error" % (seed, field, json.dumps(value)),
+                   ["{B}", "conform", seed + ".json"], f, [], ok_rcs=(0,))
     # a folder of cases with one bad case among good ones: one ERROR line, no crash
     f = {"cases/" + n: read(os.path.join(casedir, n)) for n in os.listdir(os.path.join(REPO, casedir))}
     f["cases/zz_bad.json"] = b'{"format": 1, "name": '
@@ -608,6 +647,12 @@ def flag_cases():
     out += opt("perf", "--placement", generic + placements)
     out += opt("perf", "-e", ["17179869185G", "1TiB"], extra=["--cost-only"], hint="maxbytes")
     out += opt("perf", "-n", ["1048576", "2147483647"], extra=["--cost-only"], hint="devices")
+    # issue 42: refused from the estimate before the memory is taken (7.9 GB, 4.8 GB before);
+    # a flag without a value goes last in `extra`, whose even entries are the flags it replaces
+    out += opt("perf", "-n", ["1000000000", "100000000", "10000000"], extra=["-b", "8", "-e", "8", "--cost-only"],
+               hint="devices")
+    out += opt("perf", "-n", ["1000000000", "1000000", "100000"], extra=["-b", "8", "-e", "8"], hint="devices")
+    out += opt("perf", "-n", ["100000"], extra=["-b", "8", "-e", "8", "--topology", "switch"], hint="devices")
     # run
     out += opt("run", "--out", out_paths)
     out += opt("run", "--algorithm", generic + ["torus", "bogus"])
@@ -616,6 +661,8 @@ def flag_cases():
     out += opt("run", "--fault", generic + faults)
     # scale
     out += opt("scale", "--devices", generic + ["1048577", "8,0", "1048576", "262144", "8,-8", "8,,16"])
+    # issue 42: a count given twice ran twice without a word
+    out += opt("scale", "--devices", ["8,8,8", "8,16,8", "16,8,16,32"])
     out += opt("scale", "--machine", generic + ["dgx"])
     out += opt("scale", "--topology", generic + topologies)
     out += opt("scale", "--link", generic + links)
@@ -699,6 +746,21 @@ def limit_resources():
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+class MeasuredPopen(subprocess.Popen):
+    """A Popen that keeps the child's peak resident memory (ru_maxrss, KiB) from wait4."""
+
+    max_rss_kib = 0
+
+    def _try_wait(self, wait_flags):  # CPython's Popen waits here (os.waitpid)
+        try:
+            pid, status, usage = os.wait4(self.pid, wait_flags)
+        except ChildProcessError:
+            return (self.pid, 0)  # reaped elsewhere, as Popen's own _try_wait allows
+        if pid == self.pid:
+            self.max_rss_kib = usage.ru_maxrss
+        return (pid, status)
+
+
 def run_case(case, binary, timeout_s):
     with tempfile.TemporaryDirectory(prefix="spmdsim-sweep-") as tmp:
         for name, data in case.files.items():
@@ -712,17 +774,17 @@ def run_case(case, binary, timeout_s):
             os.makedirs(os.path.join(tmp, d), exist_ok=True)
         argv = [binary if a == "{B}" else a for a in case.argv]
         if any("\0" in a for a in argv):
-            return "skip", None, "", ""
+            return "skip", None, "", "", 0
         argv = [a.encode("utf-8", "surrogateescape") for a in argv]
-        proc = subprocess.Popen(argv, cwd=tmp, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        proc = MeasuredPopen(argv, cwd=tmp, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, preexec_fn=limit_resources, start_new_session=True)
         try:
             out, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, err = proc.communicate()
-            return "hang", None, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
-        return None, proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+            return "hang", None, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), proc.max_rss_kib
+        return None, proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), proc.max_rss_kib
 
 
 # spmdsim reports running out of memory as a bad-input error naming std::bad_alloc (exit 2);
@@ -754,13 +816,15 @@ def allowed(name):
     return False
 
 
-def classify(case, status, rc, out, err):
+def classify(case, status, rc, out, err, max_rss_kib=0, max_rss_gib=MAX_RSS_GIB):
     """(outcome, reason)."""
     if status == "hang":
         return "hang", "no exit within the time limit"
     text = out + err
     if rc < 0 or rc in (134, 139) or rc > 128 or any(m in text for m in CRASH_MARKERS):
         return "crash", "signal %d" % -rc if rc < 0 else "exit %d" % rc
+    if max_rss_kib > max_rss_gib * (1 << 20):
+        return "memory", "peak resident memory %.2f GiB" % (max_rss_kib / (1 << 20))
     lines = message_lines(case, out, err)
     if rc == 0:
         if 0 in case.ok_rcs:
@@ -799,6 +863,8 @@ def main():
     ap.add_argument("--match", help="run only cases whose name contains this")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per case (default 60)")
     ap.add_argument("--list", action="store_true", help="print the cases' names and exit")
+    ap.add_argument("--max-rss-gib", type=float, default=MAX_RSS_GIB,
+                    help="peak resident memory above which a case is 'memory' (default 4)")
     args = ap.parse_args()
     binary = args.binary
     if not os.path.exists(binary) and os.path.exists(os.path.join(REPO, binary)):
@@ -818,21 +884,24 @@ def main():
         return 0
 
     results = []
+    peak = [0, ""]  # the largest peak resident memory (KiB) and its case
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         futures = {pool.submit(run_case, c, binary, args.timeout): c for c in cases}
         for done, fut in enumerate(concurrent.futures.as_completed(futures), 1):
             c = futures[fut]
-            status, rc, out, err = fut.result()
+            status, rc, out, err, max_rss_kib = fut.result()
             if status == "skip":
                 continue
-            outcome, reason = classify(c, status, rc, out, err)
+            outcome, reason = classify(c, status, rc, out, err, max_rss_kib, args.max_rss_gib)
             lines = message_lines(c, out, err) or [line for line in out.splitlines() if line.strip()]
             first = lines[0] if lines else ""
             results.append((c, outcome, reason, rc, first))
+            if max_rss_kib > peak[0]:
+                peak[:] = [max_rss_kib, c.name]
             if done % 200 == 0:
                 print("sweep: %d of %d run" % (done, len(cases)), file=sys.stderr, flush=True)
 
-    order = ["clean", "fail", "valid", "accepted", "unclear", "crash", "hang"]
+    order = ["clean", "fail", "valid", "accepted", "unclear", "crash", "hang", "memory"]
     counts = {o: 0 for o in order}
     for _, outcome, *_ in results:
         counts[outcome] += 1
@@ -840,13 +909,14 @@ def main():
     for o in order:
         print("%-10s %6d" % (o, counts[o]))
     print("%-10s %6d" % ("total", len(results)))
+    print("largest peak resident memory: %.2f GiB (%s)" % (peak[0] / (1 << 20), peak[1]))
     results.sort(key=lambda r: (order.index(r[1]), r[0].name))
     for c, outcome, reason, rc, first in results:
         if outcome in ("clean", "fail", "valid"):
             continue
         argv = " ".join(_short(a) if a != "{B}" else "spmdsim" for a in c.argv)
         print("%-8s %s | %s | rc=%s (%s) | %s" % (outcome.upper(), c.name, argv, rc, reason, _short_line(first)))
-    bad = sum(counts[o] for o in ("accepted", "unclear", "crash", "hang"))
+    bad = sum(counts[o] for o in ("accepted", "unclear", "crash", "hang", "memory"))
     return 1 if bad else 0
 
 
