@@ -63,6 +63,23 @@ Algorithm pick_algorithm(const collectives::CollectiveShape& shape, const Algori
   return instead;
 }
 
+// The schedules keep a record per pipeline piece: a machine's pipeline_chunk so small that one
+// collective splits into tens of millions of pieces would take gigabytes of host memory (a
+// 1 GiB all-reduce in 1-byte pieces: 9 GB) for no finer answer.
+constexpr std::int64_t kMaxPipelinePieces = std::int64_t{1} << 24;
+
+void check_pipeline_pieces(const CollectiveCall& call, std::int64_t bytes,
+                           const collectives::CollectiveShape& shape) {
+  const std::int64_t piece_bytes = std::max(shape.pipeline_chunk_bytes, shape.element_bytes);
+  const std::int64_t pieces = bytes / piece_bytes + (bytes % piece_bytes != 0);
+  if (pieces <= kMaxPipelinePieces) return;
+  throw Error(fmt::format(
+      "pipeline_chunk {} B: {} of {} B would split into {} pieces, expected at most {} per "
+      "collective (a pipeline_chunk of at least {} B)",
+      shape.pipeline_chunk_bytes, call.to_string(), bytes, pieces, kMaxPipelinePieces,
+      (bytes + kMaxPipelinePieces - 1) / kMaxPipelinePieces));
+}
+
 }  // namespace
 
 CollectivePlan plan_collective(const CollectiveCall& call, DType dtype, const Shape& shape,
@@ -103,7 +120,9 @@ CollectivePlan plan_collective(const CollectiveCall& call, DType dtype, const Sh
     return fmt::format("bytes of {} of shape {} over {} devices", call.to_string(),
                        shape_to_string(shape), n);
   };
-  checked_multiply(checked_multiply(elements, plan.shape.element_bytes, what), n, what);
+  const std::int64_t bytes = checked_multiply(elements, plan.shape.element_bytes, what);
+  checked_multiply(bytes, n, what);
+  check_pipeline_pieces(call, bytes, plan.shape);
   return plan;
 }
 

@@ -26,6 +26,7 @@
 #include "support/json_reader.h"
 #include "support/wide_int.h"
 #include "tests/error_of.h"
+#include "tests/spmdsim_binary.h"
 
 namespace spmd {
 namespace {
@@ -191,6 +192,25 @@ TEST(Hardening, a_folder_without_cases_is_an_error) {
   const std::string long_path = "/tmp/" + std::string(5000, 'a');
   EXPECT_THAT(error_of([&] { conformance::find_case_files({long_path}); }),
               HasSubstr("(5005 characters): File name too long, expected a case file"));
+}
+
+// issue 42: a 1-byte pipeline_chunk split the collectives workload's 1 GiB all-reduce into a
+// piece record per element and took 9 GB before finishing; it is refused before planning.
+TEST(Hardening, pipeline_chunk_that_splits_a_collective_into_too_many_pieces_is_an_error) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "spmdsim_chunk_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "m.json") << R"({"name": "ring", "devices": 8, "memory": "16GiB",
+    "pipeline_chunk": "1B", "compute": {"peak_flops": "100TFLOP/s", "memory_bandwidth": "900GB/s"},
+    "topology": {"kind": "ring", "bidirectional": false,
+                 "link": {"bandwidth": "50GB/s", "latency": "2us"}}})";
+  const CommandResult result =
+      run_binary("run " + (dir / "m.json").string() + " " + SPMD_SOURCE_DIR +
+                 "/docs/workloads/collectives.json --out " + (dir / "out").string());
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_THAT(result.output,
+              HasSubstr("pipeline_chunk 1 B: psum('i') of 1073741824 B would split into "
+                        "268435456 pieces, expected at most 16777216 per collective (a "
+                        "pipeline_chunk of at least 64 B)"));
 }
 
 }  // namespace
