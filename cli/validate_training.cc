@@ -65,6 +65,17 @@ std::string layout_text(const training::TrainingJob& job) {
   return text;
 }
 
+// "N of M inside their range" over the rows with a published step.
+std::string inside_range_text(const std::vector<const TrainingPrediction*>& predictions) {
+  int with_step = 0, inside = 0;
+  for (const TrainingPrediction* p : predictions) {
+    if (!p->error) continue;
+    ++with_step;
+    if (p->range.contains(*p->run->measured_step_s)) ++inside;
+  }
+  return fmt::format("{} of {} inside their range", inside, with_step);
+}
+
 std::string summary_line(const ErrorSummary& summary) {
   return fmt::format("{} row{} with a step time, median |error| {}, p90 {}, within 10% {}",
                      summary.rows, summary.rows == 1 ? "" : "s",
@@ -83,26 +94,30 @@ void print_run(const TrainingPrediction& p, std::ostream& out) {
   const std::string published =
       run.measured_step_s ? fmt::format("{:.3f}", *run.measured_step_s) : "-";
   const std::string error = p.error ? fmt::format("{:+.1f}%", 100 * *p.error) : "-";
+  const std::string range = fmt::format("{:.3g}-{:.3g}", p.range.low_s, p.range.high_s);
+  const bool fits = p.memory.total_bytes() <= job.accelerator.memory_bytes;
   out << fmt::format(
-      "  {:>4}  {:<16} {:<22.22} {:<13.13} {:>5}  {:<26} {:<6} {:>10} {:>10.3f} {:>7}  {:>8.0f} "
-      "{:>5.1f}%\n",
+      "  {:>4}  {:<16} {:<22.22} {:<13.13} {:>5}  {:<26} {:<6} {:>10} {:>10.3f} {:>15} {:>7}  "
+      "{:>8.0f} {:>5.1f}% {:>6.1f}{}\n",
       run.line, run.source_id, run.model_name, job.accelerator.name, run.devices,
       layout_text(job), training::precision_name(job.precision), published, p.step->total_s(),
-      error, p.tokens_per_s_per_gpu, 100 * p.model_flops_utilization);
+      range, error, p.tokens_per_s_per_gpu, 100 * p.model_flops_utilization,
+      p.memory.total_bytes() / 1e9, fits ? "" : " over");
 }
 
 void print_rows(const std::vector<TrainingPrediction>& predictions, std::ostream& out) {
-  out << fmt::format("  {:>4}  {:<16} {:<22} {:<13} {:>5}  {:<26} {:<6} {:>10} {:>10} {:>7}  {:>8} "
-                     "{:>6}\n",
+  out << fmt::format("  {:>4}  {:<16} {:<22} {:<13} {:>5}  {:<26} {:<6} {:>10} {:>10} {:>15} "
+                     "{:>7}  {:>8} {:>6} {:>6}\n",
                      "line", "run", "model", "GPU", "GPUs", "layout", "prec.", "published",
-                     "predicted", "error", "tok/s/GPU", "MFU");
-  out << fmt::format("  {:>4}  {:<16} {:<22} {:<13} {:>5}  {:<26} {:<6} {:>10} {:>10}\n", "", "",
-                     "", "", "", "", "", "(s)", "(s)");
+                     "predicted", "range", "error", "tok/s/GPU", "MFU", "memory");
+  out << fmt::format("  {:>4}  {:<16} {:<22} {:<13} {:>5}  {:<26} {:<6} {:>10} {:>10} {:>15} "
+                     "{:>7}  {:>8} {:>6} {:>6}\n",
+                     "", "", "", "", "", "", "", "(s)", "(s)", "(s)", "", "", "", "(GB)");
   for (const Group& source : group_by(predictions, source_key)) {
     out << source.key << "\n";
     for (const TrainingPrediction* prediction : source.predictions) print_run(*prediction, out);
     out << "  " << source.key << ": " << summary_line(summarize_errors(errors_of(source.predictions)))
-        << "\n\n";
+        << ", " << inside_range_text(source.predictions) << "\n\n";
   }
   out << "by GPU:\n";
   for (const Group& gpu : group_by(predictions, gpu_key)) {
@@ -126,6 +141,18 @@ void print_summary_table(std::string_view heading, const std::vector<Group>& gro
   out << fmt::format("| all | {} | {} | {} | {} |\n\n", overall.rows,
                      percent_text(overall.median_abs_error), percent_text(overall.p90_abs_error),
                      percent_text(overall.share_within_10_percent));
+}
+
+// The bands the ranges come from (training/prediction_range.h keeps them).
+void print_error_bands(const std::vector<training::ErrorBand>& bands, std::ostream& out) {
+  out << "| generation | rows | 5th percentile error | 95th percentile error |\n";
+  out << "|---|---|---|---|\n";
+  for (const training::ErrorBand& band : bands) {
+    out << fmt::format("| {} | {} | {:+.3f} | {:+.3f} |\n",
+                       cost_model::generation_name(band.generation), band.rows, band.low,
+                       band.high);
+  }
+  out << "\n";
 }
 
 // Per GPU: published against predicted step time, log-log, with the line of equality.
@@ -179,11 +206,13 @@ int run_training_validate(const CsvTable& table, const ValidateOptions& options,
   if (options.summary) {
     print_summary_table("source", group_by(predictions, source_key), overall, out);
     print_summary_table("GPU", group_by(predictions, gpu_key), overall, out);
+    print_error_bands(training::error_bands_of(predictions), out);
+    out << inside_range_text(all) << "\n";
   } else {
     out << fmt::format("spmdsim validate: {}: {} training runs\n\n", table.file_name(),
                        runs.size());
     print_rows(predictions, out);
-    out << "all rows: " << summary_line(overall) << "\n";
+    out << "all rows: " << summary_line(overall) << ", " << inside_range_text(all) << "\n";
   }
   int without_step = 0;
   for (const TrainingPrediction& p : predictions) {

@@ -14,7 +14,9 @@
 
 #include "cli/validate_command.h"
 #include "reference/error.h"
+#include "support/csv_table.h"
 #include "support/output_file.h"
+#include "training/training_prediction.h"
 #include "tests/error_of.h"
 
 namespace spmd {
@@ -152,6 +154,23 @@ TEST(TrainingValidate, ThePublishedSetIsPredictedAsTheDocsReport) {
   std::ostringstream out, err;
   EXPECT_EQ(run_validate_command(options, out, err), 0) << err.str() << out.str();
   EXPECT_NE(out.str().find("| all | 100 |"), std::string::npos) << out.str();
+}
+
+// The ranges printed with each prediction come from bands kept in the code; they must be the
+// bands the published set gives the model as it is now (a model change regenerates them).
+TEST(TrainingValidate, TheKeptErrorBandsAreThePublishedSetsBands) {
+  const CsvTable table = CsvTable::read_file(published_steps_path());
+  const std::vector<training::PublishedRun> runs = training::read_published_runs(table);
+  const std::vector<training::ErrorBand> measured =
+      training::error_bands_of(training::predict_runs(runs));
+  const std::vector<training::ErrorBand>& kept = training::published_error_bands();
+  ASSERT_EQ(measured.size(), kept.size());
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    EXPECT_EQ(measured[i].generation, kept[i].generation);
+    EXPECT_EQ(measured[i].rows, kept[i].rows);
+    EXPECT_NEAR(measured[i].low, kept[i].low, 5e-4) << "regenerate training/prediction_range.cc";
+    EXPECT_NEAR(measured[i].high, kept[i].high, 5e-4) << "regenerate training/prediction_range.cc";
+  }
 }
 
 }  // namespace

@@ -35,8 +35,9 @@ const std::vector<ModelFamily>& families() {
       {.name = "gpt", .gated_mlp = false},
       {.name = "mpt", .gated_mlp = false},
       {.name = "bloom", .gated_mlp = false},
-      // Nemotron-3 and -4 use squared-ReLU MLPs: two matrices.
-      {.name = "nemotron", .gated_mlp = false},
+      // Nemotron-3 and -4 use squared-ReLU MLPs (two matrices) and a 256,000-token vocabulary
+      // (NeMo's Nemotron configs).
+      {.name = "nemotron", .gated_mlp = false, .vocabulary = 256000},
   };
   return table;
 }

@@ -23,6 +23,7 @@ struct ModelFamily {
   std::int64_t shared_experts = 0;
   std::int64_t sliding_window = 0;
   double sliding_window_layer_share = 0;
+  std::int64_t vocabulary = 0;  // where a table leaves it out; 0: GPT-2's padded 51,200
 };
 
 // The family whose name the model's name contains (case-insensitive, "DeepSeek-V3-671B" is

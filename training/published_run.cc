@@ -94,8 +94,8 @@ ModelShape model_of(const RowReader& row) {
                                        : (model.heads > 0 ? model.d_model / model.heads : 0);
   // GPT-style tables leave out d_ff: 4·d_model.
   model.d_ff = row.integer("d_ff", 4 * model.d_model);
-  // GPT-2's vocabulary padded to a multiple of 1024, as Megatron's GPT runs use.
-  model.vocabulary = row.integer("vocabulary", 51200);
+  // The family's vocabulary, else GPT-2's padded to a multiple of 1024 (Megatron's GPT runs).
+  model.vocabulary = row.integer("vocabulary", family.vocabulary > 0 ? family.vocabulary : 51200);
   model.gated_mlp = family.gated_mlp;
   model.latent_attention = family.latent_attention;
   model.sliding_window = family.sliding_window;

@@ -22,6 +22,8 @@ std::vector<TrainingPrediction> predict_runs(const std::vector<PublishedRun>& ru
       prediction.model_flops_utilization =
           prediction.tokens_per_s_per_gpu * model_flops_per_token(job.model, job.batch.sequence) /
           job.accelerator.peak_flops_per_s(job.precision);
+      prediction.range = step_range(job.accelerator.generation, step_s);
+      prediction.memory = peak_memory(job);
       if (run.measured_step_s) {
         prediction.error = (step_s - *run.measured_step_s) / *run.measured_step_s;
       }
@@ -29,6 +31,14 @@ std::vector<TrainingPrediction> predict_runs(const std::vector<PublishedRun>& ru
     predictions.push_back(prediction);
   }
   return predictions;
+}
+
+std::vector<ErrorBand> error_bands_of(const std::vector<TrainingPrediction>& predictions) {
+  std::vector<std::pair<cost_model::GpuGeneration, double>> errors;
+  for (const TrainingPrediction& p : predictions) {
+    if (p.error) errors.emplace_back(p.run->job->accelerator.generation, *p.error);
+  }
+  return error_bands(errors);
 }
 
 }  // namespace spmd::training

@@ -1,0 +1,60 @@
+#include "training/prediction_range.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace spmd::training {
+namespace {
+
+// The nearest-rank percentile: the value at rank ceil(p n) of the sorted values (from 1).
+double nearest_rank(std::vector<double> values, double percent) {
+  std::sort(values.begin(), values.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(percent / 100 * values.size()));
+  return values[std::clamp<std::size_t>(rank, 1, values.size()) - 1];
+}
+
+}  // namespace
+
+const std::vector<ErrorBand>& published_error_bands() {
+  using G = cost_model::GpuGeneration;
+  // `spmdsim validate ../shared/training/published_steps.csv --summary`, "error bands".
+  static const std::vector<ErrorBand> bands = {
+      {.generation = G::ampere, .rows = 21, .low = -0.150, .high = 0.099},
+      {.generation = G::hopper, .rows = 41, .low = -0.428, .high = 0.161},
+      {.generation = G::blackwell, .rows = 38, .low = -0.668, .high = 0.229},
+  };
+  return bands;
+}
+
+std::vector<ErrorBand> error_bands(
+    const std::vector<std::pair<cost_model::GpuGeneration, double>>& errors) {
+  std::map<cost_model::GpuGeneration, std::vector<double>> by_generation;
+  for (const auto& [generation, error] : errors) by_generation[generation].push_back(error);
+  std::vector<ErrorBand> bands;
+  for (const auto& [generation, values] : by_generation) {
+    bands.push_back(ErrorBand{.generation = generation,
+                              .rows = static_cast<int>(values.size()),
+                              .low = nearest_rank(values, 5),
+                              .high = nearest_rank(values, 95)});
+  }
+  return bands;
+}
+
+StepRange step_range(cost_model::GpuGeneration generation, double predicted_s) {
+  const std::vector<ErrorBand>& bands = published_error_bands();
+  ErrorBand band{.low = 0, .high = 0};
+  const auto same = std::find_if(bands.begin(), bands.end(),
+                                 [&](const ErrorBand& b) { return b.generation == generation; });
+  if (same != bands.end()) {
+    band = *same;
+  } else {
+    for (const ErrorBand& b : bands) {
+      band.low = std::min(band.low, b.low);
+      band.high = std::max(band.high, b.high);
+    }
+  }
+  return StepRange{.low_s = predicted_s / (1 + band.high), .high_s = predicted_s / (1 + band.low)};
+}
+
+}  // namespace spmd::training
