@@ -168,8 +168,8 @@ TEST(TrainingValidate, TheKeptErrorBandsAreThePublishedSetsBands) {
   for (std::size_t i = 0; i < kept.size(); ++i) {
     EXPECT_EQ(measured[i].generation, kept[i].generation);
     EXPECT_EQ(measured[i].rows, kept[i].rows);
-    EXPECT_NEAR(measured[i].low, kept[i].low, 5e-4) << "regenerate training/prediction_range.cc";
-    EXPECT_NEAR(measured[i].high, kept[i].high, 5e-4) << "regenerate training/prediction_range.cc";
+    EXPECT_NEAR(measured[i].low, kept[i].low, 1e-9) << "regenerate training/prediction_range.cc";
+    EXPECT_NEAR(measured[i].high, kept[i].high, 1e-9) << "regenerate training/prediction_range.cc";
   }
 }
 
