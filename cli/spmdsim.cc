@@ -21,6 +21,7 @@
 #include "cli/placement_flag.h"
 #include "cli/run_command.h"
 #include "cli/scale_command.h"
+#include "cli/train_command.h"
 #include "cli/validate_command.h"
 #include "reference/check.h"
 #include "reference/error.h"
@@ -137,6 +138,13 @@ int main(int argc, char** argv) {
       "predicted vs measured per machine with the median and p90 of |error|");
   spmd::add_validate_flags(*validate, validate_options);
 
+  spmd::TrainOptions train_options;
+  CLI::App* train = app.add_subcommand(
+      "train",
+      "Predict one training step of a job (a training workload: model, layout, GPU, precision, "
+      "software) with its range, its parts, tokens/s per GPU, MFU and memory per device");
+  spmd::add_train_flags(*train, train_options);
+
   spmd::CalibrateOptions calibrate_options;
   CLI::App* calibrate = app.add_subcommand(
       "calibrate",
@@ -175,6 +183,7 @@ int main(int argc, char** argv) {
       return spmd::run_validate_command(validate_options, std::cout, std::cerr);
     }
     if (calibrate->parsed()) return spmd::run_calibrate_command(calibrate_options, std::cout);
+    if (train->parsed()) return spmd::run_train_command(train_options, std::cout);
     if (examples->parsed()) return spmd::run_examples_command(std::cout, examples_options);
     return spmd::run_demo_command(demo_options, std::cout);
   } catch (const spmd::Error& e) {

@@ -13,10 +13,14 @@
 #include <string>
 
 #include "cli/validate_command.h"
+
+#include <nlohmann/json.hpp>
 #include "reference/error.h"
 #include "support/csv_table.h"
 #include "support/output_file.h"
+#include "tests/spmdsim_binary.h"
 #include "training/training_prediction.h"
+#include "training/training_workload.h"
 #include "tests/error_of.h"
 
 namespace spmd {
@@ -171,6 +175,59 @@ TEST(TrainingValidate, TheKeptErrorBandsAreThePublishedSetsBands) {
     EXPECT_NEAR(measured[i].low, kept[i].low, 1e-9) << "regenerate training/prediction_range.cc";
     EXPECT_NEAR(measured[i].high, kept[i].high, 1e-9) << "regenerate training/prediction_range.cc";
   }
+}
+
+// Every published row written as a training workload (its non-empty fields, numbers as JSON
+// numbers where they parse) predicts the same step as validate does for the row.
+TEST(TrainingWorkload, EveryPublishedRowAsAWorkloadGivesValidatesStep) {
+  const CsvTable table = CsvTable::read_file(published_steps_path());
+  const std::vector<training::PublishedRun> rows = training::read_published_runs(table);
+  const std::vector<training::TrainingPrediction> by_row = training::predict_runs(rows);
+  const std::vector<std::string>& fields = training::training_workload_fields();
+  int compared = 0;
+  for (std::size_t i = 0; i < table.records().size(); ++i) {
+    nlohmann::json workload = {{"kind", "training"}};
+    for (const std::string& column : table.columns()) {
+      if (std::find(fields.begin(), fields.end(), column) == fields.end()) continue;
+      const std::string& text = table.field(table.records()[i], column);
+      if (text.empty()) continue;
+      char* end = nullptr;
+      const long long number = std::strtoll(text.c_str(), &end, 10);
+      workload[column] = (*end == '\0') ? nlohmann::json(number) : nlohmann::json(text);
+    }
+    const std::vector<training::PublishedRun> as_workload = {
+        training::training_run_from_json(workload, "row.json")};
+    const training::TrainingPrediction p = training::predict_runs(as_workload).front();
+    ASSERT_EQ(p.step.has_value(), by_row[i].step.has_value()) << rows[i].source_id;
+    if (!p.step) continue;
+    EXPECT_EQ(p.step->total_s(), by_row[i].step->total_s()) << rows[i].source_id;
+    ++compared;
+  }
+  EXPECT_GE(compared, 100);
+}
+
+TEST(TrainingWorkload, TrainPrintsTheStepAndBadFieldsAreExitTwo) {
+  const CommandResult ok = run_binary(std::string("train ") + SPMD_SOURCE_DIR +
+                                      "/docs/workloads/training/llama3-8b-h100-fsdp8.json");
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("step time: "), std::string::npos) << ok.output;
+  EXPECT_NE(ok.output.find("memory per device: "), std::string::npos) << ok.output;
+
+  const fs::path dir = fs::temp_directory_path() / "spmdsim_train_test";
+  fs::create_directories(dir);
+  write_output_file(dir / "bad.json", R"({"kind": "training", "model": "x", "layers": 32,
+      "d_model": 4096, "heads": 32, "seq_len": 4096, "global_batch_seqs": 8, "gpu": "H100",
+      "gpus_total": 8, "tp": [2], "software": "Megatron-LM"})");
+  const CommandResult bad = run_binary("train " + (dir / "bad.json").string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("bad.json: tp [2]: expected a string or a number"), std::string::npos)
+      << bad.output;
+  write_output_file(dir / "typo.json", R"({"kind": "training", "tensor": 2})");
+  const CommandResult typo = run_binary("train " + (dir / "typo.json").string());
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.output.find("typo.json: unknown field 'tensor', expected one of kind, name"),
+            std::string::npos)
+      << typo.output;
 }
 
 }  // namespace

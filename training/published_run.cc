@@ -17,18 +17,16 @@ constexpr std::string_view kExpected =
 
 class RowReader {
  public:
-  RowReader(const CsvTable& table, const CsvRecord& record)
-      : table_(table), record_(record), where_(table.where(record)) {}
+  RowReader(const FieldLookup& field, std::string where)
+      : field_(field), where_(std::move(where)) {}
 
-  const std::string& text(std::string_view column) const {
-    return table_.field(record_, column);
-  }
+  std::string text(std::string_view column) const { return field_(column); }
   bool empty(std::string_view column) const { return text(column).empty(); }
 
   // An integer of at least `minimum`, or `fallback` when the field is empty.
   std::int64_t integer(std::string_view column, std::int64_t fallback,
                        std::int64_t minimum = 1) const {
-    const std::string& value = text(column);
+    const std::string value = text(column);
     if (value.empty()) return fallback;
     std::int64_t parsed = 0;
     const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
@@ -46,7 +44,7 @@ class RowReader {
     return static_cast<int>(value);
   }
   std::optional<double> positive(std::string_view column) const {
-    const std::string& value = text(column);
+    const std::string value = text(column);
     if (value.empty()) return std::nullopt;
     double parsed = 0;
     const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
@@ -59,13 +57,12 @@ class RowReader {
   const std::string& where() const { return where_; }
 
  private:
-  const CsvTable& table_;
-  const CsvRecord& record_;
+  const FieldLookup& field_;
   std::string where_;
 };
 
 Recompute recompute_of(const RowReader& row, Framework framework) {
-  const std::string& text = row.text("recompute");
+  const std::string text = row.text("recompute");
   if (text.empty()) {
     // Defaults: Megatron recomputes nothing unless told; torchtitan's default is selective;
     // llm-foundry's yamls and MaxText's base.yml checkpoint whole layers.
@@ -182,6 +179,22 @@ std::string source_of(const std::string& source_id) {
 
 }  // namespace
 
+PublishedRun published_run(const FieldLookup& field, const std::string& where, int line) {
+  const RowReader row(field, where);
+  PublishedRun run;
+  run.line = line;
+  run.source_id = row.text("source_id");
+  run.source = source_of(run.source_id);
+  run.model_name = row.text("model");
+  run.gpu = row.text("gpu");
+  run.precision = row.text("precision");
+  run.devices = row.degree("gpus_total");
+  run.measured_step_s = row.positive("measured_step_s");
+  run.measured_tokens_per_s_per_gpu = row.positive("measured_tokens_per_s_per_gpu");
+  run.job = job_of(row, run.devices, run.not_predicted);
+  return run;
+}
+
 bool is_published_steps_table(const CsvTable& table) {
   return table.column_index("measured_step_s").has_value() &&
          table.column_index("gpus_total").has_value();
@@ -196,19 +209,8 @@ std::vector<PublishedRun> read_published_runs(const CsvTable& table) {
                         kExpected);
   std::vector<PublishedRun> runs;
   for (const CsvRecord& record : table.records()) {
-    const RowReader row(table, record);
-    PublishedRun run;
-    run.line = record.line;
-    run.source_id = row.text("source_id");
-    run.source = source_of(run.source_id);
-    run.model_name = row.text("model");
-    run.gpu = row.text("gpu");
-    run.precision = row.text("precision");
-    run.devices = row.degree("gpus_total");
-    run.measured_step_s = row.positive("measured_step_s");
-    run.measured_tokens_per_s_per_gpu = row.positive("measured_tokens_per_s_per_gpu");
-    run.job = job_of(row, run.devices, run.not_predicted);
-    runs.push_back(std::move(run));
+    const FieldLookup field = [&](std::string_view column) { return table.field(record, column); };
+    runs.push_back(published_run(field, table.where(record), record.line));
   }
   return runs;
 }

@@ -4,8 +4,10 @@
 // it measured. Each row becomes a TrainingJob with the framework's defaults for what the row
 // leaves out (docs/training-model.md, "Defaults"), or a reason it cannot be predicted.
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "support/csv_table.h"
@@ -26,6 +28,14 @@ struct PublishedRun {
   std::optional<double> measured_step_s;
   std::optional<double> measured_tokens_per_s_per_gpu;
 };
+
+// A run's description field by field, by the published columns' names: the field's text, empty
+// where the description leaves it out.
+using FieldLookup = std::function<std::string(std::string_view column)>;
+
+// The run a description gives; `where` starts its errors ("runs.csv:7", "job.json"), `line` is
+// the run's line (0 outside a table). spmd::Error as read_published_runs.
+PublishedRun published_run(const FieldLookup& field, const std::string& where, int line);
 
 // True when the table has the published-steps columns (validate tells the two formats apart by
 // their header).
