@@ -145,11 +145,10 @@ void print_summary_table(std::string_view heading, const std::vector<Group>& gro
 
 // The bands the ranges come from (training/prediction_range.h keeps them).
 void print_error_bands(const std::vector<training::ErrorBand>& bands, std::ostream& out) {
-  out << "| generation | rows | 5th percentile error | 95th percentile error |\n";
+  out << "| family | rows | 5th percentile error | 95th percentile error |\n";
   out << "|---|---|---|---|\n";
   for (const training::ErrorBand& band : bands) {
-    out << fmt::format("| {} | {} | {:+.3f} | {:+.3f} |\n",
-                       cost_model::generation_name(band.generation), band.rows, band.low,
+    out << fmt::format("| {} | {} | {:+.3f} | {:+.3f} |\n", band.family, band.rows, band.low,
                        band.high);
   }
   out << "\n";

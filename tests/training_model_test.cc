@@ -11,6 +11,7 @@
 #include "reference/error.h"
 #include "tests/error_of.h"
 #include "training/gemm_time.h"
+#include "training/ici_collectives.h"
 #include "training/model_catalogue.h"
 #include "training/step_time.h"
 
@@ -105,7 +106,9 @@ TEST(Descriptions, AcceleratorsPrecisionsAndSoftwareAsTablesWriteThem) {
   EXPECT_NEAR(capped.clock_scale, std::cbrt(500.0 / 700), 1e-12);
   EXPECT_EQ(accelerator_from_description("GB300")->preset, "gb300-nvl72");
   EXPECT_EQ(accelerator_from_description("A100-SXM-40GB")->memory_bytes, 40e9);
-  EXPECT_FALSE(accelerator_from_description("TPU-v5p").has_value());
+  EXPECT_TRUE(accelerator_from_description("TPU-v5p")->tpu);
+  EXPECT_EQ(accelerator_family(*accelerator_from_description("TPU v4")), "tpu");
+  EXPECT_FALSE(accelerator_from_description("Gaudi 3").has_value());
 
   EXPECT_EQ(precision_from_description("mxfp8 (torchao, cuBLAS)"), MatmulPrecision::mxfp8);
   EXPECT_EQ(precision_from_description("fp8 (per-tensor current scaling)"), MatmulPrecision::fp8);
@@ -168,6 +171,19 @@ RC_GTEST_PROP(StepTimeLaws, MoreMicroBatchesNeverShortenTheStep, (int micro_batc
   const double more = step_seconds(job);
   RC_ASSERT(more > fewer);
   RC_ASSERT(more < 2 * fewer + 1e-9);  // the bubble and the gradient reduction do not double
+}
+
+TEST(IciCollectives, RingsOverTheSpannedAxesAndHopLatency) {
+  const Accelerator v5p = *accelerator_from_description("TPU-v5p");
+  // 4 chips on one axis of the 4x4x4 cube: one bidirectional ring of 90 GB/s links at 0.85.
+  const double one_axis = ici_collective_seconds(v5p, cost_model::TimedOp::all_gather, 1e9, 4, 1);
+  EXPECT_NEAR(one_axis, 0.75 * 1e9 / (2 * 90e9 * 0.85) + 2 * 1e-6, 1e-12);
+  // 16 chips span two axes: twice the rings.
+  const double two_axes =
+      ici_collective_seconds(v5p, cost_model::TimedOp::all_gather, 1e9, 16, 1);
+  EXPECT_NEAR(two_axes, (15.0 / 16) * 1e9 / (4 * 90e9 * 0.85) + 2 * 2 * 1e-6, 1e-12);
+  EXPECT_NEAR(ici_collective_seconds(v5p, cost_model::TimedOp::all_reduce, 1e9, 4, 1),
+              2 * one_axis, 1e-12);
 }
 
 TEST(StepTime, ExpertParallelAllToAllsGrowWithTheExpertGroupAcrossNodes) {

@@ -35,8 +35,19 @@ struct Accelerator {
   // Clock scale of a part run below its rated power (1 at rated power).
   double clock_scale = 1;
 
+  // A TPU: its chips sit on a torus of ICI links (2 or 3 dimensions, `torus_side` chips a
+  // side in a slice's whole cubes or pod rows), each link `ici_link_bytes_per_s` one way; no
+  // GPU fabric. Its "SMs" are its matrix units.
+  bool tpu = false;
+  int torus_dimensions = 0;
+  int torus_side = 0;
+  double ici_link_bytes_per_s = 0;
+
   double peak_flops_per_s(MatmulPrecision precision) const;
 };
+
+// "ampere", "hopper", "blackwell" (the GPU generation), or "tpu".
+std::string accelerator_family(const Accelerator& accelerator);
 
 // The share of a precision's peak a large GEMM sustains on this generation.
 double gemm_kernel_efficiency(const Accelerator& accelerator, MatmulPrecision precision);

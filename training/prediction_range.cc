@@ -17,23 +17,22 @@ double nearest_rank(std::vector<double> values, double percent) {
 }  // namespace
 
 const std::vector<ErrorBand>& published_error_bands() {
-  using G = cost_model::GpuGeneration;
-  // `spmdsim validate ../shared/training/published_steps.csv --summary`, "error bands".
+  // `spmdsim validate ../shared/training/published_steps.csv --summary`, the family table, in
+  // the families' order by name.
   static const std::vector<ErrorBand> bands = {
-      {.generation = G::ampere, .rows = 21, .low = -0.151, .high = 0.099},
-      {.generation = G::hopper, .rows = 41, .low = -0.429, .high = 0.161},
-      {.generation = G::blackwell, .rows = 38, .low = -0.668, .high = 0.230},
+      {.family = "ampere", .rows = 21, .low = -0.151, .high = 0.099},
+      {.family = "blackwell", .rows = 38, .low = -0.668, .high = 0.230},
+      {.family = "hopper", .rows = 41, .low = -0.429, .high = 0.161},
   };
   return bands;
 }
 
-std::vector<ErrorBand> error_bands(
-    const std::vector<std::pair<cost_model::GpuGeneration, double>>& errors) {
-  std::map<cost_model::GpuGeneration, std::vector<double>> by_generation;
-  for (const auto& [generation, error] : errors) by_generation[generation].push_back(error);
+std::vector<ErrorBand> error_bands(const std::vector<std::pair<std::string, double>>& errors) {
+  std::map<std::string, std::vector<double>> by_family;
+  for (const auto& [family, error] : errors) by_family[family].push_back(error);
   std::vector<ErrorBand> bands;
-  for (const auto& [generation, values] : by_generation) {
-    bands.push_back(ErrorBand{.generation = generation,
+  for (const auto& [family, values] : by_family) {
+    bands.push_back(ErrorBand{.family = family,
                               .rows = static_cast<int>(values.size()),
                               // Widened to whole thousandths, so the printed and kept bands
                               // hold the rows on their edges.
@@ -43,11 +42,11 @@ std::vector<ErrorBand> error_bands(
   return bands;
 }
 
-StepRange step_range(cost_model::GpuGeneration generation, double predicted_s) {
+StepRange step_range(std::string_view family, double predicted_s) {
   const std::vector<ErrorBand>& bands = published_error_bands();
   ErrorBand band{.low = 0, .high = 0};
   const auto same = std::find_if(bands.begin(), bands.end(),
-                                 [&](const ErrorBand& b) { return b.generation == generation; });
+                                 [&](const ErrorBand& b) { return b.family == family; });
   if (same != bands.end()) {
     band = *same;
   } else {

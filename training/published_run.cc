@@ -74,7 +74,9 @@ Recompute recompute_of(const RowReader& row, Framework framework) {
     }
   }
   if (text.starts_with("full")) return Recompute::full;
-  if (text.starts_with("selective") || text.starts_with("minimal")) return Recompute::selective;
+  if (text.starts_with("selective")) return Recompute::selective;
+  // MaxText's "minimal" keeps the matmuls' results and recomputes what lies between them.
+  if (text.starts_with("minimal")) return Recompute::mlp;
   if (text.starts_with("none")) return Recompute::none;
   throw Error(fmt::format("{}: recompute '{}': expected none, selective, minimal or full",
                           row.where(), text));
@@ -150,6 +152,12 @@ std::optional<TrainingJob> job_of(const RowReader& row, int devices, std::string
                                 : 0);
   const int zero_stage = static_cast<int>(row.integer("zero_stage", 0, 0));
   l.fsdp = row.degree("fsdp");
+  // HSDP written as replicas and shards (MaxText's dcn data parallelism across slices times its
+  // ici fsdp inside one): the data-parallel degree is both.
+  if (l.fsdp > 1 && std::int64_t{l.data} * model_parallel != devices &&
+      std::int64_t{l.data} * l.fsdp * model_parallel == devices) {
+    l.data *= l.fsdp;
+  }
   if (l.fsdp == 1 && zero_stage == 3) l.fsdp = l.data * l.context;
   // Megatron's distributed optimizer since 2022 (its papers' 2021 runs kept whole optimizer
   // states on every replica); FSDP shards everything anyway.
@@ -165,6 +173,11 @@ std::optional<TrainingJob> job_of(const RowReader& row, int devices, std::string
   // micro-batches of one sequence (pipeline_parallel_microbatch_size 1).
   if (job.software.framework == Framework::torchtitan && l.pipeline > 1) {
     job.batch.micro_batch_sequences = 1;
+  }
+  // MaxText's per_device_batch_size counts every chip, tensor-parallel ones too; without
+  // gradient accumulation a replica's whole share is one micro-batch.
+  if (job.software.framework == Framework::maxtext && job.batch.global_sequences % l.data == 0) {
+    job.batch.micro_batch_sequences = job.batch.global_sequences / l.data;
   }
   job.devices_per_node = row.degree("gpus_per_node", 8);
   check_training_job(job, row.where());

@@ -9,6 +9,7 @@
 #include "reference/error.h"
 #include "sim/machine_presets.h"
 #include "training/gemm_time.h"
+#include "training/ici_collectives.h"
 
 namespace spmd::training {
 namespace {
@@ -98,6 +99,7 @@ class StepModel {
 
   double collective_seconds(TimedOp op, double bytes, int ranks, int stride) const {
     if (ranks <= 1 || bytes <= 0) return 0;
+    if (a_.tpu) return ici_collective_seconds(a_, op, bytes, ranks, stride);
     cost_model::TimingRequest request;
     request.op = op;
     request.bytes = static_cast<std::int64_t>(std::llround(bytes));
@@ -268,7 +270,7 @@ class StepModel {
     const double h = static_cast<double>(m_.d_model);
     const int per_node = ranks_per_node(l_.expert, 1, fabric_.devices_per_node);
     const int nodes = (l_.expert + per_node - 1) / per_node;
-    const bool hierarchical = job_.software.hierarchical_expert_dispatch_on_blackwell &&
+    const bool hierarchical = !a_.tpu && job_.software.hierarchical_expert_dispatch_on_blackwell &&
                               a_.generation == cost_model::GpuGeneration::blackwell;
     if (!hierarchical || nodes == 1) {
       return collective_seconds(TimedOp::all_to_all, tokens * moe.top_k * h * element_bytes,
@@ -408,6 +410,7 @@ StepTime predict_step(const TrainingJob& job, const cost_model::Fabric& fabric) 
 }
 
 cost_model::Fabric fabric_of(const Accelerator& accelerator) {
+  if (accelerator.tpu) return cost_model::Fabric{};  // its collectives go over ICI instead
   const std::optional<sim::MachineSpec> machine = machine_preset(accelerator.preset);
   if (!machine || !machine->fabric) {
     throw Error(fmt::format("accelerator {}: preset '{}' has no fabric; expected a GPU preset",

@@ -33,7 +33,8 @@ struct StepTime {
 // `job` must have passed check_training_job; `fabric` is the machine's.
 StepTime predict_step(const TrainingJob& job, const cost_model::Fabric& fabric);
 
-// The fabric of the accelerator's machine preset (spmd::Error naming a preset without one).
+// The fabric of the accelerator's machine preset (spmd::Error naming a preset without one); a
+// TPU's is unused (its collectives go over its ICI torus: training/ici_collectives.h).
 cost_model::Fabric fabric_of(const Accelerator& accelerator);
 
 }  // namespace spmd::training

@@ -22,7 +22,7 @@ std::vector<TrainingPrediction> predict_runs(const std::vector<PublishedRun>& ru
       prediction.model_flops_utilization =
           prediction.tokens_per_s_per_gpu * model_flops_per_token(job.model, job.batch.sequence) /
           job.accelerator.peak_flops_per_s(job.precision);
-      prediction.range = step_range(job.accelerator.generation, step_s);
+      prediction.range = step_range(accelerator_family(job.accelerator), step_s);
       prediction.memory = peak_memory(job);
       if (run.measured_step_s) {
         prediction.error = (step_s - *run.measured_step_s) / *run.measured_step_s;
@@ -34,9 +34,9 @@ std::vector<TrainingPrediction> predict_runs(const std::vector<PublishedRun>& ru
 }
 
 std::vector<ErrorBand> error_bands_of(const std::vector<TrainingPrediction>& predictions) {
-  std::vector<std::pair<cost_model::GpuGeneration, double>> errors;
+  std::vector<std::pair<std::string, double>> errors;
   for (const TrainingPrediction& p : predictions) {
-    if (p.error) errors.emplace_back(p.run->job->accelerator.generation, *p.error);
+    if (p.error) errors.emplace_back(accelerator_family(p.run->job->accelerator), *p.error);
   }
   return error_bands(errors);
 }
