@@ -12,16 +12,16 @@
 #include <tuple>
 #include <utility>
 
-#include "cli/error_summary.h"
 #include "cli/machine_flags.h"
-#include "cli/nccl_tests_log.h"
-#include "cli/nccl_type_names.h"
 #include "cli/perf_command.h"
 #include "cost_model/collective_timing.h"
 #include "reference/error.h"
 #include "sim/machine_spec.h"
 #include "support/output_file.h"
 #include "support/units.h"
+#include "validation/error_summary.h"
+#include "validation/nccl_tests_log.h"
+#include "validation/nccl_type_names.h"
 
 namespace spmd {
 namespace {

@@ -12,9 +12,7 @@
 #include <set>
 #include <vector>
 
-#include "cli/calibration_machine.h"
-#include "cli/calibration_row.h"
-#include "cli/error_summary.h"
+#include "cli/error_limit_flags.h"
 #include "cli/gnuplot.h"
 #include "cli/validate_training.h"
 #include "cost_model/collective_timing.h"
@@ -23,6 +21,9 @@
 #include "support/csv_table.h"
 #include "support/output_file.h"
 #include "training/published_run.h"
+#include "validation/calibration_machine.h"
+#include "validation/calibration_row.h"
+#include "validation/error_summary.h"
 
 namespace spmd {
 namespace {

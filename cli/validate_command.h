@@ -10,7 +10,7 @@
 #include <string>
 
 #include "cli/cli11_fwd.h"
-#include "cli/error_summary.h"
+#include "validation/error_summary.h"
 
 namespace spmd {
 
