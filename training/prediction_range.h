@@ -25,7 +25,7 @@ struct ErrorBand {
 const std::vector<ErrorBand>& published_error_bands();
 
 // The bands of a set of (generation, signed error) pairs, one per generation present, in the
-// generations' order; nearest-rank percentiles (cli's error summary defines them).
+// generations' order; nearest-rank percentiles (validation/error_summary.h).
 std::vector<ErrorBand> error_bands(
     const std::vector<std::pair<cost_model::GpuGeneration, double>>& errors);
 
