@@ -4,7 +4,8 @@
 // links' rate a ring reaches) fitted to nccl-tests or rccl-tests outputs measured on the
 // machine, so that `perf`, `run` and `scale` predict other sizes and scales of that machine from
 // them. It prints each value documented and fitted and the outputs' |error| before and after,
-// and writes the machine file with them (cost_model::MeasuredTiming). docs/calibrate.md.
+// and writes the machine file with them (cost_model::MeasuredTiming). The fit itself is
+// validation/timing_fit.h; docs/calibrate.md.
 
 #include <ostream>
 #include <string>

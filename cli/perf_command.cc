@@ -9,10 +9,8 @@
 #include <set>
 
 #include "cli/algorithm_notes.h"
-#include "cli/error_summary.h"
+#include "cli/error_limit_flags.h"
 #include "cli/host_memory.h"
-#include "cli/nccl_tests_log.h"
-#include "cli/nccl_type_names.h"
 #include "cli/placement_flag.h"
 #include "cli/progress.h"
 #include "cli/run_memory.h"
@@ -23,6 +21,9 @@
 #include "support/checked_math.h"
 #include "support/random_array.h"
 #include "support/units.h"
+#include "validation/error_summary.h"
+#include "validation/nccl_tests_log.h"
+#include "validation/nccl_type_names.h"
 #include "workloads/workload.h"
 
 namespace spmd {

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "cli/cli11_fwd.h"
-#include "cli/error_summary.h"
 #include "cli/machine_flags.h"
 #include "cost_model/collective_timing.h"
+#include "validation/error_summary.h"
 
 namespace spmd {
 

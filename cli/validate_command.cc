@@ -12,9 +12,7 @@
 #include <set>
 #include <vector>
 
-#include "cli/calibration_machine.h"
-#include "cli/calibration_row.h"
-#include "cli/error_summary.h"
+#include "cli/error_limit_flags.h"
 #include "cli/gnuplot.h"
 #include "cli/validate_training.h"
 #include "cost_model/collective_timing.h"
@@ -23,155 +21,15 @@
 #include "support/csv_table.h"
 #include "support/output_file.h"
 #include "training/published_run.h"
+#include "validation/calibration_row.h"
+#include "validation/collective_prediction.h"
+#include "validation/error_summary.h"
 
 namespace spmd {
 namespace {
 
-using cost_model::TimedChoice;
-
-struct Prediction {
-  const CalibrationRow* row = nullptr;
-  TimedChoice choice;
-  double predicted_us = 0;
-  std::optional<double> error;  // (predicted - measured) / measured; none without a measurement
-  std::string not_predicted;    // why the model cannot predict the row; empty when it can
-};
-
-// The rows of one config_id: one machine.
-struct MachineRows {
-  std::string config_id;
-  int first_line = 0;
-  MachineDescription machine;
-  std::string preset;
-  cost_model::Fabric fabric;
-  std::string not_predicted;  // why no machine could be inferred (a GPU without a preset)
-  std::vector<Prediction> predictions;  // in file order, skipped rows included
-};
-
-Prediction predict(const CalibrationRow& row, const cost_model::Fabric& fabric,
-                   const std::string& machine_not_predicted) {
-  if (!machine_not_predicted.empty() || !row.not_predicted.empty()) {
-    return {&row, {}, 0, std::nullopt,
-            machine_not_predicted.empty() ? row.not_predicted : machine_not_predicted};
-  }
-  const cost_model::TimingRequest request{.op = row.op,
-                                          .bytes = row.size_bytes,
-                                          .ranks = row.machine.gpus_total,
-                                          .element_bytes = row.element_bytes,
-                                          .algorithm = row.forced_algorithm,
-                                          .protocol = row.forced_protocol};
-  // A run that forced CollNet shows that its network reduces (NCCL refuses CollNet otherwise);
-  // the machine's description does not say so, so the row says it for itself.
-  cost_model::Fabric row_fabric = fabric;
-  if (row.forced_algorithm == cost_model::LibraryAlgorithm::collnet) {
-    row_fabric.in_network_reduction = true;
-  }
-  // NVLS turned off (NCCL_NVLS_ENABLE=0) leaves the switches' reduction unused, unless the run
-  // forced an NVLS algorithm, which then says it ran.
-  const bool forced_nvls =
-      row.forced_algorithm && cost_model::reduces_in_switches(*row.forced_algorithm);
-  if (row.nvls_off && !forced_nvls) row_fabric.in_switch_reduction = false;
-  row_fabric.gpus_per_process = row.launch.gpus_per_process;
-  row_fabric.graph_launch = row.launch.graph_launch;
-  Prediction prediction{&row, cost_model::time_collective(row_fabric, request), 0, std::nullopt,
-                        ""};
-  prediction.predicted_us = static_cast<double>(prediction.choice.time_ps) / 1e6;
-  if (row.measured_time_us) {
-    prediction.error = relative_error(prediction.predicted_us, *row.measured_time_us);
-  }
-  return prediction;
-}
-
-// The machine a config's first row describes. A GPU no preset stands for is no error: its rows
-// are listed as not predicted, so a file with other machines still gives its figures.
-MachineRows machine_rows(const CalibrationRow& row) {
-  MachineRows machine{row.config_id, row.line, row.machine, "", {}, "", {}};
-  try {
-    const CalibrationMachine inferred = calibration_machine(row.machine);
-    machine.preset = inferred.preset;
-    machine.fabric = inferred.fabric;
-  } catch (const Error& e) {
-    machine.not_predicted = e.what();
-  }
-  return machine;
-}
-
-// Every row predicted, grouped by config_id in the order each first appears. spmd::Error
-// "FILE:LINE: ..." for a machine that cannot be inferred, or a config_id whose rows describe
-// different machines.
-std::vector<MachineRows> predictions_by_machine(const CsvTable& table,
-                                                const std::vector<CalibrationRow>& rows) {
-  std::vector<MachineRows> machines;
-  std::map<std::string, std::size_t> index_of_config;
-  for (const CalibrationRow& row : rows) {
-    const std::string where = fmt::format("{}:{}", table.file_name(), row.line);
-    const auto [found, added] = index_of_config.try_emplace(row.config_id, machines.size());
-    try {
-      if (added) machines.push_back(machine_rows(row));
-      MachineRows& group = machines[found->second];
-      if (group.machine != row.machine) {
-        throw Error(fmt::format(
-            "config_id {}: gpu, gpus_total, nodes, gpus_per_node, nic or what interconnect says of "
-            "NVLink domains differ from line {}'s; "
-            "expected one machine per config_id",
-            row.config_id, group.first_line));
-      }
-      group.predictions.push_back(predict(row, group.fabric, group.not_predicted));
-    } catch (const Error& e) {
-      throw Error(fmt::format("{}: {}", where, e.what()));
-    }
-  }
-  return machines;
-}
-
-std::vector<double> errors_of(const MachineRows& machine) {
-  std::vector<double> errors;
-  for (const Prediction& p : machine.predictions) {
-    if (p.error) errors.push_back(*p.error);
-  }
-  return errors;
-}
-
-// The rows' errors by the two things the accuracy goals are stated for: the op a row is timed as
-// and whether its GPUs are on one node or span several (the file's `nodes`; an NVL72 rack's
-// trays count as nodes). Sorted by op, then one node before several, so printed in a fixed order.
-struct OpAndScale {
-  cost_model::TimedOp op;
-  bool across_nodes;
-  auto operator<=>(const OpAndScale&) const = default;
-};
-
-std::map<OpAndScale, std::vector<double>> errors_by_op_and_scale(
-    const std::vector<MachineRows>& machines) {
-  std::map<OpAndScale, std::vector<double>> errors;
-  for (const MachineRows& machine : machines) {
-    for (const Prediction& p : machine.predictions) {
-      if (!p.error) continue;
-      errors[{p.row->op, machine.machine.nodes > 1}].push_back(*p.error);
-    }
-  }
-  return errors;
-}
-
 std::string_view scale_name(bool across_nodes) {
   return across_nodes ? "several nodes" : "one node";
-}
-
-int skipped_rows(const MachineRows& machine) {
-  return static_cast<int>(
-      std::count_if(machine.predictions.begin(), machine.predictions.end(),
-                    [](const Prediction& p) { return !p.error && p.not_predicted.empty(); }));
-}
-
-// Rows the model cannot predict, by reason (sorted, so printed in a fixed order).
-std::map<std::string, int> not_predicted_reasons(const std::vector<MachineRows>& machines) {
-  std::map<std::string, int> reasons;
-  for (const MachineRows& machine : machines) {
-    for (const Prediction& p : machine.predictions) {
-      if (!p.not_predicted.empty()) ++reasons[machine.config_id + ": " + p.not_predicted];
-    }
-  }
-  return reasons;
 }
 
 // "-", "ring", "LL" or "nvls/Simple".
@@ -219,7 +77,7 @@ void print_machine(const MachineRows& machine, std::ostream& out) {
                      "op", "size (B)", "forced", "measured (us)", "predicted (us)", "chosen",
                      "error");
   std::map<std::string, int> fallbacks;  // note -> rows; sorted, so printed in a fixed order
-  for (const Prediction& p : machine.predictions) {
+  for (const CollectivePrediction& p : machine.predictions) {
     if (!p.error) continue;
     const bool fell_back = !p.choice.fallback.empty();
     if (fell_back) ++fallbacks[p.choice.fallback];
@@ -253,7 +111,7 @@ std::string source_repository(std::string_view entry) {
 // The repositories the machine's rows come from, each once, in the order they first appear.
 std::string sources_of(const MachineRows& machine) {
   std::vector<std::string> sources;
-  for (const Prediction& p : machine.predictions) {
+  for (const CollectivePrediction& p : machine.predictions) {
     const std::string repository = source_repository(p.row->source);
     if (!repository.empty() &&
         std::find(sources.begin(), sources.end(), repository) == sources.end()) {
@@ -329,13 +187,13 @@ std::string file_stem(std::string_view config_id) {
 
 struct PlotSeries {
   std::string label;
-  std::vector<const Prediction*> points;
+  std::vector<const CollectivePrediction*> points;
 };
 
 std::vector<PlotSeries> plot_series(const MachineRows& machine) {
   std::vector<PlotSeries> series;
   std::map<std::string, std::size_t> index_of_label;
-  for (const Prediction& p : machine.predictions) {
+  for (const CollectivePrediction& p : machine.predictions) {
     if (!p.error) continue;
     const std::string label = series_label(*p.row);
     const auto [found, added] = index_of_label.try_emplace(label, series.size());
@@ -344,7 +202,7 @@ std::vector<PlotSeries> plot_series(const MachineRows& machine) {
   }
   for (PlotSeries& s : series) {
     std::stable_sort(s.points.begin(), s.points.end(),
-                     [](const Prediction* a, const Prediction* b) {
+                     [](const CollectivePrediction* a, const CollectivePrediction* b) {
                        return a->row->size_bytes < b->row->size_bytes;
                      });
   }
@@ -357,7 +215,7 @@ std::string plot_data(const std::vector<PlotSeries>& series) {
   for (std::size_t i = 0; i < series.size(); ++i) {
     data += fmt::format("{}# series {}: {}\n# size_bytes measured_us predicted_us\n",
                         i == 0 ? "" : "\n\n", i, series[i].label);
-    for (const Prediction* p : series[i].points) {
+    for (const CollectivePrediction* p : series[i].points) {
       data +=
           fmt::format("{} {} {}\n", p->row->size_bytes, *p->row->measured_time_us, p->predicted_us);
     }
@@ -453,14 +311,8 @@ int run_validate_command(const ValidateOptions& options, std::ostream& out, std:
   const std::vector<CalibrationRow> rows = read_calibration_rows(table);
   // Every row is read and predicted before anything is printed: bad input is one error.
   const std::vector<MachineRows> machines = predictions_by_machine(table, rows);
-  std::vector<double> all_errors;
-  int skipped = 0;
-  for (const MachineRows& machine : machines) {
-    const std::vector<double> errors = errors_of(machine);
-    all_errors.insert(all_errors.end(), errors.begin(), errors.end());
-    skipped += skipped_rows(machine);
-  }
-  const ErrorSummary overall = summarize_errors(all_errors);
+  const ErrorSummary overall = summarize_errors(errors_of(machines));
+  const int skipped = skipped_rows(machines);
   if (options.summary) {
     print_summary_table(machines, overall, skipped, out);
     print_op_and_scale_table(machines, out);

@@ -1,16 +1,18 @@
 #pragma once
 // `spmdsim validate FILE.csv`: every row of a calibration file (collectives timed on real
 // machines, the machine described in words) predicted by the protocol-level timing
-// (cost_model/collective_timing.h) on the machine its words describe, printed beside the
-// measurement per machine with the median and p90 of |error|; optionally plotted, and checked
-// against limits for CI. docs/validation.md says how each part is derived.
+// (cost_model/collective_timing.h) on the machine its words describe
+// (validation/collective_prediction.h), printed beside the measurement per machine with the
+// median and p90 of |error|; optionally plotted, and checked against limits for CI. A file of
+// published training runs goes to cli/validate_training.h. docs/validation.md says how each part
+// is derived.
 
 #include <optional>
 #include <ostream>
 #include <string>
 
 #include "cli/cli11_fwd.h"
-#include "cli/error_summary.h"
+#include "validation/error_summary.h"
 
 namespace spmd {
 

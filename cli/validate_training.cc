@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/error_summary.h"
 #include "cli/gnuplot.h"
 #include "training/training_prediction.h"
+#include "validation/error_summary.h"
 
 namespace spmd {
 namespace {

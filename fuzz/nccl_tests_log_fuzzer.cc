@@ -1,15 +1,15 @@
-// libFuzzer harness for the nccl-tests output reader (cli/nccl_tests_log.h, `perf --compare`):
-// any file is either read or rejected with spmd::Error; anything else is a bug. What it reads
-// must hold what perf relies on: results with sizes and times above zero, ranks and hosts above
-// zero, no more hosts than ranks' lines name.
+// libFuzzer harness for the nccl-tests output reader (validation/nccl_tests_log.h, what
+// `perf --compare` and `calibrate` read): any file is either read or rejected with spmd::Error;
+// anything else is a bug. What it reads must hold what perf relies on: results with sizes and
+// times above zero, ranks and hosts above zero, no more hosts than ranks' lines name.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 
-#include "cli/nccl_tests_log.h"
 #include "fuzz/fuzz_input_file.h"
 #include "reference/error.h"
+#include "validation/nccl_tests_log.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string path = spmd::fuzz::write_fuzz_input(data, size, "all_reduce.txt");

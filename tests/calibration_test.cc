@@ -1,7 +1,7 @@
-// Reading calibration rows for `spmdsim validate` (cli/calibration_row.h,
-// cli/calibration_machine.h, cli/error_summary.h): the measured time from whichever figure a row
-// gives, forced algorithms and protocols from the nccl_algo / nccl_proto texts, the machine from
-// its description, and the error statistics, as docs/validation.md defines them.
+// Reading calibration rows for `spmdsim validate` (validation/calibration_row.h,
+// validation/calibration_machine.h, validation/error_summary.h): the measured time from whichever
+// figure a row gives, forced algorithms and protocols from the nccl_algo / nccl_proto texts, the
+// machine from its description, and the error statistics, as docs/validation.md defines them.
 
 #include <gtest/gtest.h>
 
@@ -12,12 +12,12 @@
 #include <utility>
 #include <vector>
 
-#include "cli/calibration_machine.h"
-#include "cli/calibration_row.h"
-#include "cli/error_summary.h"
 #include "error_of.h"
 #include "published_calibration.h"
 #include "support/csv_table.h"
+#include "validation/calibration_machine.h"
+#include "validation/calibration_row.h"
+#include "validation/error_summary.h"
 
 namespace spmd {
 namespace {

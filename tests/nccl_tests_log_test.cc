@@ -1,8 +1,8 @@
-// Reading an nccl-tests or rccl-tests output (cli/nccl_tests_log.h): each size with its
+// Reading an nccl-tests or rccl-tests output (validation/nccl_tests_log.h): each size with its
 // out-of-place time, and what the output says of the run (test, ranks, hosts, -g, -G), from
 // outputs as the tools print them; and one-line errors naming the line for what it cannot read.
 
-#include "cli/nccl_tests_log.h"
+#include "validation/nccl_tests_log.h"
 
 #include <gtest/gtest.h>
 

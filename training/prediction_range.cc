@@ -4,17 +4,9 @@
 #include <cmath>
 #include <map>
 
+#include "validation/error_summary.h"
+
 namespace spmd::training {
-namespace {
-
-// The nearest-rank percentile: the value at rank ceil(p n) of the sorted values (from 1).
-double nearest_rank(std::vector<double> values, double percent) {
-  std::sort(values.begin(), values.end());
-  const auto rank = static_cast<std::size_t>(std::ceil(percent / 100 * values.size()));
-  return values[std::clamp<std::size_t>(rank, 1, values.size()) - 1];
-}
-
-}  // namespace
 
 const std::vector<ErrorBand>& published_error_bands() {
   // `spmdsim validate ../shared/training/published_steps.csv --summary`, the family table, in
@@ -32,12 +24,15 @@ std::vector<ErrorBand> error_bands(const std::vector<std::pair<std::string, doub
   for (const auto& [family, error] : errors) by_family[family].push_back(error);
   std::vector<ErrorBand> bands;
   for (const auto& [family, values] : by_family) {
+    // Each family present has at least one error, so both percentiles exist.
+    const double p5 = *nearest_rank_percentile(values, 5);
+    const double p95 = *nearest_rank_percentile(values, 95);
     bands.push_back(ErrorBand{.family = family,
                               .rows = static_cast<int>(values.size()),
                               // Widened to whole thousandths, so the printed and kept bands
                               // hold the rows on their edges.
-                              .low = std::floor(nearest_rank(values, 5) * 1000) / 1000,
-                              .high = std::ceil(nearest_rank(values, 95) * 1000) / 1000});
+                              .low = std::floor(p5 * 1000) / 1000,
+                              .high = std::ceil(p95 * 1000) / 1000});
   }
   return bands;
 }

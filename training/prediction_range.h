@@ -27,7 +27,7 @@ struct ErrorBand {
 const std::vector<ErrorBand>& published_error_bands();
 
 // The bands of a set of (family, signed error) pairs, one per family present, in the families'
-// order by name; nearest-rank percentiles (cli's error summary defines them).
+// order by name; nearest-rank percentiles (validation/error_summary.h).
 std::vector<ErrorBand> error_bands(const std::vector<std::pair<std::string, double>>& errors);
 
 struct StepRange {

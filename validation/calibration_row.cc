@@ -1,4 +1,4 @@
-#include "cli/calibration_row.h"
+#include "validation/calibration_row.h"
 
 #include <fmt/format.h>
 
@@ -8,10 +8,10 @@
 #include <cmath>
 #include <regex>
 
-#include "cli/nccl_type_names.h"
 #include "reference/check.h"
 #include "reference/error.h"
 #include "support/json_reader.h"
+#include "validation/nccl_type_names.h"
 
 namespace spmd {
 namespace {

@@ -1,8 +1,7 @@
-#include "cli/error_summary.h"
+#include "validation/error_summary.h"
 
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 
@@ -40,20 +39,6 @@ ErrorSummary summarize_errors(const std::vector<double>& errors) {
 
 std::string percent_text(std::optional<double> fraction) {
   return fraction ? fmt::format("{:.1f}%", 100 * *fraction) : std::string("-");
-}
-
-void add_error_limit_flags(CLI::App& command, ErrorLimits& limits, std::string_view over) {
-  command
-      .add_option_function<double>(
-          "--max-median", [&limits](const double& v) { limits.max_median = v; },
-          fmt::format("Exit 1 if the median |error| over {} is above this fraction (0.2 is 20%)",
-                      over))
-      ->check(CLI::NonNegativeNumber);
-  command
-      .add_option_function<double>(
-          "--max-p90", [&limits](const double& v) { limits.max_p90 = v; },
-          fmt::format("Exit 1 if the p90 |error| over {} is above this fraction", over))
-      ->check(CLI::NonNegativeNumber);
 }
 
 std::string limits_exceeded(const ErrorLimits& limits, const ErrorSummary& summary,

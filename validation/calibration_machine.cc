@@ -1,4 +1,4 @@
-#include "cli/calibration_machine.h"
+#include "validation/calibration_machine.h"
 
 #include <fmt/format.h>
 

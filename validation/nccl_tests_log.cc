@@ -1,4 +1,4 @@
-#include "cli/nccl_tests_log.h"
+#include "validation/nccl_tests_log.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -11,8 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/cli11_fwd.h"
-
 namespace spmd {
 
 struct ErrorSummary {
@@ -32,13 +30,12 @@ ErrorSummary summarize_errors(const std::vector<double>& errors);
 // "12.3%" for 0.123; "-" for none.
 std::string percent_text(std::optional<double> fraction);
 
-// Limits on a summary for CI, as fractions (0.2 is 20%): `--max-median` and `--max-p90`.
+// Limits on a summary for CI, as fractions (0.2 is 20%): `--max-median` and `--max-p90`
+// (cli/error_limit_flags.h).
 struct ErrorLimits {
   std::optional<double> max_median;
   std::optional<double> max_p90;
 };
-// The two flags; `over` names what the figures are over ("all rows", "the sizes").
-void add_error_limit_flags(CLI::App& command, ErrorLimits& limits, std::string_view over);
 // One line saying which limits `summary` is above ("p90 |error| 31.0% is above --max-p90 0.3
 // (30.0%)"), or that it has nothing to compare (`items`: "row", "size"); empty when within them.
 std::string limits_exceeded(const ErrorLimits& limits, const ErrorSummary& summary,

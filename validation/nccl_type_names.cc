@@ -1,4 +1,4 @@
-#include "cli/nccl_type_names.h"
+#include "validation/nccl_type_names.h"
 
 #include <array>
 #include <utility>

@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "cli/calibration_row.h"
 #include "cost_model/fabric.h"
+#include "validation/calibration_row.h"
 
 namespace spmd {
 

@@ -2,7 +2,7 @@
 // One row of a calibration file (docs/validation.md): a collective that nccl-tests or
 // rccl-tests timed on a real machine, the machine described in words. Reading a row checks every
 // field it uses and derives the measured time from whichever figure the source printed; the
-// machine's words become a Fabric in cli/calibration_machine.h.
+// machine's words become a Fabric in validation/calibration_machine.h.
 
 #include <cstdint>
 #include <optional>
@@ -95,8 +95,8 @@ std::vector<CalibrationRow> read_calibration_rows(const CsvTable& table);
 // (gather, scatter, hypercube), which the model does not time.
 std::optional<cost_model::TimedOp> calibration_op(std::string_view text);
 
-// The size of one element of a row's dtype (nccl_type_bytes, cli/nccl_type_names.h); any other
-// text, or none, is nccl-tests' default, float.
+// The size of one element of a row's dtype (nccl_type_bytes, validation/nccl_type_names.h); any
+// other text, or none, is nccl-tests' default, float.
 int element_bytes_of_dtype(std::string_view text);
 
 // nccl-tests' bus bandwidth factor, busbw = algbw x factor: all_reduce 2(n-1)/n; all_gather,

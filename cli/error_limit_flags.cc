@@ -1,0 +1,23 @@
+#include "cli/error_limit_flags.h"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+
+namespace spmd {
+
+void add_error_limit_flags(CLI::App& command, ErrorLimits& limits, std::string_view over) {
+  command
+      .add_option_function<double>(
+          "--max-median", [&limits](const double& v) { limits.max_median = v; },
+          fmt::format("Exit 1 if the median |error| over {} is above this fraction (0.2 is 20%)",
+                      over))
+      ->check(CLI::NonNegativeNumber);
+  command
+      .add_option_function<double>(
+          "--max-p90", [&limits](const double& v) { limits.max_p90 = v; },
+          fmt::format("Exit 1 if the p90 |error| over {} is above this fraction", over))
+      ->check(CLI::NonNegativeNumber);
+}
+
+}  // namespace spmd
