@@ -21,6 +21,7 @@
 #include "support/checked_math.h"
 #include "support/random_array.h"
 #include "support/units.h"
+#include "validation/collective_range.h"
 #include "validation/error_summary.h"
 #include "validation/nccl_tests_log.h"
 #include "validation/nccl_type_names.h"
@@ -115,9 +116,11 @@ double time_us(const sim::CollectiveRecord& record) {
 }
 
 // nccl-tests' columns: size, count, type, redop, root, time (us), algbw, busbw (GB/s); then,
-// beside a measurement, its time and the prediction's error; then the algorithm.
+// beside a measurement, its time and the prediction's error; then the algorithm, and on a
+// machine with a fabric the range the time carries (validation/collective_range.h).
 std::string row(const sim::CollectiveRecord& r, std::int64_t count, const std::string& type,
-                const std::string& op, std::optional<double> measured_us) {
+                const std::string& op, std::optional<double> measured_us,
+                std::optional<ValueRange> range) {
   const bool reduces = op == "all_reduce" || op == "reduce_scatter";
   std::string text =
       fmt::format("{:12}  {:12}  {:>8}  {:>6}  {:6}  {:10.2f}  {:8.2f}  {:8.2f}", r.bytes, count,
@@ -127,7 +130,12 @@ std::string row(const sim::CollectiveRecord& r, std::int64_t count, const std::s
     text += fmt::format("  {:10.2f}  {:+7.1f}%", *measured_us,
                         100 * relative_error(time_us(r), *measured_us));
   }
-  return text + "  " + r.algorithm;
+  text += "  " + r.algorithm;
+  if (range) {
+    text += std::string(std::max<std::size_t>(1, 14 - r.algorithm.size()), ' ') +
+            fmt::format("{:.2f}-{:.2f}", range->low, range->high);
+  }
+  return text;
 }
 
 // With data, every device holds its seeded input, its output and about as much again in the
@@ -344,7 +352,8 @@ int run_perf_command(const PerfOptions& options, std::ostream& out) {
       << (run.cost_only ? "cost only" : "with data, seeded inputs")
       << (beside ? ", beside " + options.compare : "") << "\n#\n"
       << "#       size         count      type   redop    root        time     algbw     busbw  "
-      << (beside ? "  measured     error  " : "") << "algorithm\n"
+      << (beside ? "  measured     error  " : "") << "algorithm"
+      << (run.spec.fabric ? "     range (us)" : "") << "\n"
       << "#        (B)    (elements)                                    (us)    (GB/s)    (GB/s)"
       << (beside ? "      (us)" : "") << "\n";
   Progress progress("perf", static_cast<int>(run.sizes.size()));
@@ -356,7 +365,13 @@ int run_perf_command(const PerfOptions& options, std::ostream& out) {
     const sim::CollectiveRecord record = measure_or_explain(machine, call, run.cost_only);
     const std::optional<double> measured =
         beside ? std::optional(run.measured_us[i]) : std::nullopt;
-    out << row(record, record.bytes / width, nccl_type_name(run.dtype), run.op, measured) << '\n';
+    std::optional<ValueRange> range;
+    if (run.spec.fabric) {
+      const bool across_nodes = run.spec.devices > run.spec.fabric->devices_per_node;
+      range = collective_time_range(*run.spec.fabric, across_nodes, time_us(record));
+    }
+    out << row(record, record.bytes / width, nccl_type_name(run.dtype), run.op, measured, range)
+        << '\n';
     if (measured) errors.push_back(relative_error(time_us(record), *measured));
     notes.add(record);
     progress.done(static_cast<int>(i + 1));

@@ -58,7 +58,7 @@ int run_train_command(const TrainOptions& options, std::ostream& out) {
       job.micro_batches() == 1 ? "1 micro-batch" : fmt::format("{} micro-batches",
                                                                 job.micro_batches()));
   out << fmt::format("step time: {:.3f} s, range {:.3g}-{:.3g} s", p.step->total_s(),
-                     p.range.low_s, p.range.high_s);
+                     p.range.low, p.range.high);
   if (p.error) {
     out << fmt::format(" (published {:.3f} s: {:+.1f}%)", *run.measured_step_s, 100 * *p.error);
   }

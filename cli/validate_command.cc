@@ -23,6 +23,8 @@
 #include "training/published_run.h"
 #include "validation/calibration_row.h"
 #include "validation/collective_prediction.h"
+#include "validation/collective_range.h"
+#include "validation/error_band.h"
 #include "validation/error_summary.h"
 
 namespace spmd {
@@ -71,20 +73,41 @@ std::string summary_text(const ErrorSummary& summary, int skipped) {
       percent_text(summary.p90_abs_error), percent_text(summary.share_within_10_percent), skipped);
 }
 
+// The range a row's prediction carries (validation/collective_range.h).
+ValueRange range_of(const MachineRows& machine, const CollectivePrediction& p) {
+  return collective_time_range(machine.fabric, machine.machine.nodes > 1, p.predicted_us);
+}
+
+// "N of M rows inside their range", over the rows with a measurement.
+std::string inside_range_text(const std::vector<MachineRows>& machines) {
+  int compared = 0, inside = 0;
+  for (const MachineRows& machine : machines) {
+    for (const CollectivePrediction& p : machine.predictions) {
+      if (!p.error) continue;
+      ++compared;
+      if (range_of(machine, p).contains(*p.row->measured_time_us)) ++inside;
+    }
+  }
+  return fmt::format("{} of {} inside their range", inside, rows_text(compared));
+}
+
 void print_machine(const MachineRows& machine, std::ostream& out) {
   out << machine_text(machine) << "\n"
-      << fmt::format("  {:>6}  {:<16}  {:>12}  {:<12}  {:>14}  {:>14}  {:<14}  {:>8}\n", "line",
-                     "op", "size (B)", "forced", "measured (us)", "predicted (us)", "chosen",
-                     "error");
+      << fmt::format("  {:>6}  {:<16}  {:>12}  {:<12}  {:>14}  {:>14}  {:>21}  {:<14}  {:>8}\n",
+                     "line", "op", "size (B)", "forced", "measured (us)", "predicted (us)",
+                     "range (us)", "chosen", "error");
   std::map<std::string, int> fallbacks;  // note -> rows; sorted, so printed in a fixed order
   for (const CollectivePrediction& p : machine.predictions) {
     if (!p.error) continue;
     const bool fell_back = !p.choice.fallback.empty();
     if (fell_back) ++fallbacks[p.choice.fallback];
+    const ValueRange range = range_of(machine, p);
     out << fmt::format(
-        "  {:>6}  {:<16}  {:>12}  {:<12}  {:>14.2f}  {:>14.2f}  {:<14}  {:>+7.1f}%\n", p.row->line,
-        p.row->op_name, p.row->size_bytes, settings_text(*p.row), *p.row->measured_time_us,
-        p.predicted_us, p.choice.label() + (fell_back ? "*" : ""), 100 * *p.error);
+        "  {:>6}  {:<16}  {:>12}  {:<12}  {:>14.2f}  {:>14.2f}  {:>21}  {:<14}  {:>+7.1f}%\n",
+        p.row->line, p.row->op_name, p.row->size_bytes, settings_text(*p.row),
+        *p.row->measured_time_us, p.predicted_us,
+        fmt::format("{:.2f}-{:.2f}", range.low, range.high),
+        p.choice.label() + (fell_back ? "*" : ""), 100 * *p.error);
   }
   for (const auto& [note, rows] : fallbacks) {
     out << fmt::format("  * {}: {}\n", rows_text(rows), note);
@@ -316,12 +339,15 @@ int run_validate_command(const ValidateOptions& options, std::ostream& out, std:
   if (options.summary) {
     print_summary_table(machines, overall, skipped, out);
     print_op_and_scale_table(machines, out);
+    out << "\n" << error_band_table(error_bands(family_errors(machines))) << "\n"
+        << inside_range_text(machines) << "\n";
   } else {
     out << fmt::format("spmdsim validate: {}: {}, {} machine{}\n\n", table.file_name(),
                        rows_text(static_cast<int>(rows.size())), machines.size(),
                        machines.size() == 1 ? "" : "s");
     for (const MachineRows& machine : machines) print_machine(machine, out);
-    out << "all machines: " << summary_text(overall, skipped) << "\n";
+    out << "all machines: " << summary_text(overall, skipped) << "; "
+        << inside_range_text(machines) << "\n";
     print_op_and_scale_lines(machines, out);
   }
   for (const auto& [reason, count] : not_predicted_reasons(machines)) {

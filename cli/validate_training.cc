@@ -94,7 +94,7 @@ void print_run(const TrainingPrediction& p, std::ostream& out) {
   const std::string published =
       run.measured_step_s ? fmt::format("{:.3f}", *run.measured_step_s) : "-";
   const std::string error = p.error ? fmt::format("{:+.1f}%", 100 * *p.error) : "-";
-  const std::string range = fmt::format("{:.3g}-{:.3g}", p.range.low_s, p.range.high_s);
+  const std::string range = fmt::format("{:.3g}-{:.3g}", p.range.low, p.range.high);
   const bool fits = p.memory.total_bytes() <= job.accelerator.memory_bytes;
   out << fmt::format(
       "  {:>4}  {:<16} {:<22.22} {:<13.13} {:>5}  {:<26} {:<6} {:>10} {:>10.3f} {:>15} {:>7}  "
@@ -141,17 +141,6 @@ void print_summary_table(std::string_view heading, const std::vector<Group>& gro
   out << fmt::format("| all | {} | {} | {} | {} |\n\n", overall.rows,
                      percent_text(overall.median_abs_error), percent_text(overall.p90_abs_error),
                      percent_text(overall.share_within_10_percent));
-}
-
-// The bands the ranges come from (training/prediction_range.h keeps them).
-void print_error_bands(const std::vector<training::ErrorBand>& bands, std::ostream& out) {
-  out << "| family | rows | 5th percentile error | 95th percentile error |\n";
-  out << "|---|---|---|---|\n";
-  for (const training::ErrorBand& band : bands) {
-    out << fmt::format("| {} | {} | {:+.3f} | {:+.3f} |\n", band.family, band.rows, band.low,
-                       band.high);
-  }
-  out << "\n";
 }
 
 // Per GPU: published against predicted step time, log-log, with the line of equality.
@@ -205,7 +194,7 @@ int run_training_validate(const CsvTable& table, const ValidateOptions& options,
   if (options.summary) {
     print_summary_table("source", group_by(predictions, source_key), overall, out);
     print_summary_table("GPU", group_by(predictions, gpu_key), overall, out);
-    print_error_bands(training::error_bands_of(predictions), out);
+    out << error_band_table(training::error_bands_of(predictions)) << "\n";
     out << inside_range_text(all) << "\n";
   } else {
     out << fmt::format("spmdsim validate: {}: {} training runs\n\n", table.file_name(),

@@ -165,9 +165,9 @@ TEST(TrainingValidate, ThePublishedSetIsPredictedAsTheDocsReport) {
 TEST(TrainingValidate, TheKeptErrorBandsAreThePublishedSetsBands) {
   const CsvTable table = CsvTable::read_file(published_steps_path());
   const std::vector<training::PublishedRun> runs = training::read_published_runs(table);
-  const std::vector<training::ErrorBand> measured =
+  const std::vector<ErrorBand> measured =
       training::error_bands_of(training::predict_runs(runs));
-  const std::vector<training::ErrorBand>& kept = training::published_error_bands();
+  const std::vector<ErrorBand>& kept = training::published_error_bands();
   ASSERT_EQ(measured.size(), kept.size());
   for (std::size_t i = 0; i < kept.size(); ++i) {
     EXPECT_EQ(measured[i].family, kept[i].family);

@@ -17,6 +17,9 @@
 #include "support/csv_table.h"
 #include "support/output_file.h"
 #include "tests/published_calibration.h"
+#include "validation/calibration_row.h"
+#include "validation/collective_prediction.h"
+#include "validation/collective_range.h"
 #include "tests/spmdsim_binary.h"
 
 namespace spmd {
@@ -318,6 +321,29 @@ TEST(ValidateCommand, ThePublishedSetReadsTheSameWithItsColumnsInAnotherOrder) {
       << err.str();
   EXPECT_NE(original_out.str().find("\n| all |  |  | "), std::string::npos) << original_out.str();
   EXPECT_EQ(reordered_out.str(), original_out.str());
+}
+
+// The ranges validate and perf print come from bands kept in the code; they must be the bands the
+// published set gives the collective model as it is now, and hold most of its rows.
+TEST(ValidateCommand, TheKeptCollectiveBandsAreThePublishedSetsBands) {
+  const CsvTable table = CsvTable::read_file(test_calibration::published_calibration_path());
+  const std::vector<CalibrationRow> rows = read_calibration_rows(table);
+  const std::vector<MachineRows> machines = predictions_by_machine(table, rows);
+  const std::vector<ErrorBand> measured = error_bands(family_errors(machines));
+  const std::vector<ErrorBand>& kept = published_collective_bands();
+  ASSERT_EQ(measured.size(), kept.size());
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    EXPECT_EQ(measured[i].family, kept[i].family);
+    EXPECT_EQ(measured[i].rows, kept[i].rows);
+    EXPECT_NEAR(measured[i].low, kept[i].low, 1e-9) << "regenerate validation/collective_range.cc";
+    EXPECT_NEAR(measured[i].high, kept[i].high, 1e-9) << "regenerate validation/collective_range.cc";
+  }
+  std::ostringstream out, err;
+  ASSERT_EQ(run_validate_command({.file = test_calibration::published_calibration_path(),
+                                  .summary = true},
+                                 out, err),
+            0);
+  EXPECT_NE(out.str().find("419 of 457 rows inside their range"), std::string::npos) << out.str();
 }
 
 }  // namespace

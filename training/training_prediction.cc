@@ -34,7 +34,7 @@ std::vector<TrainingPrediction> predict_runs(const std::vector<PublishedRun>& ru
 }
 
 std::vector<ErrorBand> error_bands_of(const std::vector<TrainingPrediction>& predictions) {
-  std::vector<std::pair<std::string, double>> errors;
+  std::vector<std::pair<std::string, double>> errors;  // (family, signed error)
   for (const TrainingPrediction& p : predictions) {
     if (p.error) errors.emplace_back(accelerator_family(p.run->job->accelerator), *p.error);
   }

@@ -1,5 +1,7 @@
 #include "validation/collective_prediction.h"
 
+#include "validation/collective_range.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -135,6 +137,18 @@ std::map<std::string, int> not_predicted_reasons(const std::vector<MachineRows>&
     }
   }
   return reasons;
+}
+
+std::vector<std::pair<std::string, double>> family_errors(const std::vector<MachineRows>& machines) {
+  std::vector<std::pair<std::string, double>> errors;
+  for (const MachineRows& machine : machines) {
+    for (const CollectivePrediction& p : machine.predictions) {
+      if (p.error) {
+        errors.emplace_back(collective_family(machine.fabric, machine.machine.nodes > 1), *p.error);
+      }
+    }
+  }
+  return errors;
 }
 
 }  // namespace spmd

@@ -69,6 +69,9 @@ struct OpAndScale {
 std::map<OpAndScale, std::vector<double>> errors_by_op_and_scale(
     const std::vector<MachineRows>& machines);
 
+// The rows' (family, signed error) pairs (validation/collective_range.h), in file order.
+std::vector<std::pair<std::string, double>> family_errors(const std::vector<MachineRows>& machines);
+
 // Rows the model cannot predict, counted by "CONFIG_ID: REASON" (sorted, so printed in a fixed
 // order).
 std::map<std::string, int> not_predicted_reasons(const std::vector<MachineRows>& machines);
