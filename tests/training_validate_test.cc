@@ -78,8 +78,11 @@ struct Result {
   std::string out, err;
 };
 
+// Each test writes in a folder of its own: CTest runs the tests of this file at once.
 Result validate(const std::string& rows, ValidateOptions options = {}) {
-  const fs::path dir = fs::temp_directory_path() / "spmdsim_training_validate_test";
+  const fs::path dir = fs::temp_directory_path() /
+                       ("spmdsim_training_validate_test_" +
+                        std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
   fs::create_directories(dir);
   const fs::path csv = dir / "runs.csv";
   write_output_file(csv, published_header() + rows);
