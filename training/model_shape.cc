@@ -25,6 +25,15 @@ double attended_keys(const ModelShape& model, std::int64_t sequence) {
 
 }  // namespace
 
+double mlp_intermediate_width(const ModelShape& model, bool moe_layer) {
+  if (moe_layer && model.moe) {
+    return static_cast<double>(model.moe->expert_d_ff) *
+           static_cast<double>(model.moe->top_k + model.moe->shared_experts);
+  }
+  if (model.moe && model.moe->dense_d_ff > 0) return static_cast<double>(model.moe->dense_d_ff);
+  return static_cast<double>(model.d_ff);
+}
+
 TokenLayerFlops token_layer_flops(const ModelShape& model, std::int64_t sequence) {
   TokenLayerFlops flops;
   const double h = static_cast<double>(model.d_model);

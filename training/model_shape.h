@@ -49,6 +49,11 @@ struct ModelShape {
   std::int64_t dense_mlp_layers() const { return layers - moe_layers(); }
 };
 
+// The width of the MLP's intermediate a token passes through in one layer: d_ff in a dense
+// model, the leading dense layers' width in a MoE model, and in a MoE layer its top_k routed
+// experts' and its shared experts' widths together.
+double mlp_intermediate_width(const ModelShape& model, bool moe_layer);
+
 // FLOPs of one token's forward pass through one layer, by part (a multiply-add is 2 FLOPs).
 // The attention core is what the kernel computes for a token at `sequence` with causal masking:
 // flash attention skips the masked half, so a token attends to sequence / 2 keys on average

@@ -164,12 +164,7 @@ class StepModel {
   // Bytes the layer's element-wise kernels move per token in the forward pass, per device.
   double forward_elementwise_bytes_per_token(bool moe_layer) const {
     const double h = static_cast<double>(m_.d_model);
-    double mlp_width = static_cast<double>(m_.d_ff);
-    if (moe_layer) {
-      mlp_width = static_cast<double>(m_.moe->expert_d_ff) * (m_.moe->top_k + m_.moe->shared_experts);
-    } else if (m_.moe && m_.moe->dense_d_ff > 0) {
-      mlp_width = static_cast<double>(m_.moe->dense_d_ff);
-    }
+    const double mlp_width = mlp_intermediate_width(m_, moe_layer);
     // The activation reads two (gated) or one d_ff-wide tensors and writes one.
     const double activation_tensors = m_.gated_mlp ? 3 : 2;
     double bytes = 2 * (kFusedElementwiseTensorsPerLayer * h + activation_tensors * mlp_width);
@@ -310,33 +305,8 @@ class StepModel {
     return (1 + kBackwardToForward) * forward + loss;
   }
 
-  // Parameters one pipeline rank holds before any data-parallel sharding: dense ones split over
-  // tensor, experts over expert (and tensor with expert tensor parallelism 1: none).
-  struct StageParameters {
-    double dense = 0;
-    double expert = 0;
-  };
-  StageParameters stage_parameters() const {
-    const double layers_per_rank = std::ceil(static_cast<double>(m_.layers) / l_.pipeline);
-    const double moe_share =
-        static_cast<double>(m_.moe_layers()) / static_cast<double>(m_.layers);
-    StageParameters p;
-    double dense_layer = static_cast<double>(attention_parameters(m_));
-    if (m_.moe) {
-      const MixtureOfExperts& moe = *m_.moe;
-      const std::int64_t dense_ff = moe.dense_d_ff > 0 ? moe.dense_d_ff : m_.d_ff;
-      dense_layer += (1 - moe_share) * dense_mlp_parameters(m_, dense_ff) +
-                     moe_share * moe.shared_experts * expert_parameters(m_);
-      p.expert = layers_per_rank * moe_share * moe.experts * expert_parameters(m_) / l_.expert;
-    } else {
-      dense_layer += dense_mlp_parameters(m_, m_.d_ff);
-    }
-    p.dense = (layers_per_rank * dense_layer + embedding_parameters(m_)) / l_.tensor;
-    return p;
-  }
-
   double data_parallel_seconds(double micro_batch_s, double micro_batches) const {
-    const StageParameters p = stage_parameters();
+    const StageParameters p = stage_parameters(job_);
     const int dense_group = l_.data * l_.context;
     const int expert_group = std::max(1, dense_group * l_.tensor / l_.expert);
     const int stride = l_.tensor;
@@ -386,7 +356,7 @@ class StepModel {
   }
 
   double optimizer_seconds() const {
-    const StageParameters p = stage_parameters();
+    const StageParameters p = stage_parameters(job_);
     const double dense_shards = l_.fsdp > 1 ? l_.fsdp * l_.context
                                             : (l_.distributed_optimizer ? l_.data * l_.context : 1);
     const double expert_shards =

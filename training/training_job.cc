@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "reference/error.h"
 
 namespace spmd::training {
@@ -14,6 +16,29 @@ std::string_view recompute_name(Recompute recompute) {
     case Recompute::full: return "full";
   }
   return "?";
+}
+
+StageParameters stage_parameters(const TrainingJob& job) {
+  const ModelShape& m = job.model;
+  const ParallelLayout& l = job.layout;
+  const double layers_per_rank = std::ceil(static_cast<double>(m.layers) / l.pipeline);
+  const double moe_share = static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers);
+  StageParameters p;
+  p.dense_per_layer = static_cast<double>(attention_parameters(m));
+  if (m.moe) {
+    const MixtureOfExperts& moe = *m.moe;
+    const std::int64_t dense_ff = moe.dense_d_ff > 0 ? moe.dense_d_ff : m.d_ff;
+    p.dense_per_layer += (1 - moe_share) * static_cast<double>(dense_mlp_parameters(m, dense_ff)) +
+                         moe_share * static_cast<double>(moe.shared_experts) *
+                             static_cast<double>(expert_parameters(m));
+    p.expert = layers_per_rank * moe_share * static_cast<double>(moe.experts) *
+               static_cast<double>(expert_parameters(m)) / l.expert;
+  } else {
+    p.dense_per_layer += static_cast<double>(dense_mlp_parameters(m, m.d_ff));
+  }
+  p.dense = (layers_per_rank * p.dense_per_layer + static_cast<double>(embedding_parameters(m))) /
+            l.tensor;
+  return p;
 }
 
 void check_training_job(const TrainingJob& job, std::string_view where) {

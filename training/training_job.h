@@ -62,6 +62,17 @@ struct TrainingJob {
 
 std::string_view recompute_name(Recompute recompute);
 
+// The parameters one device of the fullest pipeline stage holds before any data-parallel
+// sharding: dense ones (attention, dense MLPs, shared experts, the embedding table) split over
+// tensor, routed experts over expert.
+struct StageParameters {
+  double dense = 0;
+  double expert = 0;
+  double dense_per_layer = 0;  // one layer's dense parameters, before the tensor split
+  double total() const { return dense + expert; }
+};
+StageParameters stage_parameters(const TrainingJob& job);
+
 // spmd::Error naming the field and value when the layout and batch disagree with each other
 // or with the model (degrees that do not multiply to the devices, a batch the replicas do not
 // divide, experts the expert degree does not divide, ...). `where` starts the message.

@@ -26,12 +26,7 @@ double layer_activation_bytes(const TrainingJob& job, bool moe_layer, bool mlp_r
   const double tokens =
       static_cast<double>(job.batch.micro_batch_sequences) * job.batch.sequence / l.context;
   const double h = static_cast<double>(m.d_model);
-  double mlp_width = static_cast<double>(m.d_ff);
-  if (moe_layer) {
-    mlp_width = static_cast<double>(m.moe->expert_d_ff) * (m.moe->top_k + m.moe->shared_experts);
-  } else if (m.moe && m.moe->dense_d_ff > 0) {
-    mlp_width = static_cast<double>(m.moe->dense_d_ff);
-  }
+  const double mlp_width = mlp_intermediate_width(m, moe_layer);
   const double qkv = static_cast<double>(m.query_width() + 2 * m.kv_heads * m.head_dim);
   // bf16: norm inputs (2h), QKV input and output, attention output, MLP input, the MLP's
   // intermediate (2 d_ff gated) and activation output.
@@ -72,21 +67,10 @@ TrainingMemory peak_memory(const TrainingJob& job) {
   const ParallelLayout& l = job.layout;
   const double layers_per_rank = std::ceil(static_cast<double>(m.layers) / l.pipeline);
   const double moe_share = static_cast<double>(m.moe_layers()) / static_cast<double>(m.layers);
-  // Parameters on one device before data-parallel sharding.
-  double dense_layer = static_cast<double>(attention_parameters(m));
-  double expert_params = 0;
-  if (m.moe) {
-    const std::int64_t dense_ff = m.moe->dense_d_ff > 0 ? m.moe->dense_d_ff : m.d_ff;
-    dense_layer += (1 - moe_share) * dense_mlp_parameters(m, dense_ff) +
-                   moe_share * m.moe->shared_experts * expert_parameters(m);
-    expert_params =
-        layers_per_rank * moe_share * m.moe->experts * expert_parameters(m) / l.expert;
-  } else {
-    dense_layer += dense_mlp_parameters(m, m.d_ff);
-  }
-  const double dense_params =
-      (layers_per_rank * dense_layer + embedding_parameters(m)) / l.tensor;
-  const double params = dense_params + expert_params;
+  const StageParameters stage = stage_parameters(job);
+  const double dense_params = stage.dense;
+  const double expert_params = stage.expert;
+  const double params = stage.total();
 
   TrainingMemory memory;
   const double grad_bytes = job.software.gradient_reduce_bytes;
@@ -101,7 +85,7 @@ TrainingMemory peak_memory(const TrainingJob& job) {
     memory.weights_bytes = 4 * shard;
     memory.gradients_bytes = 4 * shard;
     memory.optimizer_bytes = 8 * shard;
-    memory.gathered_weights_bytes = 2 * 2 * (dense_layer / l.tensor);
+    memory.gathered_weights_bytes = 2 * 2 * (stage.dense_per_layer / l.tensor);
   } else {
     memory.weights_bytes = 2 * params;
     memory.gradients_bytes = grad_bytes * params;
