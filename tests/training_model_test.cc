@@ -197,6 +197,27 @@ TEST(StepTime, ExpertParallelAllToAllsGrowWithTheExpertGroupAcrossNodes) {
   EXPECT_GT(four_nodes, one_node);
 }
 
+TEST(StepTime, UlyssesExchangesAreExposedAndImbalanceSlowsTheExperts) {
+  TrainingJob job = h100_job(llama3_8b(), 16, 1, 1);
+  job.layout.context = 2;
+  job.layout.data = 8;
+  const StepTime ring = predict_step(job, fabric_of(job.accelerator));
+  job.layout.context_exchange = ParallelLayout::ContextExchange::all_to_all;
+  const StepTime ulysses = predict_step(job, fabric_of(job.accelerator));
+  EXPECT_GT(ulysses.context_parallel_s, 0);
+  EXPECT_EQ(ulysses.compute_s, ring.compute_s);
+
+  TrainingJob moe = h100_job(deepseek_v3(), 256, 1, 8);
+  moe.layout.expert = 8;
+  const StepTime balanced = predict_step(moe, fabric_of(moe.accelerator));
+  moe.moe_imbalance = 1.5;
+  const StepTime skewed = predict_step(moe, fabric_of(moe.accelerator));
+  EXPECT_GT(skewed.compute_s, balanced.compute_s);
+  // The bytes grow by half; the collectives' fixed latencies do not.
+  EXPECT_GT(skewed.expert_parallel_s, 1.4 * balanced.expert_parallel_s);
+  EXPECT_LT(skewed.expert_parallel_s, 1.5 * balanced.expert_parallel_s);
+}
+
 TEST(TrainingJob, LayoutsThatContradictThemselvesAreErrors) {
   TrainingJob job = h100_job(llama3_8b(), 8, 2, 1);
   job.layout.data = 3;

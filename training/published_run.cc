@@ -82,6 +82,16 @@ Recompute recompute_of(const RowReader& row, Framework framework) {
                           row.where(), text));
 }
 
+ParallelLayout::ContextExchange context_exchange_of(const RowReader& row) {
+  const std::string text = row.text("cp_comm_type");
+  if (text.empty() || text == "p2p" || text == "ring") return ParallelLayout::ContextExchange::ring;
+  if (text == "a2a" || text == "all_to_all" || text == "ulysses") {
+    return ParallelLayout::ContextExchange::all_to_all;
+  }
+  throw Error(fmt::format("{}: cp_comm_type '{}': expected p2p (ring) or a2a (all_to_all, Ulysses)",
+                          row.where(), text));
+}
+
 ModelShape model_of(const RowReader& row) {
   const ModelFamily family = model_family(row.text("model"));
   ModelShape model;
@@ -180,6 +190,15 @@ std::optional<TrainingJob> job_of(const RowReader& row, int devices, std::string
     job.batch.micro_batch_sequences = job.batch.global_sequences / l.data;
   }
   job.devices_per_node = row.degree("gpus_per_node", 8);
+  l.context_exchange = context_exchange_of(row);
+  if (const std::optional<double> imbalance = row.positive("moe_imbalance")) {
+    if (*imbalance < 1 || !job.model.moe) {
+      throw Error(fmt::format("{}: moe_imbalance '{}': expected a number of at least 1 (the "
+                              "busiest expert's tokens over the mean) on a model with experts",
+                              row.where(), row.text("moe_imbalance")));
+    }
+    job.moe_imbalance = *imbalance;
+  }
   check_training_job(job, row.where());
   if (row.empty("recompute")) recompute_as_little_as_fits(job);
   return job;
@@ -222,7 +241,10 @@ std::vector<PublishedRun> read_published_runs(const CsvTable& table) {
                         kExpected);
   std::vector<PublishedRun> runs;
   for (const CsvRecord& record : table.records()) {
-    const FieldLookup field = [&](std::string_view column) { return table.field(record, column); };
+    // Optional columns (cp_comm_type, moe_imbalance) read as empty where the table has none.
+    const FieldLookup field = [&](std::string_view column) {
+      return table.column_index(column) ? table.field(record, column) : std::string();
+    };
     runs.push_back(published_run(field, table.where(record), record.line));
   }
   return runs;

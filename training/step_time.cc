@@ -150,8 +150,8 @@ class StepModel {
     s += gemm(tokens_, static_cast<double>(moe.experts), h);  // the router
     // Balanced routing: the expert group's token copies spread evenly over its experts.
     const double local_experts = static_cast<double>(moe.experts) / l_.expert;
-    const double rows_per_expert =
-        tokens_ * moe.top_k * l_.expert / (t * static_cast<double>(moe.experts));
+    const double rows_per_expert = job_.moe_imbalance * tokens_ * moe.top_k * l_.expert /
+                                   (t * static_cast<double>(moe.experts));
     s += gemm(rows_per_expert, gate_columns * d_e, h, local_experts) +
          gemm(rows_per_expert, h, d_e, local_experts);
     if (moe.shared_experts > 0) {
@@ -231,7 +231,17 @@ class StepModel {
               ? std::max(0.0, comm - kBackwardToForward * gemm_forward - gemm_forward)
               : comm;
     }
-    if (l_.context > 1) {
+    if (l_.context > 1 && l_.context_exchange == ParallelLayout::ContextExchange::all_to_all) {
+      // Ulysses: Q, K and V re-sharded from sequence to heads before attention and the output
+      // back after it, forward; their gradients the same way backward.
+      const double qkv_width =
+          static_cast<double>(m_.query_width() + 2 * m_.kv_heads * m_.head_dim);
+      const double inputs = tokens_ * qkv_width * 2 / l_.tensor;
+      const double output = tokens_ * static_cast<double>(m_.query_width()) * 2 / l_.tensor;
+      layer.context_parallel_s =
+          2 * (collective_seconds(TimedOp::all_to_all, inputs, l_.context, l_.tensor) +
+               collective_seconds(TimedOp::all_to_all, output, l_.context, l_.tensor));
+    } else if (l_.context > 1) {
       // Ring attention: each of cp - 1 steps passes this rank's K and V chunk on, forward; the
       // backward passes K, V and their gradients. Hidden under the attention kernels.
       const double kv_width = m_.latent_attention
@@ -261,7 +271,7 @@ class StepModel {
   // per value.
   double expert_exchange_seconds(double element_bytes) const {
     const MixtureOfExperts& moe = *m_.moe;
-    const double tokens = tokens_ / l_.tensor;
+    const double tokens = job_.moe_imbalance * tokens_ / l_.tensor;
     const double h = static_cast<double>(m_.d_model);
     const int per_node = ranks_per_node(l_.expert, 1, fabric_.devices_per_node);
     const int nodes = (l_.expert + per_node - 1) / per_node;

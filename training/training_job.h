@@ -36,6 +36,12 @@ struct ParallelLayout {
   int fsdp = 1;
   bool distributed_optimizer = true;
   bool sequence_parallel = true;  // with tensor > 1
+  // How context parallelism exchanges attention's inputs: ring attention passes K and V chunks
+  // around the ring, hidden under the attention kernels (Megatron's default "p2p", torchtitan's
+  // ring); all_to_all re-shards Q, K, V from sequence to heads and the output back (DeepSpeed's
+  // Ulysses, Megatron's "a2a"), exposed.
+  enum class ContextExchange { ring, all_to_all };
+  ContextExchange context_exchange = ContextExchange::ring;
 };
 
 struct Batch {
@@ -46,6 +52,9 @@ struct Batch {
 
 struct TrainingJob {
   ModelShape model;
+  // The busiest expert's tokens over the mean (1: balanced, as NVIDIA's benchmarks force): the
+  // expert GEMMs and the token exchange wait for the busiest rank.
+  double moe_imbalance = 1;
   ParallelLayout layout;
   Batch batch;
   Recompute recompute = Recompute::none;

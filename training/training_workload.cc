@@ -40,7 +40,7 @@ const std::vector<std::string>& training_workload_fields() {
       "vocabulary", "moe_experts", "moe_topk", "seq_len", "global_batch_seqs", "micro_batch",
       "gpu", "gpus_total", "gpus_per_node", "dp", "tp", "pp", "cp", "ep", "vp", "fsdp",
       "zero_stage", "recompute", "precision", "measured_tokens_per_s_per_gpu",
-      "measured_step_s", "software"};
+      "measured_step_s", "software", "cp_comm_type", "moe_imbalance"};
   return fields;
 }
 
