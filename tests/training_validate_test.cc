@@ -142,6 +142,17 @@ TEST(TrainingValidate, BadFieldsNameTheLineAndTheField) {
   auto odd = llama_8b_on_h100();
   odd["tp"] = "3";
   EXPECT_NE(error_of([&] { validate(row(odd)); }).find("runs.csv:2: dp 0"), std::string::npos);
+  auto caffe = llama_8b_on_h100();
+  caffe["software"] = "Caffe 1.0";
+  EXPECT_NE(error_of([&] { validate(row(caffe)); })
+                .find("runs.csv:2: software 'Caffe 1.0': expected a framework the training model "
+                      "knows"),
+            std::string::npos);
+  auto int4 = llama_8b_on_h100();
+  int4["precision"] = "int4";
+  EXPECT_NE(error_of([&] { validate(row(int4)); })
+                .find("runs.csv:2: precision 'int4': expected bf16, fp16, fp8, mxfp8 or nvfp4"),
+            std::string::npos);
   auto fp4 = llama_8b_on_h100();
   fp4["precision"] = "nvfp4";
   EXPECT_NE(error_of([&] { validate(row(fp4)); })

@@ -418,6 +418,46 @@ def workload_cases():
                    [path_text(path), [p for p in path if isinstance(p, str)][-1], str(new)[:12], "overflow", "beyond", "memory"])
 
 
+# --- training jobs (spmdsim train; the published-steps columns as a workload)
+
+TRAINING_JOB = "docs/workloads/training/llama3-8b-h100-fsdp8.json"
+
+
+def training_cases():
+    doc = json.loads(read(TRAINING_JOB))
+    # Many mutations of a job are other valid jobs (a field left out takes its default): these
+    # must not crash, hang or fail unclearly, and exit 0 or 2.
+    for label, hints, text in json_mutations(doc, with_big_at=("name",)):
+        yield Case("training", "training/llama3-8b/%s" % label, ["{B}", "train", "w.json"],
+                   {"w.json": encode(text)}, hints + ["w.json", "training"], ok_rcs=(0, 2))
+    # Jobs that must be refused, each naming its field.
+    specials = [
+        ("tp=two", {"tp": "two"}, "tp"), ("tp=3", {"tp": 3}, "dp"),
+        ("precision=nvfp4-on-H100", {"precision": "nvfp4"}, "nvfp4"),
+        ("precision=mxfp8-on-H100", {"precision": "mxfp8"}, "mxfp8"),
+        ("precision=int4", {"precision": "int4"}, "precision"),
+        ("software=Caffe", {"software": "Caffe 1.0"}, "software"),
+        ("layers=0", {"layers": 0}, "layers"), ("heads=0", {"heads": 0}, "heads"),
+        ("kv_heads=5", {"kv_heads": 5}, "kv_heads"),
+        ("moe_topk>experts", {"moe_experts": 8, "moe_topk": 9}, "moe_topk"),
+        ("ep=3-without-experts", {"ep": 3}, "ep"),
+        ("cp=3", {"cp": 3, "fsdp": 1}, "dp"),
+        ("global_batch_seqs=12", {"global_batch_seqs": 12}, "global_batch_seqs"),
+        ("gpus_total=2^31", {"gpus_total": 2**31}, "gpus_total"),
+        ("seq_len=-8", {"seq_len": -8}, "seq_len"),
+        ("gpu=Gaudi", {"gpu": "Gaudi 3"}, "Gaudi"),
+        ("moe_imbalance=0.5", {"moe_experts": 8, "moe_topk": 2, "moe_imbalance": 0.5}, "moe_imbalance"),
+        ("cp_comm_type=mesh", {"cp_comm_type": "mesh"}, "cp_comm_type"),
+        ("kind=transformer", {"kind": "transformer"}, "kind"),
+        ("tensor=2 (unknown field)", {"tensor": 2}, "tensor"),
+    ]
+    for label, fields, hint in specials:
+        job = dict(doc)
+        job.update(fields)
+        yield Case("training", "training/llama3-8b-must-fail/%s" % label,
+                   ["{B}", "train", "w.json"], {"w.json": dumps(job).encode()}, [hint])
+
+
 # --- .npy files
 
 
@@ -731,6 +771,7 @@ def _short(v):
 KINDS = {
     "machine": machine_cases,
     "workload": workload_cases,
+    "training": training_cases,
     "conform": lambda: [c for c in conform_cases() if c.kind == "conform"],
     "npy": lambda: [c for c in conform_cases() if c.kind == "npy"],
     "flags": lambda: [c for c in flag_cases() if c.kind == "flags"],

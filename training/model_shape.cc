@@ -137,16 +137,24 @@ void check_model_shape(const ModelShape& model, std::string_view where) {
                      std::string_view expected) {
     if (!ok) throw Error(fmt::format("{}: {} {}: expected {}", where, field, value, expected));
   };
-  require(model.layers > 0, "layers", model.layers, "a positive integer");
-  require(model.d_model > 0, "d_model", model.d_model, "a positive integer");
-  require(model.heads > 0, "heads", model.heads, "a positive integer");
+  // Bounds far above any model trained, so that every product below stays finite and every
+  // time within the collective model's clock.
+  require(model.layers > 0 && model.layers <= 100'000, "layers", model.layers,
+          "a positive integer of at most 100000");
+  require(model.d_model > 0 && model.d_model <= 1'000'000, "d_model", model.d_model,
+          "a positive integer of at most 1000000");
+  require(model.heads > 0 && model.heads <= 100'000, "heads", model.heads,
+          "a positive integer of at most 100000");
+  require(model.d_ff <= 10'000'000, "d_ff", model.d_ff, "at most 10000000");
+  require(model.vocabulary <= 100'000'000, "vocabulary", model.vocabulary, "at most 100000000");
   require(model.kv_heads > 0 && model.heads % model.kv_heads == 0, "kv_heads", model.kv_heads,
           fmt::format("a positive divisor of heads ({})", model.heads));
   require(model.head_dim > 0, "head_dim", model.head_dim, "a positive integer");
   require(model.vocabulary > 0, "vocabulary", model.vocabulary, "a positive integer");
   if (model.moe) {
     const MixtureOfExperts& moe = *model.moe;
-    require(moe.experts > 0, "moe_experts", moe.experts, "a positive integer");
+    require(moe.experts > 0 && moe.experts <= 100'000, "moe_experts", moe.experts,
+            "a positive integer of at most 100000");
     require(moe.top_k > 0 && moe.top_k <= moe.experts, "moe_topk", moe.top_k,
             fmt::format("from 1 to moe_experts ({})", moe.experts));
     require(moe.expert_d_ff > 0, "d_ff", moe.expert_d_ff, "a positive expert width");

@@ -56,6 +56,17 @@ class RowReader {
   }
   const std::string& where() const { return where_; }
 
+  // What `read` makes of a column's words; its spmd::Error ("precision 'int4': expected ...")
+  // gets the row's place in front.
+  template <typename Read>
+  auto described(std::string_view column, Read read) const {
+    try {
+      return read(text(column));
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: {}", where_, e.what()));
+    }
+  }
+
  private:
   const FieldLookup& field_;
   std::string where_;
@@ -143,8 +154,8 @@ std::optional<TrainingJob> job_of(const RowReader& row, int devices, std::string
     return std::nullopt;
   }
   job.accelerator = *accelerator;
-  job.software = software_from_description(row.text("software"));
-  job.precision = precision_from_description(row.text("precision"));
+  job.software = row.described("software", software_from_description);
+  job.precision = row.described("precision", precision_from_description);
   require_precision(job.accelerator, job.precision, row.where());
   job.model = model_of(row);
   job.recompute = recompute_of(row, job.software.framework);

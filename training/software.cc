@@ -4,6 +4,10 @@
 #include <cctype>
 #include <string>
 
+#include <fmt/format.h>
+
+#include "reference/error.h"
+
 namespace spmd::training {
 namespace {
 
@@ -37,6 +41,7 @@ std::string_view framework_name(Framework framework) {
     case Framework::torchtitan: return "torchtitan";
     case Framework::llm_foundry: return "llm-foundry";
     case Framework::maxtext: return "MaxText";
+    case Framework::pytorch: return "PyTorch";
     case Framework::unknown: return "unknown";
   }
   return "unknown";
@@ -60,8 +65,17 @@ Software software_from_description(std::string_view description) {
     software.framework = Framework::llm_foundry;
     software.fused_elementwise = false;
     software.attention_kernel = AttentionKernel::flash2;
-  } else if (contains(text, "maxtext")) {
+  } else if (contains(text, "maxtext") || contains(text, "pax") || contains(text, "t5x") ||
+             contains(text, "jax")) {
+    // MaxText and the other JAX trainers: XLA fuses the element-wise work.
     software.framework = Framework::maxtext;
+  } else if (contains(text, "deepspeed") || contains(text, "pytorch") || contains(text, "fsdp") ||
+             contains(text, "hugging")) {
+    // Plain PyTorch trainers (FSDP, DeepSpeed's ZeRO, Hugging Face): eager kernels, SDPA.
+    software.framework = Framework::pytorch;
+    software.fused_elementwise = false;
+    software.fused_cross_entropy = false;
+    software.attention_kernel = AttentionKernel::flash2;
   } else if (contains(text, "megatron") || contains(text, "nemo")) {
     software.framework = Framework::megatron;
     // NVIDIA's performance recipes (NeMo, Megatron-Bridge) overlap TP communication; the
@@ -72,6 +86,14 @@ Software software_from_description(std::string_view description) {
     if (performance_recipe) software.gradient_reduce_bytes = 2;
     software.distributed_optimizer = !(year > 0 && year < 2022);
   }
+  if (software.framework == Framework::unknown && !text.empty()) {
+    throw Error(fmt::format(
+        "software '{}': expected a framework the training model knows: Megatron-LM, "
+        "Megatron-Core, NeMo, Megatron-Bridge, torchtitan, llm-foundry (Composer), MaxText (or "
+        "another JAX trainer), DeepSpeed or PyTorch FSDP",
+        description));
+  }
+  if (software.framework == Framework::unknown) software.framework = Framework::megatron;
   // Flash attention (2022) entered the frameworks in 2023.
   software.flash_attention = !(year > 0 && year < 2023);
   return software;

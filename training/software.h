@@ -11,7 +11,7 @@
 
 namespace spmd::training {
 
-enum class Framework { megatron, torchtitan, llm_foundry, maxtext, unknown };
+enum class Framework { megatron, torchtitan, llm_foundry, maxtext, pytorch, unknown };
 
 struct Software {
   Framework framework = Framework::unknown;
@@ -47,7 +47,8 @@ struct Software {
 std::string_view framework_name(Framework framework);
 // The framework and its defaults at the version a description names ("Megatron-Bridge /
 // Megatron-Core, NeMo container 26.08", "torchtitan 9dec370 (2024-12-26) ... torch.compile",
-// "MosaicML Composer + llm-foundry ..."). Unknown software gets Megatron-like fused defaults.
+// "MosaicML Composer + llm-foundry ..."). An empty description gets Megatron's defaults; one that
+// names no framework the model knows is an spmd::Error listing them.
 Software software_from_description(std::string_view text);
 
 }  // namespace spmd::training

@@ -82,7 +82,12 @@ void check_training_job(const TrainingJob& job, std::string_view where) {
   } else if (l.expert != 1) {
     fail("ep", l.expert, "1 for a model without experts");
   }
-  if (job.batch.sequence <= 0) fail("seq_len", job.batch.sequence, "a positive integer");
+  if (job.batch.sequence <= 0 || job.batch.sequence > 100'000'000) {
+    fail("seq_len", job.batch.sequence, "a positive integer of at most 100000000");
+  }
+  if (job.batch.global_sequences > 1'000'000'000) {
+    fail("global_batch_seqs", job.batch.global_sequences, "at most 1000000000");
+  }
   if (job.batch.sequence % l.context != 0) {
     fail("seq_len", job.batch.sequence, fmt::format("a multiple of cp ({})", l.context));
   }
