@@ -21,6 +21,7 @@ void print_parts(const StepTime& step, std::ostream& out) {
       {"context parallel (exposed)", step.context_parallel_s},
       {"expert parallel", step.expert_parallel_s},
       {"pipeline bubble", step.pipeline_bubble_s},
+      {"pipeline sends", step.pipeline_transfer_s},
       {"data parallel / FSDP (exposed)", step.data_parallel_s},
       {"optimizer", step.optimizer_s}};
   for (const auto& [name, seconds] : parts) {

@@ -152,6 +152,8 @@ TEST(StepTime, PipelineBubbleIsPMinusOneOverVMicroBatches) {
                                   step.context_parallel_s + step.expert_parallel_s) /
                                  job.micro_batches();
     EXPECT_NEAR(step.pipeline_bubble_s, micro_batch_s * 3.0 / virtual_stages, 1e-12);
+    // Plain 1F1B sends between stages on the critical path; interleaving overlaps them.
+    EXPECT_EQ(step.pipeline_transfer_s > 0, virtual_stages == 1);
   }
 }
 

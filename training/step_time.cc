@@ -83,6 +83,7 @@ class StepModel {
                                  micro_batches;
     step.pipeline_bubble_s =
         micro_batch_s * static_cast<double>(l_.pipeline - 1) / l_.virtual_stages;
+    step.pipeline_transfer_s = micro_batches * pipeline_transfer_seconds();
     step.data_parallel_s = data_parallel_seconds(micro_batch_s, micro_batches);
     step.optimizer_s = optimizer_seconds();
     return step;
@@ -304,6 +305,17 @@ class StepModel {
     const double latency_s =
         seconds(fabric_.measured.network_latency_ps.value_or(documented.network_latency_ps));
     return std::max(network_s, scale_up_s) + latency_s;
+  }
+
+  // One micro-batch's activations sent to the next stage and their gradient received back, on
+  // the critical path of a plain 1F1B schedule (Megatron sends them blocking); interleaved
+  // schedules overlap them with the other chunks' compute (overlap_p2p_comm). With sequence
+  // parallelism each tensor rank sends its 1/tp share.
+  double pipeline_transfer_seconds() const {
+    if (l_.pipeline <= 1 || l_.virtual_stages > 1) return 0;
+    const double bytes = tokens_ * static_cast<double>(m_.d_model) * 2 / l_.tensor;
+    const int stage_stride = l_.tensor * l_.context * l_.data;
+    return 2 * collective_seconds(TimedOp::permute, bytes, 2, stage_stride);
   }
 
   double logits_seconds() const {
