@@ -3,6 +3,9 @@
 // from the same run). The standard flags work: --benchmark_format=json, --benchmark_out=FILE.
 //   BM_SimAllReduceRealData/8/64MiB   ring topology, ring algorithm, float32, data moved
 //   BM_BareSum/8/64MiB                the baseline: one loop summing the same 8 arrays once
+//   BM_SeededInputs/8/64MiB           making those 8 seeded inputs (support/random_array.h), as
+//                                     `spmdsim perf` with data does; its ratio to the real-data
+//                                     all-reduce (target <= 1: inputs cost no more than the run)
 //   BM_SimAllReduceCostOnly/1024      no data, fifo link sharing, every message carried (no fast
 //                                     path); counter: simulated link transfers per second
 //   BM_SimAllReduceCostOnly/switch/4096/1GiB   the same, 1 GiB on 4,096 devices of a switch
@@ -75,6 +78,17 @@ void BM_BareSum(benchmark::State& state, int count, std::int64_t mebibytes) {
     benchmark::DoNotOptimize(o);
     benchmark::ClobberMemory();
   }
+}
+
+// The inputs of a real-data run, made afresh each iteration (allocation and first touch of the
+// pages included, as in `spmdsim perf`).
+void BM_SeededInputs(benchmark::State& state, int devices, std::int64_t mebibytes) {
+  const std::int64_t elements = mebibytes * kMiB / 4;
+  for (auto _ : state) {
+    std::vector<Array> inputs = seeded_arrays(devices, elements);
+    benchmark::DoNotOptimize(inputs);
+  }
+  state.SetBytesProcessed(state.iterations() * devices * mebibytes * kMiB);
 }
 
 void BM_SimAllReduceRealData(benchmark::State& state, int devices, std::int64_t mebibytes) {
@@ -232,6 +246,8 @@ void register_benchmarks() {
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_SimAllReduceRealData/8/64MiB", BM_SimAllReduceRealData, 8, 64)
       ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_SeededInputs/8/64MiB", BM_SeededInputs, 8, 64)
+      ->Unit(benchmark::kMillisecond);
   using sim::LinkSharing;
   benchmark::RegisterBenchmark("BM_SimAllReduceCostOnly/1024", BM_SimCostOnly, 1024, false,
                                CollectiveOp::psum, Algorithm::ring, 64 * kMiB / 4,
@@ -330,6 +346,13 @@ class RatioReporter : public benchmark::BenchmarkReporter {
           "ratio BM_SimAllReduceRealData/8/64MiB : BM_BareSum/8/64MiB = {:g} "
           "(target <= 1.2)\n",
           sim->second / bare->second);
+    }
+    const auto inputs = times_.find("BM_SeededInputs/8/64MiB");
+    if (sim != times_.end() && inputs != times_.end()) {
+      out << fmt::format(
+          "ratio BM_SeededInputs/8/64MiB : BM_SimAllReduceRealData/8/64MiB = {:g} "
+          "(target <= 1: making the inputs costs no more than the simulated all-reduce)\n",
+          inputs->second / sim->second);
     }
     if (const auto soak = counters("BM_SoakSmallCollectives/8/1000000 rss_at_end_MiB",
                                    "BM_SoakSmallCollectives/8/1000000 rss_after_250k_MiB")) {
