@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
-#include <stdexcept>
-#include <string>
 #include <type_traits>
 
+#include <fmt/format.h>
+
+#include "reference/error.h"
 #include "support/split_mix64.h"
 
 namespace spmd {
@@ -51,8 +52,7 @@ BlockKeys block_keys(std::uint64_t seed, std::uint64_t block) {
 std::uint32_t one_in_threshold(int n, const char* what) {
   if (n <= 0) return 0;
   if (n > 65536) {
-    throw std::invalid_argument(std::string("random_array: ") + what +
-                                " must be at most 65536, got " + std::to_string(n));
+    throw Error(fmt::format("random_array: {} must be at most 65536, got {}", what, n));
   }
   return (65536u + static_cast<std::uint32_t>(n) - 1) / static_cast<std::uint32_t>(n);
 }
@@ -195,8 +195,8 @@ Array random_array(DType dtype, const Shape& shape, std::uint64_t seed,
   if (options.max_exponent < kLowestExponent || options.max_exponent > 15) {
     // 15: a float16 value stays below 2^15 < 65504 (its largest); float32 and float64 could go
     // further, but no caller needs it.
-    throw std::invalid_argument("random_array: max_exponent must be in [-12, 15], got " +
-                                std::to_string(options.max_exponent));
+    throw Error(fmt::format("random_array: max_exponent must be in [-12, 15], got {}",
+                            options.max_exponent));
   }
   const FloatDraw draw{
       .significand_bits = significand_bits(dtype),
