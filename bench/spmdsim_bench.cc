@@ -3,6 +3,12 @@
 // from the same run). The standard flags work: --benchmark_format=json, --benchmark_out=FILE.
 //   BM_SimAllReduceRealData/8/64MiB   ring topology, ring algorithm, float32, data moved
 //   BM_BareSum/8/64MiB                the baseline: one loop summing the same 8 arrays once
+//   BM_SeededInputs/8/64MiB           making those 8 seeded inputs (support/random_array.h), as
+//                                     `spmdsim perf` with data does, fresh memory each time
+//   BM_FreshArrays/8/64MiB            the same 8 arrays zero-filled: the allocation and first touch
+//                                     of the pages that any way of filling them pays; the seeded
+//                                     inputs' time above it, against the real-data all-reduce's,
+//                                     is the ratio printed (target <= 1)
 //   BM_SimAllReduceCostOnly/1024      no data, fifo link sharing, every message carried (no fast
 //                                     path); counter: simulated link transfers per second
 //   BM_SimAllReduceCostOnly/switch/4096/1GiB   the same, 1 GiB on 4,096 devices of a switch
@@ -74,6 +80,28 @@ void BM_BareSum(benchmark::State& state, int count, std::int64_t mebibytes) {
     }
     benchmark::DoNotOptimize(o);
     benchmark::ClobberMemory();
+  }
+}
+
+// The inputs of a real-data run, made afresh each iteration (allocation and first touch of the
+// pages included, as in `spmdsim perf`).
+void BM_SeededInputs(benchmark::State& state, int devices, std::int64_t mebibytes) {
+  const std::int64_t elements = mebibytes * kMiB / 4;
+  for (auto _ : state) {
+    std::vector<Array> inputs = seeded_arrays(devices, elements);
+    benchmark::DoNotOptimize(inputs);
+  }
+  state.SetBytesProcessed(state.iterations() * devices * mebibytes * kMiB);
+}
+
+// The floor under BM_SeededInputs: the same arrays allocated and zero-filled (Array's
+// constructor), every page touched, no values made.
+void BM_FreshArrays(benchmark::State& state, int devices, std::int64_t mebibytes) {
+  const std::int64_t elements = mebibytes * kMiB / 4;
+  for (auto _ : state) {
+    std::vector<Array> arrays;
+    for (int d = 0; d < devices; ++d) arrays.emplace_back(DType::float32, Shape{elements});
+    benchmark::DoNotOptimize(arrays);
   }
 }
 
@@ -232,6 +260,10 @@ void register_benchmarks() {
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_SimAllReduceRealData/8/64MiB", BM_SimAllReduceRealData, 8, 64)
       ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_SeededInputs/8/64MiB", BM_SeededInputs, 8, 64)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_FreshArrays/8/64MiB", BM_FreshArrays, 8, 64)
+      ->Unit(benchmark::kMillisecond);
   using sim::LinkSharing;
   benchmark::RegisterBenchmark("BM_SimAllReduceCostOnly/1024", BM_SimCostOnly, 1024, false,
                                CollectiveOp::psum, Algorithm::ring, 64 * kMiB / 4,
@@ -313,6 +345,7 @@ class RatioReporter : public benchmark::BenchmarkReporter {
     for (const Run& run : runs) {
       if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
       times_[run.run_name.function_name] = run.GetAdjustedRealTime();
+      cpu_times_[run.run_name.function_name] = run.GetAdjustedCPUTime();
       for (const auto& [name, counter] : run.counters) {
         counters_[run.run_name.function_name + " " + name] = counter.value;
       }
@@ -330,6 +363,19 @@ class RatioReporter : public benchmark::BenchmarkReporter {
           "ratio BM_SimAllReduceRealData/8/64MiB : BM_BareSum/8/64MiB = {:g} "
           "(target <= 1.2)\n",
           sim->second / bare->second);
+    }
+    // CPU time: all three run on one thread, and a shared machine stretches their wall time.
+    const auto inputs = cpu_times_.find("BM_SeededInputs/8/64MiB");
+    const auto fresh = cpu_times_.find("BM_FreshArrays/8/64MiB");
+    const auto sim_cpu = cpu_times_.find("BM_SimAllReduceRealData/8/64MiB");
+    if (sim_cpu != cpu_times_.end() && inputs != cpu_times_.end() && fresh != cpu_times_.end()) {
+      out << fmt::format(
+          "ratio (BM_SeededInputs/8/64MiB - BM_FreshArrays/8/64MiB) : "
+          "BM_SimAllReduceRealData/8/64MiB in CPU time = {:.2f} (target <= 1: making the inputs' "
+          "values costs no more than the simulated all-reduce; {:.0f} ms - {:.0f} ms : {:.0f} ms; "
+          "with the first touch of their pages, the inputs' {:.0f} ms : {:.0f} ms = {:.2f})\n",
+          (inputs->second - fresh->second) / sim_cpu->second, inputs->second, fresh->second,
+          sim_cpu->second, inputs->second, sim_cpu->second, inputs->second / sim_cpu->second);
     }
     if (const auto soak = counters("BM_SoakSmallCollectives/8/1000000 rss_at_end_MiB",
                                    "BM_SoakSmallCollectives/8/1000000 rss_after_250k_MiB")) {
@@ -371,6 +417,7 @@ class RatioReporter : public benchmark::BenchmarkReporter {
 
   std::unique_ptr<benchmark::BenchmarkReporter> display_;
   std::map<std::string, double> times_;
+  std::map<std::string, double> cpu_times_;  // one thread each: steadier on a shared machine
   std::map<std::string, double> counters_;  // "benchmark counter" -> value
 };
 

@@ -28,8 +28,10 @@ target_link_libraries(spmd_package INTERFACE ${spmd_installed_libraries})
 install(TARGETS ${spmd_installed_libraries} spmd_package EXPORT spmdsimTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-set_target_properties(spmd_testing PROPERTIES EXPORT_NAME testing)
-install(TARGETS spmd_testing EXPORT spmdsimTestingTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+if(SPMD_TESTS)  # the kit is built with the tests (CMakeLists.txt at the top)
+  set_target_properties(spmd_testing PROPERTIES EXPORT_NAME testing)
+  install(TARGETS spmd_testing EXPORT spmdsimTestingTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(TARGETS spmdsim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 foreach(folder reference support topology cost_model collectives sim hlo testing)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/spmdsim
@@ -38,7 +40,9 @@ endforeach()
 
 set(spmd_package_dir ${CMAKE_INSTALL_LIBDIR}/cmake/spmdsim)
 install(EXPORT spmdsimTargets NAMESPACE spmdsim:: DESTINATION ${spmd_package_dir})
-install(EXPORT spmdsimTestingTargets NAMESPACE spmdsim:: DESTINATION ${spmd_package_dir})
+if(SPMD_TESTS)
+  install(EXPORT spmdsimTestingTargets NAMESPACE spmdsim:: DESTINATION ${spmd_package_dir})
+endif()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/spmdsimConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/spmdsimConfig.cmake
                               INSTALL_DESTINATION ${spmd_package_dir})

@@ -11,16 +11,21 @@
 namespace spmd {
 
 struct RandomArrayOptions {
-  int zero_in = 16;       // one element in zero_in is -0.0 (floats)
-  int special_in = 0;     // if > 0, one element in special_in is NaN, +inf or -inf (floats)
+  int zero_in = 16;       // about one element in zero_in is -0.0 (floats; at most 65536; 0: none)
+  int special_in = 0;     // if > 0, about one element in special_in is NaN, +inf or -inf (floats;
+                          // at most 65536)
   int max_exponent = 12;  // floats: |value| < 2^max_exponent (0: below 1, so a sum over n
-                          // devices stays below n, finite even in float16 up to 65504 devices)
+                          // devices stays below n, finite even in float16 up to 65504 devices);
+                          // in [-12, 15]
 };
 
 // Floats are m * 2^(k - p) with an integer significand |m| < 2^p (p = the dtype's significand
 // bits) and k in [-12, max_exponent], so every value is exact in its dtype and exponents spread,
 // and a different order of additions gives different bits; ints and bool are uniform bit patterns
-// (full range, so sums wrap). The numbers come from SplitMix64 (support/split_mix64.h).
+// (full range, so sums wrap). "About one in n": exactly for n a power of two, within 2^-16
+// otherwise. Each element is a hash of (seed, its index) alone (support/random_array.cc), so the
+// bits do not depend on the machine or the array's length, and float32 arrays are made at memory
+// speed (vectorized, no library call per element).
 Array random_array(DType dtype, const Shape& shape, std::uint64_t seed,
                    RandomArrayOptions options = {});
 

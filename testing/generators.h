@@ -2,9 +2,9 @@
 // RapidCheck generators for SPMD programs (docs/testing.md): meshes, axis subsets, PartitionSpecs,
 // dtypes, shapes, arrays whose float sums depend on the order of addition, and reduction orders;
 // testing/collective_call_generator.h adds valid collective calls and
-// testing/program_generator.h whole programs. Array data comes from a generated 64-bit seed
-// expanded by SplitMix64 (support/random_array.h), so a case stays cheap to generate and is still
-// fully determined by RapidCheck's reproduce string.
+// testing/program_generator.h whole programs. Array data comes from a generated 64-bit seed,
+// each element a hash of the seed and its index (support/random_array.h), so a case stays cheap
+// to generate and is still fully determined by RapidCheck's reproduce string.
 //
 // The namespace is spmd::testkit rather than spmd::testing: inside namespace spmd, the latter
 // would hide GoogleTest's ::testing.

@@ -133,7 +133,7 @@ RC_GTEST_PROP(TestingKit, check_names_the_first_element_that_differs_from_the_cl
 TEST(TestingKit, check_reports_the_first_differing_element_with_its_device_and_both_values) {
   // psum over 'x' of a 4 x 2 mesh, blocks float32[1, 8] of a float32[4, 16] split
   // P('x', 'y'); rank order against the reversed NCCL ring. The values are this seed's, as the
-  // check printed them. The output float32[1, 16] is P(None, 'y'): element (0, 5) is in the
+  // check printed them. The output float32[1, 16] is P(None, 'y'): element (0, 0) is in the
   // block of 'y' = 0, read from device 0 (the first of its replicas along 'x').
   const Program program{
       .description = "psum('x') of random float32[4, 16] split P('x', 'y'), seed 7",
@@ -146,8 +146,8 @@ TEST(TestingKit, check_reports_the_first_differing_element_with_its_device_and_b
   const ReductionOrder reversed_ring{.algorithm = ReductionAlgorithm::nccl_ring,
                                      .ring = {7, 6, 5, 4, 3, 2, 1, 0}};
   EXPECT_EQ(testkit::difference_from_reference(rank_order, program, reversed_ring),
-            "output 0 element (0, 5) (device 0, element (0, 5)) is -22.9622002, expected "
-            "-22.9621983 (the reference in nccl_ring(ring=7,6,5,4,3,2,1,0) order)");
+            "output 0 element (0, 0) (device 0, element (0, 0)) is -197.019287, expected "
+            "-197.019272 (the reference in nccl_ring(ring=7,6,5,4,3,2,1,0) order)");
   // Element (0, 9) is in the block of 'y' = 1, first held by device 1 (x = 0, y = 1), at (0, 1).
   EXPECT_EQ(testkit::device_element(program, 0, {1, 16}, {0, 9}), "device 1, element (0, 1)");
 }

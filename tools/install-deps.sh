@@ -1,25 +1,37 @@
 #!/usr/bin/env bash
-# Installs every build and test dependency of spmdsim from Debian 12 packages.
+# Installs spmdsim's build and test dependencies from Debian 12 packages.
+#   tools/install-deps.sh          everything: the CLI's packages and the tests', sanitizers' and
+#                                  fuzzers' (README command 2, CI)
+#   tools/install-deps.sh --main   only what the CLI needs to build and run (README command 1,
+#                                  the `main` preset: SPMD_TESTS=OFF needs no test framework)
 # Safe to run again: apt-get skips what is already installed.
 set -euo pipefail
 
-packages=(
+main_packages=(
   build-essential cmake ninja-build pkg-config
   lld                         # the linker CMakeLists.txt picks when present: faster than GNU ld
   libboost-fiber-dev libboost-context-dev
   libeigen3-dev
-  libgtest-dev libgmock-dev
-  libbenchmark-dev
-  librapidcheck-dev
   nlohmann-json3-dev
   libcli11-dev
   libfmt-dev                  # {fmt}: formatting (GCC 12 has no <format>)
   gnuplot-nox                 # spmdsim scale: plots
-  python3 python3-numpy python3-venv python3-pip
-  openmpi-bin libopenmpi-dev  # backends/mpi: real mpirun
-  libgloo-dev                 # backends/gloo
+  openmpi-bin libopenmpi-dev  # backends/mpi: `conform --backend mpi`, real mpirun
+  libgloo-dev                 # backends/gloo: `conform --backend gloo`
+)
+test_packages=(
+  libgtest-dev libgmock-dev
+  libbenchmark-dev
+  librapidcheck-dev
+  python3 python3-numpy python3-venv python3-pip  # tools/ scripts, the JAX cases' venv
   clang-16 libclang-rt-16-dev # the asan preset and fuzz/: libFuzzer (Debian 12's clang 14 cannot read GCC 12's <ranges>)
 )
+
+case "${1:-}" in
+  --main) packages=("${main_packages[@]}") ;;
+  "") packages=("${main_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "usage: tools/install-deps.sh [--main]" >&2; exit 2 ;;
+esac
 
 sudo_if_needed() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
