@@ -1,6 +1,7 @@
 // libFuzzer harness for `spmdsim validate` (cli/validate_command.h, docs/validation.md): any
-// calibration file is either read, every row predicted or listed as not predicted, and the
-// summary printed, or rejected with spmd::Error; anything else is a bug.
+// calibration file or file of published training runs is either read, every row predicted or
+// listed as not predicted, and the summary printed, or rejected with spmd::Error; anything else
+// is a bug.
 #include <cstddef>
 #include <cstdint>
 #include <ostream>

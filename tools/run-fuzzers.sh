@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-30}"
 tools/install-deps.sh  # clang 16 and its libFuzzer runtime among them
 harnesses=(npy_fuzzer units_fuzzer machine_file_fuzzer workload_fuzzer conformance_case_fuzzer
-           nccl_tests_log_fuzzer calibration_file_fuzzer)
+           nccl_tests_log_fuzzer calibration_file_fuzzer training_workload_fuzzer)
 cmake --preset asan
 cmake --build --preset asan --target "${harnesses[@]}"
 mkdir -p build-asan/findings
