@@ -141,7 +141,10 @@ TEST(TrainingValidate, BadFieldsNameTheLineAndTheField) {
             std::string::npos);
   auto odd = llama_8b_on_h100();
   odd["tp"] = "3";
-  EXPECT_NE(error_of([&] { validate(row(odd)); }).find("runs.csv:2: dp 0"), std::string::npos);
+  EXPECT_NE(error_of([&] { validate(row(odd)); })
+                .find("runs.csv:2: tp x pp x cp = 3 x 1 x 1 = 3: expected a divisor of gpus_total "
+                      "(8)"),
+            std::string::npos);
   auto caffe = llama_8b_on_h100();
   caffe["software"] = "Caffe 1.0";
   EXPECT_NE(error_of([&] { validate(row(caffe)); })

@@ -432,7 +432,7 @@ def training_cases():
                    {"w.json": encode(text)}, hints + ["w.json", "training"], ok_rcs=(0, 2))
     # Jobs that must be refused, each naming its field.
     specials = [
-        ("tp=two", {"tp": "two"}, "tp"), ("tp=3", {"tp": 3}, "dp"),
+        ("tp=two", {"tp": "two"}, "tp"), ("tp=3", {"tp": 3}, "tp x pp x cp"),
         ("precision=nvfp4-on-H100", {"precision": "nvfp4"}, "nvfp4"),
         ("precision=mxfp8-on-H100", {"precision": "mxfp8"}, "mxfp8"),
         ("precision=int4", {"precision": "int4"}, "precision"),
@@ -441,7 +441,7 @@ def training_cases():
         ("kv_heads=5", {"kv_heads": 5}, "kv_heads"),
         ("moe_topk>experts", {"moe_experts": 8, "moe_topk": 9}, "moe_topk"),
         ("ep=3-without-experts", {"ep": 3}, "ep"),
-        ("cp=3", {"cp": 3, "fsdp": 1}, "dp"),
+        ("cp=3", {"cp": 3, "fsdp": 1}, "tp x pp x cp"),
         ("global_batch_seqs=12", {"global_batch_seqs": 12}, "global_batch_seqs"),
         ("gpus_total=2^31", {"gpus_total": 2**31}, "gpus_total"),
         ("seq_len=-8", {"seq_len": -8}, "seq_len"),

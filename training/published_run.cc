@@ -167,16 +167,28 @@ std::optional<TrainingJob> job_of(const RowReader& row, int devices, std::string
   l.context = row.degree("cp");
   l.expert = row.degree("ep");
   l.virtual_stages = row.degree("vp");
-  const std::int64_t model_parallel = std::int64_t{l.tensor} * l.pipeline * l.context;
-  l.data = row.degree("dp", model_parallel > 0 && devices % model_parallel == 0
-                                ? static_cast<int>(devices / model_parallel)
-                                : 0);
+  // tp x pp x cp, or 0 where it exceeds the devices (the degrees are read up to 2^24 each, so
+  // their product is taken in floating point first).
+  const std::int64_t model_parallel =
+      static_cast<double>(l.tensor) * l.pipeline * l.context <= devices
+          ? std::int64_t{l.tensor} * l.pipeline * l.context
+          : 0;
+  if (row.empty("dp") && (model_parallel == 0 || devices % model_parallel != 0)) {
+    throw Error(fmt::format(
+        "{}: tp x pp x cp = {} x {} x {} = {:.0f}: expected a divisor of gpus_total ({}), "
+        "the data-parallel degree being what it leaves",
+        row.where(), l.tensor, l.pipeline, l.context,
+        static_cast<double>(l.tensor) * l.pipeline * l.context, devices));
+  }
+  l.data = row.degree("dp", model_parallel > 0 ? static_cast<int>(devices / model_parallel) : 0);
   const int zero_stage = static_cast<int>(row.integer("zero_stage", 0, 0));
   l.fsdp = row.degree("fsdp");
   // HSDP written as replicas and shards (MaxText's dcn data parallelism across slices times its
   // ici fsdp inside one): the data-parallel degree is both.
-  if (l.fsdp > 1 && std::int64_t{l.data} * model_parallel != devices &&
-      std::int64_t{l.data} * l.fsdp * model_parallel == devices) {
+  // (In floating point: the degrees are read up to 2^24 each.)
+  const double replicas_and_shards = static_cast<double>(l.data) * l.fsdp * model_parallel;
+  if (l.fsdp > 1 && static_cast<double>(l.data) * model_parallel != devices &&
+      replicas_and_shards == devices) {
     l.data *= l.fsdp;
   }
   if (l.fsdp == 1 && zero_stage == 3) l.fsdp = l.data * l.context;

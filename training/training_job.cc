@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "reference/error.h"
@@ -51,12 +52,18 @@ void check_training_job(const TrainingJob& job, std::string_view where) {
        {std::pair<std::string_view, int>{"dp", l.data}, {"tp", l.tensor}, {"pp", l.pipeline},
         {"cp", l.context}, {"ep", l.expert}, {"vp", l.virtual_stages}, {"fsdp", l.fsdp}}) {
     if (degree < 1) fail(field, degree, "a positive integer");
+    // Each degree at most the devices (the readers cap both at 2^24), so that the products
+    // below stay far inside 64 bits.
+    if (degree > std::max(l.devices, 1 << 24)) {
+      fail(field, degree, fmt::format("at most {}", std::max(l.devices, 1 << 24)));
+    }
   }
-  const std::int64_t product = std::int64_t{l.data} * l.tensor * l.pipeline * l.context;
+  // In floating point: four degrees of up to 2^24 overflow 64 bits.
+  const double product = static_cast<double>(l.data) * l.tensor * l.pipeline * l.context;
   if (product != l.devices) {
     fail("dp", l.data,
-         fmt::format("dp x tp x pp x cp = gpus_total ({}), got {} x {} x {} x {} = {}", l.devices,
-                     l.data, l.tensor, l.pipeline, l.context, product));
+         fmt::format("dp x tp x pp x cp = gpus_total ({}), got {} x {} x {} x {} = {:.0f}",
+                     l.devices, l.data, l.tensor, l.pipeline, l.context, product));
   }
   if (l.fsdp > std::int64_t{l.data} * l.context) {
     fail("fsdp", l.fsdp, fmt::format("at most dp x cp ({})", std::int64_t{l.data} * l.context));
@@ -91,8 +98,8 @@ void check_training_job(const TrainingJob& job, std::string_view where) {
   if (job.batch.sequence % l.context != 0) {
     fail("seq_len", job.batch.sequence, fmt::format("a multiple of cp ({})", l.context));
   }
-  if (job.batch.micro_batch_sequences <= 0) {
-    fail("micro_batch", job.batch.micro_batch_sequences, "a positive integer");
+  if (job.batch.micro_batch_sequences <= 0 || job.batch.micro_batch_sequences > 1'000'000'000) {
+    fail("micro_batch", job.batch.micro_batch_sequences, "a positive integer of at most 1000000000");
   }
   const std::int64_t per_step = std::int64_t{l.data} * job.batch.micro_batch_sequences;
   if (job.batch.global_sequences <= 0 || job.batch.global_sequences % per_step != 0) {
