@@ -14,6 +14,7 @@
 #include "training/ici_collectives.h"
 #include "training/model_catalogue.h"
 #include "training/step_time.h"
+#include "training/training_memory.h"
 
 namespace spmd::training {
 namespace {
@@ -224,6 +225,26 @@ TEST(StepTime, UlyssesExchangesAreExposedAndImbalanceSlowsTheExperts) {
   // The bytes grow by half; the collectives' fixed latencies do not.
   EXPECT_GT(skewed.expert_parallel_s, 1.4 * balanced.expert_parallel_s);
   EXPECT_LT(skewed.expert_parallel_s, 1.5 * balanced.expert_parallel_s);
+}
+
+TEST(StepTime, ShardGradOpGathersOnceAndHoldsTheStagesWeights) {
+  // 70B on 16 H100 with FSDP over all of them and 8 micro-batches of 2: the gathers cross nodes.
+  ModelShape model = llama3_8b();
+  model.layers = 80;
+  model.d_model = 8192;
+  model.heads = 64;
+  model.d_ff = 28672;
+  TrainingJob job = h100_job(model, 16, 1, 1);
+  job.layout.fsdp = 16;
+  job.batch.micro_batch_sequences = 2;
+  job.batch.global_sequences = 16 * 2 * 8;
+  const StepTime full_shard = predict_step(job, fabric_of(job.accelerator));
+  const TrainingMemory full_shard_memory = peak_memory(job);
+  job.layout.reshard_after_forward = false;
+  const StepTime shard_grad_op = predict_step(job, fabric_of(job.accelerator));
+  EXPECT_LE(shard_grad_op.data_parallel_s, full_shard.data_parallel_s);
+  EXPECT_GT(peak_memory(job).gathered_weights_bytes,
+            10 * full_shard_memory.gathered_weights_bytes);
 }
 
 TEST(TrainingJob, LayoutsThatContradictThemselvesAreErrors) {

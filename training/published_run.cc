@@ -192,6 +192,17 @@ std::optional<TrainingJob> job_of(const RowReader& row, int devices, std::string
     l.data *= l.fsdp;
   }
   if (l.fsdp == 1 && zero_stage == 3) l.fsdp = l.data * l.context;
+  // ZeRO-2 as FSDP's SHARD_GRAD_OP (llm-foundry): gradients and optimizer states sharded over the
+  // data ranks, the weights gathered once a micro-batch and kept.
+  if (l.fsdp == 1 && zero_stage == 2 && l.data * l.context > 1) {
+    l.fsdp = l.data * l.context;
+    l.reshard_after_forward = false;
+  }
+  // torchtitan keeps the weights unsharded from forward to backward under a pipeline
+  // (fsdp_reshard_after_forward "default").
+  if (job.software.framework == Framework::torchtitan && l.pipeline > 1) {
+    l.reshard_after_forward = false;
+  }
   // Megatron's distributed optimizer since 2022 (its papers' 2021 runs kept whole optimizer
   // states on every replica); FSDP shards everything anyway.
   l.distributed_optimizer = job.software.distributed_optimizer || zero_stage >= 1;

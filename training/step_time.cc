@@ -350,7 +350,8 @@ class StepModel {
           collective_seconds(TimedOp::reduce_scatter,
                              p.expert * grad_bytes / std::max(1, fsdp / l_.expert),
                              std::max(1, fsdp / l_.expert), stride * l_.expert);
-      const double per_micro_batch = 2 * gather + reduce;
+      const double gathers = l_.reshard_after_forward ? 2 : 1;
+      const double per_micro_batch = gathers * gather + reduce;
       double exposed = micro_batches * std::max(0.0, per_micro_batch - micro_batch_s);
       const int replicas = dense_group / fsdp;
       if (replicas > 1) {  // HSDP: the shards' gradients all-reduced across replicas

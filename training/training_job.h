@@ -34,6 +34,10 @@ struct ParallelLayout {
   int context = 1;
   int expert = 1;
   int fsdp = 1;
+  // FSDP frees the gathered weights after a layer's forward and gathers them again for its
+  // backward (FULL_SHARD, ZeRO-3); SHARD_GRAD_OP (ZeRO-2) and torchtitan under a pipeline keep
+  // them to the backward: one gather a micro-batch, the whole stage's weights held.
+  bool reshard_after_forward = true;
   bool distributed_optimizer = true;
   bool sequence_parallel = true;  // with tensor > 1
   // How context parallelism exchanges attention's inputs: ring attention passes K and V chunks

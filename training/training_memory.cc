@@ -85,7 +85,11 @@ TrainingMemory peak_memory(const TrainingJob& job) {
     memory.weights_bytes = 4 * shard;
     memory.gradients_bytes = 4 * shard;
     memory.optimizer_bytes = 8 * shard;
-    memory.gathered_weights_bytes = 2 * 2 * (stage.dense_per_layer / l.tensor);
+    // The layer computing and the one prefetched; without resharding after the forward, every
+    // layer of the stage stays gathered until its backward.
+    memory.gathered_weights_bytes =
+        l.reshard_after_forward ? 2 * 2 * (stage.dense_per_layer / l.tensor)
+                                : 2 * (stage.dense + stage.expert) - 2 * shard;
   } else {
     memory.weights_bytes = 2 * params;
     memory.gradients_bytes = grad_bytes * params;
