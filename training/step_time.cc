@@ -217,47 +217,8 @@ class StepModel {
     }
     layer.compute_s = forward + backward + recompute;
 
-    const double h = static_cast<double>(m_.d_model);
-    if (l_.tensor > 1) {
-      // Sequence parallel: an all-gather before and a reduce-scatter after attention and the
-      // MLP, forward, and the same again backward (and in a recomputed forward).
-      const double bytes = tokens_ * h * 2;
-      const double per_pass = 2 * (collective_seconds(TimedOp::all_gather, bytes, l_.tensor, 1) +
-                                   collective_seconds(TimedOp::reduce_scatter, bytes / l_.tensor,
-                                                      l_.tensor, 1));
-      const double passes = 2 + (job_.recompute == Recompute::full ? 1 : 0);
-      const double comm = passes * per_pass;
-      layer.tensor_parallel_s =
-          job_.software.tensor_parallel_overlap
-              ? std::max(0.0, comm - kBackwardToForward * gemm_forward - gemm_forward)
-              : comm;
-    }
-    if (l_.context > 1 && l_.context_exchange == ParallelLayout::ContextExchange::all_to_all) {
-      // Ulysses: Q, K and V re-sharded from sequence to heads before attention and the output
-      // back after it, forward; their gradients the same way backward.
-      const double qkv_width =
-          static_cast<double>(m_.query_width() + 2 * m_.kv_heads * m_.head_dim);
-      const double inputs = tokens_ * qkv_width * 2 / l_.tensor;
-      const double output = tokens_ * static_cast<double>(m_.query_width()) * 2 / l_.tensor;
-      layer.context_parallel_s =
-          2 * (collective_seconds(TimedOp::all_to_all, inputs, l_.context, l_.tensor) +
-               collective_seconds(TimedOp::all_to_all, output, l_.context, l_.tensor));
-    } else if (l_.context > 1) {
-      // Ring attention: each of cp - 1 steps passes this rank's K and V chunk on, forward; the
-      // backward passes K, V and their gradients. Hidden under the attention kernels.
-      const double kv_width = m_.latent_attention
-                                  ? static_cast<double>(m_.heads) *
-                                        (m_.latent_attention->qk_nope_head_dim +
-                                         m_.latent_attention->qk_rope_head_dim +
-                                         m_.latent_attention->v_head_dim)
-                                  : 2.0 * m_.kv_heads * m_.head_dim;
-      const double chunk_bytes = tokens_ * kv_width * 2 / l_.tensor;
-      const double step_s =
-          collective_seconds(TimedOp::permute, chunk_bytes, l_.context, l_.tensor);
-      const double comm = (l_.context - 1) * step_s * (1 + 2);
-      const double hidden = attention_forward + attention_backward;
-      layer.context_parallel_s = std::max(0.0, comm - hidden);
-    }
+    layer.tensor_parallel_s = tensor_parallel_seconds(gemm_forward);
+    layer.context_parallel_s = context_parallel_seconds(attention_forward + attention_backward);
     if (moe_layer && l_.expert > 1) {
       // Dispatch (in the matmul format where it is 8-bit) and combine (bf16), forward and
       // backward, of the rank's token copies.
@@ -266,6 +227,49 @@ class StepModel {
           2 * (expert_exchange_seconds(dispatch_element) + expert_exchange_seconds(2));
     }
     return layer;
+  }
+
+  // Sequence parallel: an all-gather before and a reduce-scatter after attention and the MLP,
+  // forward, and the same again backward (and in a recomputed forward); hidden under the
+  // layer's GEMMs where the software overlaps them.
+  double tensor_parallel_seconds(double gemm_forward_s) const {
+    if (l_.tensor <= 1) return 0;
+    const double bytes = tokens_ * static_cast<double>(m_.d_model) * 2;
+    const double per_pass =
+        2 * (collective_seconds(TimedOp::all_gather, bytes, l_.tensor, 1) +
+             collective_seconds(TimedOp::reduce_scatter, bytes / l_.tensor, l_.tensor, 1));
+    const double passes = 2 + (job_.recompute == Recompute::full ? 1 : 0);
+    const double comm = passes * per_pass;
+    if (!job_.software.tensor_parallel_overlap) return comm;
+    return std::max(0.0, comm - (1 + kBackwardToForward) * gemm_forward_s);
+  }
+
+  // Context parallelism's exchange of attention's inputs, beside `attention_s` of attention
+  // kernels (forward and backward).
+  double context_parallel_seconds(double attention_s) const {
+    if (l_.context <= 1) return 0;
+    if (l_.context_exchange == ParallelLayout::ContextExchange::all_to_all) {
+      // Ulysses: Q, K and V re-sharded from sequence to heads before attention and the output
+      // back after it, forward; their gradients the same way backward. Exposed.
+      const double qkv_width =
+          static_cast<double>(m_.query_width() + 2 * m_.kv_heads * m_.head_dim);
+      const double inputs = tokens_ * qkv_width * 2 / l_.tensor;
+      const double output = tokens_ * static_cast<double>(m_.query_width()) * 2 / l_.tensor;
+      return 2 * (collective_seconds(TimedOp::all_to_all, inputs, l_.context, l_.tensor) +
+                  collective_seconds(TimedOp::all_to_all, output, l_.context, l_.tensor));
+    }
+    // Ring attention: each of cp - 1 steps passes this rank's K and V chunk on, forward; the
+    // backward passes K, V and their gradients. Hidden under the attention kernels.
+    const double kv_width = m_.latent_attention
+                                ? static_cast<double>(m_.heads) *
+                                      static_cast<double>(m_.latent_attention->qk_nope_head_dim +
+                                                          m_.latent_attention->qk_rope_head_dim +
+                                                          m_.latent_attention->v_head_dim)
+                                : 2.0 * static_cast<double>(m_.kv_heads * m_.head_dim);
+    const double chunk_bytes = tokens_ * kv_width * 2 / l_.tensor;
+    const double step_s = collective_seconds(TimedOp::permute, chunk_bytes, l_.context, l_.tensor);
+    const double comm = (l_.context - 1) * step_s * (1 + 2);
+    return std::max(0.0, comm - attention_s);
   }
 
   // One dispatch or combine of the rank's token copies over the expert group, `element_bytes`
