@@ -110,6 +110,9 @@ TEST(Descriptions, AcceleratorsPrecisionsAndSoftwareAsTablesWriteThem) {
   EXPECT_TRUE(accelerator_from_description("TPU-v5p")->tpu);
   EXPECT_EQ(accelerator_family(*accelerator_from_description("TPU v4")), "tpu");
   EXPECT_FALSE(accelerator_from_description("Gaudi 3").has_value());
+  EXPECT_EQ(accelerator_from_description("NVIDIA GH200 96GB")->preset, "gh200-quad");
+  EXPECT_EQ(accelerator_from_description("H800 SXM5")->name, "H800 SXM");
+  EXPECT_EQ(accelerator_family(*accelerator_from_description("AMD Instinct MI300X")), "cdna3");
 
   EXPECT_EQ(precision_from_description("mxfp8 (torchao, cuBLAS)"), MatmulPrecision::mxfp8);
   EXPECT_EQ(precision_from_description("fp8 (per-tensor current scaling)"), MatmulPrecision::fp8);

@@ -78,13 +78,28 @@ const std::vector<CatalogueEntry>& catalogue() {
       {{"gb200"}, make("GB200", "gb200-nvl72", G::blackwell, 2500, 5000, 10000, 186, 8, 148, 1200)},
       {{"b300"}, ultra(make("B300", "hgx-b300", G::blackwell, 2250, 4500, 13500, 288, 8, 160, 1100))},
       {{"b200"}, make("B200", "hgx-b200", G::blackwell, 2250, 4500, 9000, 180, 8, 148, 1000)},
+      // GH200: an H100's compute with 96 GB of HBM3 at 4 TB/s beside a Grace CPU (the quad
+      // node of the gh200-quad preset); before "h200", which its name contains.
+      {{"gh200"}, make("GH200", "gh200-quad", G::hopper, 989.4, 1978.9, 0, 96, 4, 132, 700)},
       {{"h200"}, make("H200 SXM", "hgx-h200", G::hopper, 989.4, 1978.9, 0, 141, 4.8, 132, 700)},
+      // H800: the H100 SXM's compute and memory with NVLink cut to 400 GB/s; its fabric is taken
+      // as the H100's (450 GB/s).
+      {{"h800"}, make("H800 SXM", "hgx-h100", G::hopper, 989.4, 1978.9, 0, 80, 3.35, 132, 700)},
       {{"h100", "96"},
        make("H100 96GB", "hgx-h100", G::hopper, 989.4, 1978.9, 0, 96, 3.35, 132, 700)},
       {{"h100"}, make("H100 SXM", "hgx-h100", G::hopper, 989.4, 1978.9, 0, 80, 3.35, 132, 700)},
       {{"a100", "40"},
        make("A100 SXM 40GB", "hgx-a100", G::ampere, 312, 0, 0, 40, 1.555, 108, 400)},
       {{"a100"}, make("A100 SXM 80GB", "hgx-a100", G::ampere, 312, 0, 0, 80, 2.039, 108, 400)},
+      // A800: the A100 80GB with NVLink cut to 400 GB/s; its fabric taken as the A100's.
+      {{"a800"}, make("A800 SXM 80GB", "hgx-a100", G::ampere, 312, 0, 0, 80, 2.039, 108, 400)},
+      // AMD Instinct (amd.com's spec pages, the mi3xx presets): dense bf16 and fp8 peaks, MXFP4
+      // for MI355X / MI350X (the microscaled 8-bit format runs at the fp8 rate), compute units
+      // as the wave model's "SMs".
+      {{"mi300x"}, make("MI300X", "mi300x", G::cdna3, 1307.4, 2614.9, 0, 192, 5.3, 304, 750)},
+      {{"mi325x"}, make("MI325X", "mi325x", G::cdna3, 1307.4, 2614.9, 0, 256, 6, 304, 1000)},
+      {{"mi355x"}, make("MI355X", "mi355x", G::cdna4, 2516.6, 5033.2, 0, 288, 8, 256, 1400)},
+      {{"mi350x"}, make("MI350X", "mi350x", G::cdna4, 2306.9, 4613.8, 0, 288, 8, 256, 1000)},
       {{"tpu", "v4"}, tpu("TPU v4", 275, 34.4, 1.2, 8, 128, 3, 4, 45)},
       {{"tpu", "v5e"}, tpu("TPU v5e", 197, 16, 0.819, 4, 128, 2, 16, 45)},
       {{"tpu", "v5p"}, tpu("TPU v5p", 459, 95, 2.765, 8, 128, 3, 4, 90)},
@@ -122,9 +137,12 @@ double Accelerator::peak_flops_per_s(MatmulPrecision precision) const {
   switch (precision) {
     case MatmulPrecision::bf16: peak = bf16_flops_per_s; break;
     case MatmulPrecision::fp8: peak = fp8_flops_per_s; break;
-    // Microscaled formats need Blackwell's block-scaled tensor cores.
+    // Microscaled formats need block-scaled matrix cores: Blackwell's, CDNA 4's.
     case MatmulPrecision::mxfp8:
-      peak = generation == cost_model::GpuGeneration::blackwell ? fp8_flops_per_s : 0;
+      peak = generation == cost_model::GpuGeneration::blackwell ||
+                     generation == cost_model::GpuGeneration::cdna4
+                 ? fp8_flops_per_s
+                 : 0;
       break;
     case MatmulPrecision::nvfp4: peak = fp4_flops_per_s; break;
   }
@@ -147,7 +165,10 @@ double gemm_kernel_efficiency(const Accelerator& accelerator, MatmulPrecision pr
   const bool narrow = precision != MatmulPrecision::bf16;
   switch (accelerator.generation) {
     case G::ampere: return 0.72;
-    case G::hopper: return narrow ? 0.50 : 0.58;
+    // CDNA: no measured share was read for it here; taken as Hopper's.
+    case G::hopper:
+    case G::cdna3:
+    case G::cdna4: return narrow ? 0.50 : 0.58;
     default: return precision == MatmulPrecision::nvfp4 ? 0.45 : (narrow ? 0.55 : 0.62);
   }
 }
