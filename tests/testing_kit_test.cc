@@ -60,13 +60,18 @@ RC_GTEST_PROP(TestingKit, collective_call_generator_gives_calls_jax_accepts, ())
 }
 
 RC_GTEST_PROP(TestingKit, order_sensitive_floats_sum_to_other_bits_in_another_order, ()) {
-  // Three contributions of 64 elements: (a + b) + c and (c + b) + a differ in some element, which
-  // sums of small integers or of values of one magnitude would not.
-  const Array data = *testkit::order_sensitive_array(DType::float32, {3, 64});
+  // Three contributions of 256 elements: (a + b) + c and (c + b) + a differ in some element, which
+  // sums of small integers or of values of one magnitude would not. An element differs with
+  // probability about 0.17 (values whose exponents lie far apart round alike either way), so all
+  // of 64 elements summed alike for a few seeds in 200,000 (seen once in a 1000-case run); all of
+  // 256, about once in 10^20.
+  constexpr std::size_t kColumns = 256;
+  const Array data = *testkit::order_sensitive_array(DType::float32, {3, kColumns});
   const auto x = data.values<float>();
   int differing = 0;
-  for (std::size_t i = 0; i < 64; ++i) {
-    differing += (x[i] + x[64 + i]) + x[128 + i] != (x[128 + i] + x[64 + i]) + x[i];
+  for (std::size_t i = 0; i < kColumns; ++i) {
+    differing += (x[i] + x[kColumns + i]) + x[2 * kColumns + i] !=
+                 (x[2 * kColumns + i] + x[kColumns + i]) + x[i];
   }
   RC_ASSERT(differing > 0);
 }
