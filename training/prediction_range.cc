@@ -8,7 +8,7 @@ const std::vector<ErrorBand>& published_error_bands() {
   static const std::vector<ErrorBand> bands = {
       {.family = "ampere", .rows = 21, .low = -0.151, .high = 0.099},
       {.family = "blackwell", .rows = 38, .low = -0.668, .high = 0.230},
-      {.family = "hopper", .rows = 41, .low = -0.429, .high = 0.161},
+      {.family = "hopper", .rows = 41, .low = -0.414, .high = 0.184},
   };
   return bands;
 }

@@ -241,7 +241,11 @@ class StepModel {
     const double passes = 2 + (job_.recompute == Recompute::full ? 1 : 0);
     const double comm = passes * per_pass;
     if (!job_.software.tensor_parallel_overlap) return comm;
-    return std::max(0.0, comm - (1 + kBackwardToForward) * gemm_forward_s);
+    // The overlap pipelines each collective with its GEMM in tp chunks: the first chunk's
+    // transfer has nothing to hide under, the rest hide under the GEMMs.
+    const double first_chunk = comm / l_.tensor;
+    return first_chunk +
+           std::max(0.0, comm - first_chunk - (1 + kBackwardToForward) * gemm_forward_s);
   }
 
   // Context parallelism's exchange of attention's inputs, beside `attention_s` of attention
