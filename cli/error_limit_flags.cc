@@ -20,4 +20,12 @@ void add_error_limit_flags(CLI::App& command, ErrorLimits& limits, std::string_v
       ->check(CLI::NonNegativeNumber);
 }
 
+int exit_code_for_limits(const ErrorLimits& limits, const ErrorSummary& summary,
+                         std::string_view items, std::string_view command, std::ostream& err) {
+  const std::string exceeded = limits_exceeded(limits, summary, items);
+  if (exceeded.empty()) return 0;
+  err << command << ": " << exceeded << "\n";
+  return 1;
+}
+
 }  // namespace spmd

@@ -380,10 +380,7 @@ int run_perf_command(const PerfOptions& options, std::ostream& out) {
   print_error_summary(summary, options.compare, out);
   out.flush();
   notes.print(std::cerr);
-  const std::string exceeded = limits_exceeded(options.limits, summary, "size");
-  if (exceeded.empty()) return 0;
-  std::cerr << "perf: " << exceeded << "\n";
-  return 1;
+  return exit_code_for_limits(options.limits, summary, "size", "perf", std::cerr);
 }
 
 }  // namespace spmd

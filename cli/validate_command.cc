@@ -355,10 +355,7 @@ int run_validate_command(const ValidateOptions& options, std::ostream& out, std:
   }
   if (!options.plot_dir.empty()) write_plots(machines, options.plot_dir, options.summary, out, err);
   out.flush();
-  const std::string exceeded = limits_exceeded(options.limits, overall, "row");
-  if (exceeded.empty()) return 0;
-  err << "validate: " << exceeded << "\n";
-  return 1;
+  return exit_code_for_limits(options.limits, overall, "row", "validate", err);
 }
 
 }  // namespace spmd

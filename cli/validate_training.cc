@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/error_limit_flags.h"
 #include "cli/gnuplot.h"
 #include "training/training_prediction.h"
 #include "validation/error_summary.h"
@@ -217,10 +218,7 @@ int run_training_validate(const CsvTable& table, const ValidateOptions& options,
   }
   if (!options.plot_dir.empty()) write_plots(predictions, options.plot_dir, out, err);
   out.flush();
-  const std::string exceeded = limits_exceeded(options.limits, overall, "row");
-  if (exceeded.empty()) return 0;
-  err << "validate: " << exceeded << "\n";
-  return 1;
+  return exit_code_for_limits(options.limits, overall, "row", "validate", err);
 }
 
 }  // namespace spmd

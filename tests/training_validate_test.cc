@@ -22,6 +22,7 @@
 #include "training/training_prediction.h"
 #include "training/training_workload.h"
 #include "tests/error_of.h"
+#include "tests/published_calibration.h"
 
 namespace spmd {
 namespace {
@@ -29,25 +30,12 @@ namespace {
 namespace fs = std::filesystem;
 using test_errors::error_of;
 
-std::string published_steps_path() {
-  return std::string(SPMD_SOURCE_DIR) + "/../shared/training/published_steps.csv";
-}
-
-// The published set's header line: the format's columns, under which the tests write rows.
-std::string published_header() {
-  std::ifstream file(published_steps_path());
-  std::string header;
-  if (!std::getline(file, header) || header.empty()) {
-    throw std::runtime_error("missing " + published_steps_path() +
-                             ": the published training set is not beside this checkout");
-  }
-  if (header.back() == '\r') header.pop_back();
-  return header + "\n";
-}
+using test_calibration::published_training_header;
+using test_calibration::published_training_path;
 
 // A row in the published columns from the few fields a test sets (the rest empty).
 std::string row(const std::map<std::string, std::string>& fields) {
-  std::istringstream columns(published_header());
+  std::istringstream columns(published_training_header());
   std::string line, column, text;
   std::getline(columns, line);
   std::istringstream names(line);
@@ -85,7 +73,7 @@ Result validate(const std::string& rows, ValidateOptions options = {}) {
                         std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
   fs::create_directories(dir);
   const fs::path csv = dir / "runs.csv";
-  write_output_file(csv, published_header() + rows);
+  write_output_file(csv, published_training_header() + rows);
   options.file = csv.string();
   std::ostringstream out, err;
   Result result;
@@ -168,7 +156,7 @@ TEST(TrainingValidate, BadFieldsNameTheLineAndTheField) {
 // a little room); a change that loses accuracy fails here.
 TEST(TrainingValidate, ThePublishedSetIsPredictedAsTheDocsReport) {
   ValidateOptions options;
-  options.file = published_steps_path();
+  options.file = published_training_path();
   options.summary = true;
   options.limits.max_median = 0.13;
   options.limits.max_p90 = 0.43;
@@ -180,7 +168,7 @@ TEST(TrainingValidate, ThePublishedSetIsPredictedAsTheDocsReport) {
 // The ranges printed with each prediction come from bands kept in the code; they must be the
 // bands the published set gives the model as it is now (a model change regenerates them).
 TEST(TrainingValidate, TheKeptErrorBandsAreThePublishedSetsBands) {
-  const CsvTable table = CsvTable::read_file(published_steps_path());
+  const CsvTable table = CsvTable::read_file(published_training_path());
   const std::vector<training::PublishedRun> runs = training::read_published_runs(table);
   const std::vector<ErrorBand> measured =
       training::error_bands_of(training::predict_runs(runs));
@@ -197,7 +185,7 @@ TEST(TrainingValidate, TheKeptErrorBandsAreThePublishedSetsBands) {
 // Every published row written as a training workload (its non-empty fields, numbers as JSON
 // numbers where they parse) predicts the same step as validate does for the row.
 TEST(TrainingWorkload, EveryPublishedRowAsAWorkloadGivesValidatesStep) {
-  const CsvTable table = CsvTable::read_file(published_steps_path());
+  const CsvTable table = CsvTable::read_file(published_training_path());
   const std::vector<training::PublishedRun> rows = training::read_published_runs(table);
   const std::vector<training::TrainingPrediction> by_row = training::predict_runs(rows);
   const std::vector<std::string>& fields = training::training_workload_fields();

@@ -11,19 +11,15 @@ if [ $# -lt 1 ] || [ $# -gt 2 ]; then
 fi
 csv=$(realpath "$1")
 cd "$(dirname "$0")/.."
+source tools/doc-section.sh
 spmdsim=${2:-build/bin/spmdsim}
 doc=docs/validation.md
 begin='<!-- validation-results-begin -->'
 end='<!-- validation-results-end -->'
-for marker in "$begin" "$end"; do
-  if [ "$(grep -cxF "$marker" "$doc")" != 1 ]; then
-    echo "$doc: expected the line $marker exactly once" >&2
-    exit 2
-  fi
-done
+require_doc_markers "$doc" "$begin" "$end"
 
 table=$(mktemp)
-trap 'rm -f "$table" "$table.doc" "$table.section"' EXIT
+trap 'rm -f "$table" "$table.section"' EXIT
 rm -rf docs/images/validation
 "$spmdsim" validate "$csv" --summary --plot-dir docs/images/validation > "$table"
 # The plots, their data and gnuplot files all show the published figures row by row: they stay
@@ -41,11 +37,5 @@ rm -rf docs/images/validation
   echo "show the published rows one by one."
   echo
 } > "$table.section"
-# Everything up to the begin marker, the new section, everything from the end marker on.
-awk -v begin="$begin" -v end="$end" -v section="$table.section" '
-  $0 == begin { print; while ((getline line < section) > 0) print line; skipping = 1; next }
-  $0 == end { skipping = 0 }
-  !skipping { print }
-' "$doc" > "$table.doc"
-mv "$table.doc" "$doc"
+write_doc_section "$doc" "$begin" "$end" "$table.section"
 echo "$doc: Results regenerated from $csv; plots (not tracked) in docs/images/validation"

@@ -10,6 +10,7 @@
 
 #include "cost_model/roofline.h"
 #include "reference/error.h"
+#include "support/name_table.h"
 
 namespace spmd::training {
 namespace {
@@ -109,13 +110,6 @@ const std::vector<CatalogueEntry>& catalogue() {
   return entries;
 }
 
-std::string lowercase(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return lower;
-}
-
 // "500W power limit" in a description: the clock a power-capped part sustains. Dynamic power
 // goes as f·V² and the voltage falls with the clock across the DVFS range, so power ~ f³ and the
 // clock scales as the cube root of the power ratio (500 W of 700 W: 0.89, between the SXM part
@@ -198,7 +192,7 @@ std::string accelerator_family(const Accelerator& accelerator) {
 }
 
 std::optional<Accelerator> accelerator_from_description(std::string_view text) {
-  const std::string lower = lowercase(text);
+  const std::string lower = ascii_lowercase(text);
   for (const CatalogueEntry& entry : catalogue()) {
     const bool all = std::all_of(entry.words.begin(), entry.words.end(), [&](std::string_view w) {
       return lower.find(w) != std::string::npos;

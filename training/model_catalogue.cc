@@ -1,9 +1,9 @@
 #include "training/model_catalogue.h"
 
-#include <algorithm>
-#include <cctype>
 #include <string>
 #include <vector>
+
+#include "support/name_table.h"
 
 namespace spmd::training {
 namespace {
@@ -45,9 +45,7 @@ const std::vector<ModelFamily>& families() {
 }  // namespace
 
 ModelFamily model_family(std::string_view model_name) {
-  std::string lower(model_name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = ascii_lowercase(model_name);
   for (const ModelFamily& family : families()) {
     if (lower.find(family.name) != std::string::npos) return family;
   }

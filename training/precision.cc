@@ -2,22 +2,24 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
 #include <string>
 
 #include "reference/error.h"
+#include "support/name_table.h"
 
 namespace spmd::training {
 
+namespace {
+
+constexpr NameTable<MatmulPrecision, 4> kPrecisionNames = {{{MatmulPrecision::bf16, "bf16"},
+                                                          {MatmulPrecision::fp8, "fp8"},
+                                                          {MatmulPrecision::mxfp8, "mxfp8"},
+                                                          {MatmulPrecision::nvfp4, "nvfp4"}}};
+
+}  // namespace
+
 std::string_view precision_name(MatmulPrecision precision) {
-  switch (precision) {
-    case MatmulPrecision::bf16: return "bf16";
-    case MatmulPrecision::fp8: return "fp8";
-    case MatmulPrecision::mxfp8: return "mxfp8";
-    case MatmulPrecision::nvfp4: return "nvfp4";
-  }
-  return "?";
+  return name_in(kPrecisionNames, precision);
 }
 
 double operand_bytes(MatmulPrecision precision) {
@@ -31,9 +33,7 @@ double operand_bytes(MatmulPrecision precision) {
 }
 
 MatmulPrecision precision_from_description(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = ascii_lowercase(text);
   // The earliest format named wins: "bf16 activations/matmuls, fp32 weights" is bf16.
   struct Named {
     std::string_view word;

@@ -253,10 +253,9 @@ PublishedRun published_run(const FieldLookup& field, const std::string& where, i
   run.source = source_of(run.source_id);
   run.model_name = row.text("model");
   run.gpu = row.text("gpu");
-  run.precision = row.text("precision");
   run.devices = row.degree("gpus_total");
   run.measured_step_s = row.positive("measured_step_s");
-  run.measured_tokens_per_s_per_gpu = row.positive("measured_tokens_per_s_per_gpu");
+  row.positive("measured_tokens_per_s_per_gpu");  // checked; the step time is what is compared
   run.job = job_of(row, run.devices, run.not_predicted);
   return run;
 }

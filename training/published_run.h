@@ -21,12 +21,10 @@ struct PublishedRun {
   std::string source;     // the source's part of the id: "MBRIDGE"
   std::string model_name;
   std::string gpu;        // as written
-  std::string precision;  // as written
   int devices = 0;
   std::optional<TrainingJob> job;  // none: not predicted, for `not_predicted`
   std::string not_predicted;
   std::optional<double> measured_step_s;
-  std::optional<double> measured_tokens_per_s_per_gpu;
 };
 
 // A run's description field by field, by the published columns' names: the field's text, empty

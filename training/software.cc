@@ -1,12 +1,12 @@
 #include "training/software.h"
 
-#include <algorithm>
 #include <cctype>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "reference/error.h"
+#include "support/name_table.h"
 
 namespace spmd::training {
 namespace {
@@ -36,21 +36,17 @@ int first_year(const std::string& text) {
 }  // namespace
 
 std::string_view framework_name(Framework framework) {
-  switch (framework) {
-    case Framework::megatron: return "Megatron";
-    case Framework::torchtitan: return "torchtitan";
-    case Framework::llm_foundry: return "llm-foundry";
-    case Framework::maxtext: return "MaxText";
-    case Framework::pytorch: return "PyTorch";
-    case Framework::unknown: return "unknown";
-  }
-  return "unknown";
+  static constexpr NameTable<Framework, 6> kNames = {{{Framework::megatron, "Megatron"},
+                                                     {Framework::torchtitan, "torchtitan"},
+                                                     {Framework::llm_foundry, "llm-foundry"},
+                                                     {Framework::maxtext, "MaxText"},
+                                                     {Framework::pytorch, "PyTorch"},
+                                                     {Framework::unknown, "unknown"}}};
+  return name_in(kNames, framework);
 }
 
 Software software_from_description(std::string_view description) {
-  std::string text(description);
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string text = ascii_lowercase(description);
   Software software;
   const int year = first_year(text);
   if (contains(text, "torchtitan")) {

@@ -6,17 +6,16 @@
 #include <cmath>
 
 #include "reference/error.h"
+#include "support/name_table.h"
 
 namespace spmd::training {
 
 std::string_view recompute_name(Recompute recompute) {
-  switch (recompute) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::mlp: return "mlp";
-    case Recompute::full: return "full";
-  }
-  return "?";
+  static constexpr NameTable<Recompute, 4> kNames = {{{Recompute::none, "none"},
+                                                     {Recompute::selective, "selective"},
+                                                     {Recompute::mlp, "mlp"},
+                                                     {Recompute::full, "full"}}};
+  return name_in(kNames, recompute);
 }
 
 StageParameters stage_parameters(const TrainingJob& job) {
