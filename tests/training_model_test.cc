@@ -126,7 +126,9 @@ TEST(Descriptions, AcceleratorsPrecisionsAndSoftwareAsTablesWriteThem) {
       "torchtitan 9dec370 (2024-12-26), torch 1963fc8 (2024-12-23), torchao eab345c; FSDP");
   EXPECT_EQ(titan.framework, Framework::torchtitan);
   EXPECT_FALSE(titan.fused_elementwise);
-  EXPECT_EQ(titan.selective_recompute_forward_share, 0.5);
+  EXPECT_EQ(titan.selective_recompute, SelectiveRecompute::every_second_matmul);
+  EXPECT_EQ(software_from_description("Megatron-Bridge 0.2").selective_recompute,
+            SelectiveRecompute::attention_core);
   EXPECT_FALSE(software_from_description("Megatron-LM (2021)").flash_attention);
   EXPECT_TRUE(software_from_description("Megatron-Core r0.8.0").flash_attention);
   EXPECT_EQ(software_from_description("").framework, Framework::megatron);

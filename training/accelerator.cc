@@ -86,6 +86,10 @@ const std::vector<CatalogueEntry>& catalogue() {
       // H800: the H100 SXM's compute and memory with NVLink cut to 400 GB/s; its fabric is taken
       // as the H100's (450 GB/s).
       {{"h800"}, make("H800 SXM", "hgx-h100", G::hopper, 989.4, 1978.9, 0, 80, 3.35, 132, 700)},
+      // H100 with 96 GB of HBM2e at 2.4 TB/s (Meta's Grand Teton hosts, as torchtitan's H100
+      // benchmarks describe them); the 96 GB HBM3 part keeps the SXM's 3.35 TB/s.
+      {{"h100", "96", "hbm2e"},
+       make("H100 96GB", "hgx-h100", G::hopper, 989.4, 1978.9, 0, 96, 2.4, 132, 700)},
       {{"h100", "96"},
        make("H100 96GB", "hgx-h100", G::hopper, 989.4, 1978.9, 0, 96, 3.35, 132, 700)},
       {{"h100"}, make("H100 SXM", "hgx-h100", G::hopper, 989.4, 1978.9, 0, 80, 3.35, 132, 700)},

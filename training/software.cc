@@ -54,8 +54,7 @@ Software software_from_description(std::string_view description) {
     software.fused_elementwise = contains(text, "compile");
     software.fused_cross_entropy = software.fused_elementwise;
     software.tensor_parallel_overlap = contains(text, "async");
-    // torchtitan's "selective" option "2" (every second layer) was the default until 2025.
-    software.selective_recompute_forward_share = (year > 0 && year < 2025) ? 0.5 : 0;
+    software.selective_recompute = SelectiveRecompute::every_second_matmul;
     software.attention_kernel = AttentionKernel::flash2;
   } else if (contains(text, "llm-foundry") || contains(text, "composer")) {
     software.framework = Framework::llm_foundry;

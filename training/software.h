@@ -13,6 +13,17 @@ namespace spmd::training {
 
 enum class Framework { megatron, torchtitan, llm_foundry, maxtext, pytorch, unknown };
 
+// What a framework's "selective" activation recompute runs again in the backward pass.
+// attention_core: Megatron's, the attention core only, which a flash kernel recomputes anyway.
+// every_second_matmul: torchtitan's per-op policy (its llama tomls' selective_ac_option "op"
+// from 2024 on): within a block it saves the outputs of aten.mm, attention and the TP
+// reduce-scatter, except every second mm in forward order, and recomputes everything else.
+// The even mms are the K (or V) projection, the attention output projection and one d_ff-wide
+// MLP GEMM. Float8 and MX matmuls (torch._scaled_mm) and grouped expert GEMMs are not in the
+// save list, so under them every matmul of the block runs again; so do the all-gathers before
+// attention and the MLP under sequence parallelism.
+enum class SelectiveRecompute { attention_core, every_second_matmul };
+
 struct Software {
   Framework framework = Framework::unknown;
   // Norms, activations, RoPE and residuals fused into few kernels. Eager PyTorch launches one
@@ -22,9 +33,8 @@ struct Software {
   bool flash_attention = true;
   // PyTorch's SDPA runs FlashAttention-2; Transformer Engine, MaxText and JAX the chip's own.
   AttentionKernel attention_kernel = AttentionKernel::native;
-  // The share of a layer's forward that "selective" recompute runs again: Megatron recomputes
-  // the attention core only (0); torchtitan before 2025 checkpointed every second layer whole.
-  double selective_recompute_forward_share = 0;
+  // What "selective" recompute runs again in the backward pass.
+  SelectiveRecompute selective_recompute = SelectiveRecompute::attention_core;
   // Tensor-parallel all-gathers and reduce-scatters hidden under the GEMMs (Megatron's
   // userbuffers overlap in NVIDIA's performance recipes, torchtitan's async TP).
   bool tensor_parallel_overlap = false;

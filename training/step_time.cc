@@ -125,14 +125,18 @@ class StepModel {
     double mlp_s = 0;
     double total_s() const { return attention_s + mlp_s; }
   };
+  // The width of attention's output, the output projection's depth.
+  double attention_output_width() const {
+    return m_.latent_attention ? static_cast<double>(m_.heads * m_.latent_attention->v_head_dim)
+                               : static_cast<double>(m_.query_width());
+  }
+
   ForwardGemms forward_gemm_seconds(bool moe_layer, const TokenLayerFlops& flops) const {
     const double h = static_cast<double>(m_.d_model);
     const double t = l_.tensor;
     // Attention projections: the QKV GEMM's width from its FLOPs, then the output projection.
     const double out_projection_columns = h;
-    const double out_projection_depth =
-        m_.latent_attention ? static_cast<double>(m_.heads * m_.latent_attention->v_head_dim)
-                            : static_cast<double>(m_.query_width());
+    const double out_projection_depth = attention_output_width();
     const double out_projection_flops = 2 * out_projection_columns * out_projection_depth;
     const double input_projection_columns =
         (flops.attention_projections - out_projection_flops) / (2 * h);
@@ -208,8 +212,10 @@ class StepModel {
     double recompute = 0;
     if (job_.recompute == Recompute::full) {
       recompute = forward;
-    } else if (job_.recompute == Recompute::selective) {
-      recompute = job_.software.selective_recompute_forward_share * forward;
+    } else if (job_.recompute == Recompute::selective &&
+               job_.software.selective_recompute == SelectiveRecompute::every_second_matmul) {
+      recompute = every_second_matmul_recompute_seconds(moe_layer, flops, gemms) +
+                  elementwise_forward;
     } else if (job_.recompute == Recompute::mlp) {
       // The first MLP GEMM (two thirds of a gated MLP's, half of a plain one's) and the
       // activation, whose traffic is most of the element-wise kernels'.
@@ -229,17 +235,48 @@ class StepModel {
     return layer;
   }
 
+  // The forward GEMMs torchtitan's per-op selective recompute runs again: the even-numbered
+  // mms of the block (a K or V projection, the output projection, one d_ff-wide MLP GEMM) in
+  // bf16; every GEMM where the matmuls are 8-bit (torch._scaled_mm is not in its save list) and
+  // the grouped expert GEMMs of an MoE layer.
+  double every_second_matmul_recompute_seconds(bool moe_layer, const TokenLayerFlops& flops,
+                                               const ForwardGemms& gemms) const {
+    if (job_.precision != MatmulPrecision::bf16) return gemms.total_s();
+    const double h = static_cast<double>(m_.d_model);
+    const double t = l_.tensor;
+    const double kv_columns = static_cast<double>(m_.kv_heads * m_.head_dim);
+    const double attention =
+        gemm(tokens_, kv_columns / t, h) + gemm(tokens_, h, attention_output_width() / t);
+    if (moe_layer) return attention + gemms.mlp_s;
+    const double d_ff = flops.dense_mlp / (2 * h * (m_.gated_mlp ? 3 : 2));
+    return attention + gemm(tokens_, d_ff / t, h);
+  }
+
   // Sequence parallel: an all-gather before and a reduce-scatter after attention and the MLP,
   // forward, and the same again backward (and in a recomputed forward); hidden under the
-  // layer's GEMMs where the software overlaps them.
+  // layer's GEMMs where the software overlaps them. The all-gathers feed GEMMs and move their
+  // operands quantized (Transformer Engine and torchao cast before gathering): one byte an
+  // element in per-tensor FP8; the block-scaled formats gather the row-wise and the column-wise
+  // copy the weight gradient needs, so no less than bf16. The reduce-scatters sum GEMM outputs
+  // in bf16.
   double tensor_parallel_seconds(double gemm_forward_s) const {
     if (l_.tensor <= 1) return 0;
-    const double bytes = tokens_ * static_cast<double>(m_.d_model) * 2;
-    const double per_pass =
-        2 * (collective_seconds(TimedOp::all_gather, bytes, l_.tensor, 1) +
-             collective_seconds(TimedOp::reduce_scatter, bytes / l_.tensor, l_.tensor, 1));
-    const double passes = 2 + (job_.recompute == Recompute::full ? 1 : 0);
-    const double comm = passes * per_pass;
+    const double elements = tokens_ * static_cast<double>(m_.d_model);
+    const double gathered_element_bytes =
+        job_.precision == MatmulPrecision::fp8 ? 1 : std::min(2.0, 2 * operand_bytes(job_.precision));
+    const double all_gather_s =
+        collective_seconds(TimedOp::all_gather, elements * gathered_element_bytes, l_.tensor, 1);
+    const double reduce_scatter_s =
+        collective_seconds(TimedOp::reduce_scatter, elements * 2, l_.tensor, 1);
+    // A recomputed forward gathers again; torchtitan's per-op policy keeps the reduce-scatters'
+    // outputs, not the all-gathers'.
+    const bool full = job_.recompute == Recompute::full;
+    const bool per_op = job_.recompute == Recompute::selective &&
+                        job_.software.selective_recompute == SelectiveRecompute::every_second_matmul;
+    const double all_gather_passes = 2 + (full || per_op ? 1 : 0);
+    const double reduce_scatter_passes = 2 + (full ? 1 : 0);
+    const double comm =
+        2 * (all_gather_passes * all_gather_s + reduce_scatter_passes * reduce_scatter_s);
     if (!job_.software.tensor_parallel_overlap) return comm;
     // The overlap pipelines each collective with its GEMM in tp chunks: the first chunk's
     // transfer has nothing to hide under, the rest hide under the GEMMs.
@@ -353,10 +390,8 @@ class StepModel {
           collective_seconds(TimedOp::all_gather, p.expert * 2, std::max(1, fsdp / l_.expert),
                              stride * l_.expert);
       const double reduce =
-          collective_seconds(TimedOp::reduce_scatter, p.dense * grad_bytes / fsdp, fsdp,
-                             stride) +
-          collective_seconds(TimedOp::reduce_scatter,
-                             p.expert * grad_bytes / std::max(1, fsdp / l_.expert),
+          collective_seconds(TimedOp::reduce_scatter, p.dense * grad_bytes, fsdp, stride) +
+          collective_seconds(TimedOp::reduce_scatter, p.expert * grad_bytes,
                              std::max(1, fsdp / l_.expert), stride * l_.expert);
       const double gathers = l_.reshard_after_forward ? 2 : 1;
       const double per_micro_batch = gathers * gather + reduce;
@@ -370,10 +405,9 @@ class StepModel {
     }
     double reduce = 0, gather = 0;
     if (l_.distributed_optimizer) {
-      reduce = collective_seconds(TimedOp::reduce_scatter, p.dense * grad_bytes / dense_group,
-                                  dense_group, stride) +
-               collective_seconds(TimedOp::reduce_scatter, p.expert * grad_bytes / expert_group,
-                                  expert_group, stride * l_.expert);
+      reduce = collective_seconds(TimedOp::reduce_scatter, p.dense * grad_bytes, dense_group, stride) +
+               collective_seconds(TimedOp::reduce_scatter, p.expert * grad_bytes, expert_group,
+                                  stride * l_.expert);
       gather = collective_seconds(TimedOp::all_gather, p.dense * 2, dense_group, stride) +
                collective_seconds(TimedOp::all_gather, p.expert * 2, expert_group,
                                   stride * l_.expert);

@@ -47,6 +47,27 @@ double mlp_recomputed_activation_bytes(const TrainingJob& job, bool moe_layer) {
   return layer_activation_bytes(job, moe_layer, true);
 }
 
+// What torchtitan's per-op selective recompute keeps of a layer (SelectiveRecompute): the
+// block's input and attention's output; in bf16 also the odd-numbered mms' outputs (Q and V
+// projections, the MLP's first GEMM, and a gated MLP's last); 8-bit matmuls and grouped expert
+// GEMMs keep nothing.
+double per_op_saved_activation_bytes(const TrainingJob& job, bool moe_layer) {
+  const ModelShape& m = job.model;
+  const ParallelLayout& l = job.layout;
+  const double tokens =
+      static_cast<double>(job.batch.micro_batch_sequences) * job.batch.sequence / l.context;
+  const double h = static_cast<double>(m.d_model);
+  const double attention_out = static_cast<double>(m.query_width());
+  double per_token = 2 * (h + attention_out);
+  if (job.precision == MatmulPrecision::bf16) {
+    per_token += 2 * static_cast<double>(m.query_width() + m.kv_heads * m.head_dim);
+    if (!moe_layer) {
+      per_token += 2 * (mlp_intermediate_width(m, false) + (m.gated_mlp ? h : 0));
+    }
+  }
+  return tokens * per_token / l.tensor;
+}
+
 }  // namespace
 
 std::string TrainingMemory::parts_text() const {
@@ -118,10 +139,9 @@ TrainingMemory peak_memory(const TrainingJob& job) {
   } else if (job.recompute == Recompute::full) {
     kept_per_layer = 2 * tokens * static_cast<double>(m.d_model) / l.tensor;
   } else if (job.recompute == Recompute::selective &&
-             job.software.selective_recompute_forward_share > 0) {
-    const double share = job.software.selective_recompute_forward_share;
-    kept_per_layer = (1 - share) * per_layer +
-                     share * 2 * tokens * static_cast<double>(m.d_model) / l.tensor;
+             job.software.selective_recompute == SelectiveRecompute::every_second_matmul) {
+    kept_per_layer = (1 - moe_share) * per_op_saved_activation_bytes(job, false) +
+                     moe_share * per_op_saved_activation_bytes(job, true);
   }
   // A recomputed layer's full activations exist while its backward runs.
   memory.activations_bytes =
