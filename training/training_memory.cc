@@ -28,11 +28,15 @@ double layer_activation_bytes(const TrainingJob& job, bool moe_layer, bool mlp_r
   const double h = static_cast<double>(m.d_model);
   const double mlp_width = mlp_intermediate_width(m, moe_layer);
   const double qkv = static_cast<double>(m.query_width() + 2 * m.kv_heads * m.head_dim);
-  // bf16: norm inputs (2h), QKV input and output, attention output, MLP input, the MLP's
-  // intermediate (2 d_ff gated) and activation output.
-  // Recomputing the MLP keeps only its input.
-  const double mlp_tensors = mlp_recomputed ? 0 : (m.gated_mlp ? 3 : 2);
-  double per_token = 2 * (4 * h + qkv + m.query_width() + mlp_tensors * mlp_width);
+  // bf16: norm inputs (2h), QKV output, the MLP's intermediate (2 d_ff gated); the four GEMMs'
+  // inputs (QKV input, attention output, MLP input, activation output) in the matmul's operand
+  // format, the quantized copy the GEMM read (Transformer Engine and torchao keep it for the
+  // weight gradient). Recomputing the MLP keeps only its input.
+  const double operand = std::min(2.0, operand_bytes(job.precision));
+  const double intermediate = mlp_recomputed ? 0 : (m.gated_mlp ? 2 : 1) * mlp_width;
+  const double activation_output = mlp_recomputed ? 0 : mlp_width;
+  double per_token = 2 * (2 * h + qkv + intermediate) +
+                     operand * (2 * h + m.query_width() + activation_output);
   if (moe_layer) per_token += 2 * 2 * static_cast<double>(m.moe->top_k) * h;  // permuted copies
   if (!job.software.flash_attention) {
     per_token += 5.0 * m.heads * job.batch.sequence / l.context;  // scores, softmax, dropout
