@@ -133,6 +133,7 @@ TEST(Descriptions, AcceleratorsPrecisionsAndSoftwareAsTablesWriteThem) {
   EXPECT_TRUE(software_from_description("Megatron-Core r0.8.0").flash_attention);
   EXPECT_EQ(software_from_description("").framework, Framework::megatron);
   EXPECT_EQ(software_from_description("DeepSpeed ZeRO-3").framework, Framework::pytorch);
+  EXPECT_EQ(software_from_description("Megatron-DeepSpeed (2022)").framework, Framework::megatron);
   EXPECT_EQ(error_of([] { software_from_description("Caffe 1.0"); }),
             "software 'Caffe 1.0': expected a framework the training model knows: Megatron-LM, "
             "Megatron-Core, NeMo, Megatron-Bridge, torchtitan, llm-foundry (Composer), MaxText "

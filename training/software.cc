@@ -64,14 +64,9 @@ Software software_from_description(std::string_view description) {
              contains(text, "jax")) {
     // MaxText and the other JAX trainers: XLA fuses the element-wise work.
     software.framework = Framework::maxtext;
-  } else if (contains(text, "deepspeed") || contains(text, "pytorch") || contains(text, "fsdp") ||
-             contains(text, "hugging")) {
-    // Plain PyTorch trainers (FSDP, DeepSpeed's ZeRO, Hugging Face): eager kernels, SDPA.
-    software.framework = Framework::pytorch;
-    software.fused_elementwise = false;
-    software.fused_cross_entropy = false;
-    software.attention_kernel = AttentionKernel::flash2;
   } else if (contains(text, "megatron") || contains(text, "nemo")) {
+    // Before the plain PyTorch trainers: Megatron-DeepSpeed and "Megatron-LM on PyTorch" run
+    // Megatron's fused kernels.
     software.framework = Framework::megatron;
     // NVIDIA's performance recipes (NeMo, Megatron-Bridge) overlap TP communication; the
     // Megatron-LM papers' runs of 2021-2022 did not.
@@ -80,6 +75,13 @@ Software software_from_description(std::string_view description) {
     software.hierarchical_expert_dispatch_on_blackwell = performance_recipe;
     if (performance_recipe) software.gradient_reduce_bytes = 2;
     software.distributed_optimizer = !(year > 0 && year < 2022);
+  } else if (contains(text, "deepspeed") || contains(text, "pytorch") || contains(text, "fsdp") ||
+             contains(text, "hugging")) {
+    // Plain PyTorch trainers (FSDP, DeepSpeed's ZeRO, Hugging Face): eager kernels, SDPA.
+    software.framework = Framework::pytorch;
+    software.fused_elementwise = false;
+    software.fused_cross_entropy = false;
+    software.attention_kernel = AttentionKernel::flash2;
   }
   if (software.framework == Framework::unknown && !text.empty()) {
     throw Error(fmt::format(
