@@ -22,6 +22,7 @@ void print_parts(const StepTime& step, std::ostream& out) {
       {"expert parallel", step.expert_parallel_s},
       {"pipeline bubble", step.pipeline_bubble_s},
       {"pipeline sends", step.pipeline_transfer_s},
+      {"activation offload (exposed)", step.activation_offload_s},
       {"data parallel / FSDP (exposed)", step.data_parallel_s},
       {"optimizer", step.optimizer_s}};
   for (const auto& [name, seconds] : parts) {

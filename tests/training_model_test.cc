@@ -10,6 +10,7 @@
 
 #include "reference/error.h"
 #include "tests/error_of.h"
+#include "training/activation_offload.h"
 #include "training/gemm_time.h"
 #include "training/ici_collectives.h"
 #include "training/model_catalogue.h"
@@ -175,6 +176,33 @@ TEST(StepTime, RecomputeAndNarrowerFormatsMoveTheStepTheRightWay) {
   const double fp8 = step_seconds(job);
   EXPECT_LT(fp8, none);
   EXPECT_GT(fp8, none / 2);  // not every kernel is a GEMM
+}
+
+// Offloading every layer's activations frees the device of them; over PCIe the copies take
+// longer than a layer's compute and show, over a Grace host's NVLink-C2C they hide under it.
+TEST(StepTime, ActivationOffloadTradesMemoryForHostLinkTime) {
+  TrainingJob job = h100_job(llama3_8b(), 8, 1, 1);
+  const double kept_bytes = peak_memory(job).activations_bytes;
+  const StepTime none = predict_step(job, fabric_of(job.accelerator));
+  job.recompute = Recompute::offload;
+  EXPECT_LT(peak_memory(job).activations_bytes, kept_bytes / 4);
+  const StepTime over_pcie = predict_step(job, fabric_of(job.accelerator));
+  EXPECT_GT(over_pcie.activation_offload_s, 0);
+  EXPECT_DOUBLE_EQ(over_pcie.compute_s, none.compute_s);  // nothing recomputed
+  cost_model::Fabric grace = fabric_of(job.accelerator);
+  grace.host = cost_model::HostKind::grace;
+  EXPECT_EQ(predict_step(job, grace).activation_offload_s, 0);
+}
+
+TEST(ActivationOffload, OnlyTheCopyBeyondTheNeighbouringComputeShows) {
+  // 64 GB/s: a 6.4 GB layer copies in 0.1 s each way.
+  EXPECT_DOUBLE_EQ(exposed_offload_seconds(6.4e9, 0.04, 0.08, 64e9), 0.06 + 0.02);
+  EXPECT_EQ(exposed_offload_seconds(6.4e9, 0.1, 0.2, 64e9), 0);
+  EXPECT_EQ(host_link_bytes_per_s(cost_model::GpuGeneration::ampere, cost_model::HostKind::x86),
+            32e9);
+  EXPECT_EQ(host_link_bytes_per_s(cost_model::GpuGeneration::blackwell,
+                                  cost_model::HostKind::grace),
+            450e9);
 }
 
 RC_GTEST_PROP(StepTimeLaws, MoreMicroBatchesNeverShortenTheStep, (int micro_batches_log2)) {

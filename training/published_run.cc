@@ -89,7 +89,9 @@ Recompute recompute_of(const RowReader& row, Framework framework) {
   // MaxText's "minimal" keeps the matmuls' results and recomputes what lies between them.
   if (text.starts_with("minimal")) return Recompute::mlp;
   if (text.starts_with("none")) return Recompute::none;
-  throw Error(fmt::format("{}: recompute '{}': expected none, selective, minimal or full",
+  // Megatron-Core's cpu_offloading of activations, DeepSpeed's activation CPU offload.
+  if (text.find("offload") != std::string::npos) return Recompute::offload;
+  throw Error(fmt::format("{}: recompute '{}': expected none, selective, minimal, full or offload",
                           row.where(), text));
 }
 

@@ -8,6 +8,8 @@
 #include "cost_model/collective_timing.h"
 #include "reference/error.h"
 #include "sim/machine_presets.h"
+#include "training/activation_offload.h"
+#include "training/training_memory.h"
 #include "training/gemm_time.h"
 #include "training/ici_collectives.h"
 
@@ -78,9 +80,12 @@ class StepModel {
         micro_batches * fullest_rank_layers * per_layer(&Layer::context_parallel_s);
     step.expert_parallel_s =
         micro_batches * fullest_rank_layers * per_layer(&Layer::expert_parallel_s);
-    const double micro_batch_s = (step.compute_s + step.tensor_parallel_s +
-                                  step.context_parallel_s + step.expert_parallel_s) /
-                                 micro_batches;
+    step.activation_offload_s =
+        micro_batches * fullest_rank_layers * per_layer(&Layer::activation_offload_s);
+    const double micro_batch_s =
+        (step.compute_s + step.tensor_parallel_s + step.context_parallel_s +
+         step.expert_parallel_s + step.activation_offload_s) /
+        micro_batches;
     step.pipeline_bubble_s =
         micro_batch_s * static_cast<double>(l_.pipeline - 1) / l_.virtual_stages;
     step.pipeline_transfer_s = micro_batches * pipeline_transfer_seconds();
@@ -96,6 +101,7 @@ class StepModel {
     double tensor_parallel_s = 0;
     double context_parallel_s = 0;
     double expert_parallel_s = 0;
+    double activation_offload_s = 0;
   };
 
   double collective_seconds(TimedOp op, double bytes, int ranks, int stride) const {
@@ -222,6 +228,11 @@ class StepModel {
       recompute = gemms.mlp_s * (m_.gated_mlp ? 2.0 / 3 : 0.5) + 0.5 * elementwise_forward;
     }
     layer.compute_s = forward + backward + recompute;
+    if (job_.recompute == Recompute::offload) {
+      layer.activation_offload_s = exposed_offload_seconds(
+          layer_activation_bytes(job_, moe_layer), forward, backward,
+          host_link_bytes_per_s(fabric_.generation, fabric_.host));
+    }
 
     layer.tensor_parallel_s = tensor_parallel_seconds(gemm_forward);
     layer.context_parallel_s = context_parallel_seconds(attention_forward + attention_backward);

@@ -21,10 +21,12 @@ struct StepTime {
   double pipeline_bubble_s = 0;     // (p - 1) / v micro-batch times of the fullest stage
   double pipeline_transfer_s = 0;   // 1F1B's activation and gradient sends between stages
   double data_parallel_s = 0;       // gradient reduction, parameter gathers, FSDP, not hidden
+  double activation_offload_s = 0;  // copies to and from host memory not hidden under compute
   double optimizer_s = 0;
   double total_s() const {
     return compute_s + tensor_parallel_s + context_parallel_s + expert_parallel_s +
-           pipeline_bubble_s + pipeline_transfer_s + data_parallel_s + optimizer_s;
+           pipeline_bubble_s + pipeline_transfer_s + data_parallel_s + activation_offload_s +
+           optimizer_s;
   }
   double communication_s() const {
     return tensor_parallel_s + context_parallel_s + expert_parallel_s + pipeline_transfer_s +

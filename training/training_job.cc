@@ -11,10 +11,11 @@
 namespace spmd::training {
 
 std::string_view recompute_name(Recompute recompute) {
-  static constexpr NameTable<Recompute, 4> kNames = {{{Recompute::none, "none"},
+  static constexpr NameTable<Recompute, 5> kNames = {{{Recompute::none, "none"},
                                                      {Recompute::selective, "selective"},
                                                      {Recompute::mlp, "mlp"},
-                                                     {Recompute::full, "full"}}};
+                                                     {Recompute::full, "full"},
+                                                     {Recompute::offload, "offload"}}};
   return name_in(kNames, recompute);
 }
 

@@ -15,10 +15,11 @@
 namespace spmd::training {
 
 // What the backward pass recomputes instead of keeping: nothing; the framework's "selective"
-// (Megatron: the attention core; torchtitan before 2025: every second layer); the MLP's first
-// GEMM and activation (Megatron's recompute_modules "mlp" / "moe_act"); every layer from its
-// input.
-enum class Recompute { none, selective, mlp, full };
+// (Megatron: the attention core; torchtitan: its per-op policy, SelectiveRecompute); the MLP's
+// first GEMM and activation (Megatron's recompute_modules "mlp" / "moe_act"); every layer from
+// its input. Or nothing recomputed and every layer's activations offloaded to host memory
+// (training/activation_offload.h).
+enum class Recompute { none, selective, mlp, full, offload };
 
 // Degrees: data x tensor x pipeline x context = devices. Expert parallelism carves the MoE
 // layers' groups out of data x context (x tensor with expert tensor parallelism 1), as

@@ -44,9 +44,6 @@ double layer_activation_bytes(const TrainingJob& job, bool moe_layer, bool mlp_r
   return tokens * per_token / l.tensor;
 }
 
-double layer_activation_bytes(const TrainingJob& job, bool moe_layer) {
-  return layer_activation_bytes(job, moe_layer, false);
-}
 double mlp_recomputed_activation_bytes(const TrainingJob& job, bool moe_layer) {
   return layer_activation_bytes(job, moe_layer, true);
 }
@@ -73,6 +70,10 @@ double per_op_saved_activation_bytes(const TrainingJob& job, bool moe_layer) {
 }
 
 }  // namespace
+
+double layer_activation_bytes(const TrainingJob& job, bool moe_layer) {
+  return layer_activation_bytes(job, moe_layer, false);
+}
 
 std::string TrainingMemory::parts_text() const {
   std::string text = fmt::format(
@@ -142,6 +143,8 @@ TrainingMemory peak_memory(const TrainingJob& job) {
                      moe_share * mlp_recomputed_activation_bytes(job, true);
   } else if (job.recompute == Recompute::full) {
     kept_per_layer = 2 * tokens * static_cast<double>(m.d_model) / l.tensor;
+  } else if (job.recompute == Recompute::offload) {
+    kept_per_layer = 0;  // in host memory; the two layers on the device are added below
   } else if (job.recompute == Recompute::selective &&
              job.software.selective_recompute == SelectiveRecompute::every_second_matmul) {
     kept_per_layer = (1 - moe_share) * per_op_saved_activation_bytes(job, false) +
@@ -150,6 +153,8 @@ TrainingMemory peak_memory(const TrainingJob& job) {
   // A recomputed layer's full activations exist while its backward runs.
   memory.activations_bytes =
       kept_per_layer * layers_per_rank * in_flight * interleave + (per_layer - kept_per_layer);
+  // Offloading holds the layer computing and the one whose copy is under way.
+  if (job.recompute == Recompute::offload) memory.activations_bytes = 2 * per_layer;
   // The last stage's logits in fp32 and their gradient (on the only stage when pp = 1).
   if (l.pipeline == 1) {
     const double bytes_per_logit = job.software.fused_cross_entropy ? 2 : 2 * 4;

@@ -28,6 +28,10 @@ struct TrainingMemory {
   std::string parts_text() const;
 };
 
+// One layer's activations for one micro-batch as the backward pass needs them kept, on one
+// device (bf16 tensors, the GEMM inputs in the matmul's operand format).
+double layer_activation_bytes(const TrainingJob& job, bool moe_layer);
+
 // The fullest device: the first pipeline stage (most micro-batches in flight) or the last (the
 // logits), whichever holds more.
 TrainingMemory peak_memory(const TrainingJob& job);
