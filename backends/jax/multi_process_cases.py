@@ -113,6 +113,7 @@ def cases_two_hosts(rng):
 def cases_three_hosts(rng):
     """3 processes of 2 devices: a float psum over all six devices (across hosts over Gloo)."""
     ints = rng.integers(-1000, 1000, size=(6, 4)).astype(np.float32)
+    floats = spread_floats(rng, (6, 64))
     return [{
         "name": "mp_three_hosts_psum_all_gather",
         "about": "3 hosts of 2 devices on a (3, 2) mesh; psum of integer-valued floats over both "
@@ -126,6 +127,21 @@ def cases_three_hosts(rng):
                   "tiled": True}],
         "outputs": ["s0", "s1"],
         "local": [[ints[2 * p:2 * p + 2]] for p in range(3)],
+    }, {
+        "name": "mp_three_hosts_float_psum",
+        "about": "psum of float32 of spread magnitudes across 3 hosts, within each host, and over "
+                 "all 6 devices: every collective of a multi-process CPU client runs over Gloo, "
+                 "in its ring order",
+        "mesh": {"shape": [3, 2], "axis_names": ["h", "d"]},
+        "map": {"kind": "shard_map", "in_specs": [["h", "d"]],
+                "out_specs": [[None, "d"], ["h"], []]},
+        "devices": [[0, 1], [2, 3], [4, 5]],
+        "load": {"function": "make_array_from_process_local_data"},
+        "body": [{"op": "psum", "args": ["in0"], "axis_name": "h"},
+                 {"op": "psum", "args": ["in0"], "axis_name": "d"},
+                 {"op": "psum", "args": ["in0"], "axis_name": ["h", "d"]}],
+        "outputs": ["s0", "s1", "s2"],
+        "local": [[floats[2 * p:2 * p + 2]] for p in range(3)],
     }]
 
 
@@ -160,6 +176,9 @@ def write_case(out, case):
         "body": case["body"],
         "outputs": case["outputs"],
         "expected": expected,
+        # JAX's CPU client with jax.distributed runs every collective over Gloo (all-reduce:
+        # its ring algorithm), also among one process's own devices.
+        "order": "gloo_ring",
     }
     with open(os.path.join(out, case["name"] + ".json"), "w") as f:
         json.dump(doc, f, indent=1)
