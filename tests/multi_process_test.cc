@@ -12,6 +12,8 @@
 #include "reference/multi_process.h"
 #include "reference/npy.h"
 #include "reference/reference_backend.h"
+#include "sim/node_processes.h"
+#include "tests/test_machines.h"
 #include "tests/error_of.h"
 #include "tests/spmdsim_binary.h"
 
@@ -175,6 +177,32 @@ TEST(ProcessAllgather, StacksOrConcatenatesTheHostsValues) {
   const GlobalArray global = GlobalArray::from_value(iota({4}), spec({{"x"}}), mesh);
   EXPECT_THAT(error_of([&] { process_allgather(mesh, layout, global, false); }),
               HasSubstr("only supports tiled=True"));
+}
+
+// On a machine of 2 nodes of 2 devices, one process per node; the program over the hosts' data
+// runs on the simulator and gives the reference's bits (element 0: 0 + 4 + 50 + 54).
+TEST(NodeProcesses, OneProcessPerNodeRunOnTheSimulator) {
+  sim::Machine machine(test_machines::machine_for("hierarchical:2", 4));
+  const Mesh mesh({2, 2}, {"node", "gpu"});
+  const ProcessLayout layout = sim::node_processes(machine, mesh);
+  EXPECT_EQ(layout, ProcessLayout({{0, 1}, {2, 3}}, 4));
+  EXPECT_EQ(sim::node_processes(sim::Machine(test_machines::machine_for("ring", 4)), mesh)
+                .process_count(),
+            1);
+  ShardMapOptions options;
+  options.in_specs = {spec({{"node", "gpu"}})};
+  options.out_specs = {spec({})};
+  const DeviceFunction psum = [](Context& ctx, const Values& in) {
+    return Values{ctx.psum(in[0], AxisNames(std::vector<std::string>{"node", "gpu"}))};
+  };
+  const std::vector<Array> local = {iota({4, 2}), iota({4, 2}, 50)};
+  const GlobalArray x =
+      make_array_from_process_local_data(mesh, layout, options.in_specs[0].value(), local);
+  ReferenceBackend reference;
+  const Array on_sim = run_shard_map_global(machine, mesh, psum, options, {x})[0].value(mesh);
+  EXPECT_TRUE(
+      on_sim.bitwise_equal(run_shard_map_global(reference, mesh, psum, options, {x})[0].value(mesh)));
+  EXPECT_EQ(values_of(on_sim), (std::vector<std::int32_t>{108, 112, 116, 120}));
 }
 
 // A multi-process case whose process 1 lists device 1 again: spmdsim conform says which field,
