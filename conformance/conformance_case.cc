@@ -10,6 +10,7 @@
 
 #include "conformance/order_field.h"
 #include "reference/elementwise.h"
+#include "reference/multi_process.h"
 #include "reference/npy.h"
 #include "support/json_reader.h"
 
@@ -384,7 +385,7 @@ void parse_expected(const JsonValue& expected, const std::filesystem::path& fold
     if (c.expected_error->empty()) error.fail_value("one line: why JAX rejects the case");
     return;
   }
-  expected.require_object({"outputs", "error"});
+  expected.require_object({"outputs", "error", "local_outputs"});
   constexpr std::string_view kFiles = "a list of {\"file\": ...} entries";
   const JsonValue files = expected.required("outputs", kFiles);
   Values values;
@@ -392,13 +393,46 @@ void parse_expected(const JsonValue& expected, const std::filesystem::path& fold
   if (values.size() != c.outputs.size()) {
     files.fail(fmt::format("has {} files for {} outputs", values.size(), c.outputs.size()));
   }
+  if (const std::optional<JsonValue> local = expected.optional("local_outputs")) {
+    constexpr std::string_view kPerProcess = "a list, per process, of {\"file\": ...} entries";
+    if (!c.processes) local->fail("is only for a case with processes, expected no local_outputs");
+    const std::vector<JsonValue> per_process = local->elements(kPerProcess);
+    if (static_cast<int>(per_process.size()) != c.processes->layout.process_count()) {
+      local->fail(fmt::format("has {} entries, expected {}: one per process", per_process.size(),
+                              c.processes->layout.process_count()));
+    }
+    for (const JsonValue& process_files : per_process) {
+      const std::vector<JsonValue> entries = process_files.elements(kFiles);
+      if (entries.size() != c.outputs.size()) {
+        process_files.fail(
+            fmt::format("has {} files for {} outputs", entries.size(), c.outputs.size()));
+      }
+      for (const JsonValue& file : entries) values.push_back(load_array(file, folder));
+    }
+    c.expects_local_outputs = true;
+  }
   c.expected_outputs = std::move(values);
+}
+
+// A multi-process case: its inputs come per process (process_inputs.h), not from `inputs`.
+void read_processes(const JsonValue& processes, const JsonValue& root,
+                    const std::filesystem::path& folder, Case& c) {
+  if (root.has("inputs")) {
+    root.required("inputs", "").fail("is for single-process cases, expected each process's inputs "
+                                     "in processes[p].inputs");
+  }
+  if (c.is_pmap) processes.fail("is only for shard_map cases, expected map.kind \"shard_map\"");
+  if (c.program_error) processes.fail(fmt::format("needs a valid mesh ({})", *c.program_error));
+  c.processes = read_process_inputs(
+      processes, root.optional("load"), c.mesh, c.shard_map,
+      [&folder](const JsonValue& entry) { return canonicalize_x64(load_array(entry, folder)); });
+  for (const GlobalArray& array : c.processes->arrays) c.inputs.push_back(array.value(c.mesh));
 }
 
 // The case in `root`; errors name the field's path (the caller adds the file).
 Case read_case(const JsonValue& root, const std::string& json_path) {
-  root.require_object(
-      {"format", "name", "about", "mesh", "map", "inputs", "body", "outputs", "expected", "order"});
+  root.require_object({"format", "name", "about", "mesh", "map", "inputs", "processes", "load",
+                       "body", "outputs", "expected", "order"});
   Case c;
   c.json_path = json_path;
   root.required("format", "1").integer(1, 1, "1");
@@ -414,8 +448,13 @@ Case read_case(const JsonValue& root, const std::string& json_path) {
 
   const std::filesystem::path folder = std::filesystem::path(json_path).parent_path();
   constexpr std::string_view kFiles = "a list of {\"file\": ...} entries";
-  for (const JsonValue& input : root.required("inputs", kFiles).elements(kFiles)) {
-    c.inputs.push_back(canonicalize_x64(load_array(input, folder)));
+  if (const std::optional<JsonValue> processes = root.optional("processes")) {
+    read_processes(*processes, root, folder, c);
+  } else {
+    if (root.has("load")) root.required("load", "").fail("is only for a case with processes");
+    for (const JsonValue& input : root.required("inputs", kFiles).elements(kFiles)) {
+      c.inputs.push_back(canonicalize_x64(load_array(input, folder)));
+    }
   }
   const int inputs = static_cast<int>(c.inputs.size());
   if (c.is_pmap) check_pmap_axes(mesh, mesh_fields, c);
@@ -491,6 +530,25 @@ DeviceFunction body_function(const Case& c) {
 
 Values run_body(Backend& backend, const Case& c) {
   const DeviceFunction body = body_function(c);
+  if (c.processes) {
+    const std::vector<GlobalArray> outputs =
+        run_shard_map_global(backend, c.mesh, body, c.shard_map, c.processes->arrays);
+    Values values;
+    for (const GlobalArray& out : outputs) {
+      values.push_back(process_allgather(c.mesh, c.processes->layout, out, /*tiled=*/true));
+    }
+    if (!c.expects_local_outputs) return values;
+    std::vector<Values> local(static_cast<std::size_t>(c.processes->layout.process_count()));
+    for (std::size_t j = 0; j < outputs.size(); ++j) {
+      const std::vector<Array> per_process = global_array_to_host_local_array(
+          c.mesh, c.processes->layout, c.shard_map.out_specs[j], outputs[j]);
+      for (std::size_t p = 0; p < per_process.size(); ++p) local[p].push_back(per_process[p]);
+    }
+    for (const Values& process_values : local) {
+      values.insert(values.end(), process_values.begin(), process_values.end());
+    }
+    return values;
+  }
   return c.is_pmap ? run_pmap(backend, body, c.pmap, c.inputs)
                    : run_shard_map(backend, c.mesh, body, c.shard_map, c.inputs);
 }

@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "conformance/process_inputs.h"
 #include "reference/array.h"
 #include "reference/collective_call.h"
 #include "reference/context.h"
@@ -44,6 +45,14 @@ struct Case {
   PmapOptions pmap;
   ShardMapOptions shard_map;
   Values inputs;  // canonicalized as JAX does with x64 off (float64 -> float32, int64 -> int32)
+  // A multi-process case (`processes`): each process's devices, and the inputs as global arrays
+  // made from every process's local data by `load`; `inputs` then holds their global values (each
+  // block read from its first holder), for messages.
+  std::optional<ProcessInputs> processes;
+  // `expected.local_outputs`: the expected values then continue, after the global outputs, with
+  // each process's host-local outputs (global_array_to_host_local_array by out_specs), process
+  // by process; run_body returns them in the same order.
+  bool expects_local_outputs = false;
   std::vector<Step> body;
   std::vector<ValueRef> outputs;
   std::optional<Values> expected_outputs;  // as stored in the files
@@ -63,8 +72,9 @@ Case load_case(const std::string& json_path);
 // The per-device program the case's body describes.
 DeviceFunction body_function(const Case& c);
 
-// The case's program run on `backend` over the case's inputs: its global outputs. Throws what
-// the program raises (spmd::Error).
+// The case's program run on `backend` over the case's inputs: its global outputs (for a
+// multi-process case process_allgather(out, tiled=True), then each process's host-local outputs
+// where the case expects them). Throws what the program raises (spmd::Error).
 Values run_body(Backend& backend, const Case& c);
 
 }  // namespace spmd::conformance

@@ -230,7 +230,7 @@ TEST_F(CaseFolder, UnknownFieldsAreErrorsListingTheKnownOnes) {
   EXPECT_EQ(test_errors::error_of([&] { load_case(root); }),
             root +
                 ": nmae: unknown field, expected one of format, name, about, mesh, map, "
-                "inputs, body, outputs, expected, order");
+                "inputs, processes, load, body, outputs, expected, order");
   // psum has no `tiled` in JAX; a parameter of another collective is not silently ignored.
   const std::string step =
       write_case(with_field(R"("axis_name": "i"}])", R"("axis_name": "i", "tiled": true}])"));
