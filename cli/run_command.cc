@@ -11,7 +11,10 @@
 #include "cli/placement_flag.h"
 #include "cli/run_memory.h"
 #include "cli/run_outputs.h"
+#include "hlo/cpu_promotion.h"
 #include "hlo/hlo_module.h"
+#include "hlo/hlo_sharding.h"
+#include "reference/error.h"
 #include "sim/machine.h"
 #include "sim/machine_presets.h"
 #include "support/units.h"
@@ -76,6 +79,9 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
   command.add_option("--link-sharing", options.link_sharing,
                      "How transfers on one link share it: fair or fifo (default: the machine's)");
   add_fault_flag(command, options.faults);
+  command.add_flag("--show-sharding", options.show_sharding,
+                   "HLO modules: draw which device holds which block of each input and output "
+                   "(docs/sharding.md)");
   command
       .add_option("--trace-arrows", options.trace_arrows,
                   "Link messages drawn as arrows in the trace, the first N (0: none)")
@@ -85,6 +91,9 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
       .add_option("--compute-efficiency", options.compute_efficiency,
                   "HLO modules: the fraction of peak FLOP/s their dots and convolutions reach")
       ->capture_default_str();
+  command.add_flag("--keep-cpu-promotion", options.keep_cpu_promotion,
+                   "HLO modules: time the bf16 collectives XLA:CPU promoted to f32 in f32, as "
+                   "compiled (default: in bf16, as the program and a GPU compile have them)");
   command
       .add_option("--memory-efficiency", options.memory_efficiency,
                   "HLO modules: the fraction of memory bandwidth their ops reach")
@@ -116,13 +125,25 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
   int steps = 1;
   sim::CostLog log;
   std::optional<Workload> workload;
+  std::string sharding_text;
+  std::string promotion_note;  // HLO modules: what was done with XLA:CPU's promoted collectives
   if (hlo::is_hlo_file(options.workload)) {
     const hlo::HloModule module = hlo::load_hlo_file(options.workload);
     name = module.name;
+    if (options.show_sharding) sharding_text = hlo::module_sharding_text(module);
+    const hlo::CpuPromotion promotion =
+        options.keep_cpu_promotion ? hlo::CpuPromotion::keep : hlo::CpuPromotion::undo;
+    promotion_note = hlo::cpu_promotion_note(hlo::step_collectives(module, promotion), promotion);
     log = hlo::run_hlo_module(machine, module,
                               {.compute_efficiency = options.compute_efficiency,
-                               .memory_efficiency = options.memory_efficiency});
+                               .memory_efficiency = options.memory_efficiency,
+                               .cpu_promotion = promotion});
   } else {
+    if (options.show_sharding) {
+      throw Error(fmt::format("--show-sharding: {} is a workload file, expected an HLO module "
+                              "(built-in workloads run without arrays to draw)",
+                              options.workload));
+    }
     workload = load_workload_file(options.workload);
     name = workload->name;
     steps = workload->steps;
@@ -132,7 +153,9 @@ int run_run_command(const RunOptions& options, std::ostream& out) {
   out << "spmdsim run: " << name << " (" << steps << " step" << (steps == 1 ? "" : "s")
       << ") on " << spec.name << ", " << spec.devices << " devices\n"
       << "placement: " << log.placement << "\n";
+  if (options.show_sharding) out << sharding_text;
   print_collectives(log, out);
+  out << promotion_note;
   for (const sim::FaultEvent& fault : log.faults) {
     out << "fault at " << format_duration_ps(fault.at_ps) << ": " << fault.description << "\n";
   }

@@ -28,6 +28,8 @@ struct RunOptions {
   std::vector<std::string> faults;  // --fault (sim/faults.h)
   std::optional<int> gpus_per_process;  // --gpus-per-process; none: the machine's
   bool graph_launch = false;            // --graph-launch
+  bool keep_cpu_promotion = false;  // --keep-cpu-promotion: time XLA:CPU's f32 as compiled
+  bool show_sharding = false;  // --show-sharding: an HLO module's inputs' and outputs' grids
   // Link messages recorded as the trace's arrows; beyond it the run says how many it dropped.
   std::int64_t trace_arrows = 200'000;
   // HLO modules: the fractions of peak FLOP/s and memory bandwidth their ops reach.

@@ -21,6 +21,7 @@
 #include "cli/placement_flag.h"
 #include "cli/run_command.h"
 #include "cli/scale_command.h"
+#include "cli/sharding_command.h"
 #include "cli/train_command.h"
 #include "cli/validate_command.h"
 #include "reference/check.h"
@@ -131,6 +132,13 @@ int main(int argc, char** argv) {
       "communication share, all-reduce busbw and memory per device");
   spmd::add_scale_flags(*scale, scale_options);
 
+  spmd::ShardingOptions sharding_options;
+  CLI::App* sharding = app.add_subcommand(
+      "sharding",
+      "Which device holds which block of an array under a mesh and a PartitionSpec, drawn as "
+      "jax.debug.visualize_sharding draws it");
+  spmd::add_sharding_flags(*sharding, sharding_options);
+
   spmd::ValidateOptions validate_options;
   CLI::App* validate = app.add_subcommand(
       "validate",
@@ -178,6 +186,7 @@ int main(int argc, char** argv) {
     if (cases->parsed()) return spmd::run_cases_command(cases_options, std::cout);
     if (run->parsed()) return spmd::run_run_command(run_options, std::cout);
     if (scale->parsed()) return spmd::run_scale_command(scale_options, std::cout);
+    if (sharding->parsed()) return spmd::run_sharding_command(sharding_options, std::cout);
     if (perf->parsed()) return spmd::run_perf_command(perf_options, std::cout);
     if (validate->parsed()) {
       return spmd::run_validate_command(validate_options, std::cout, std::cerr);

@@ -4,6 +4,7 @@
 
 #include <numeric>
 
+#include "hlo/cpu_promotion.h"
 #include "hlo/hlo_cost.h"
 #include "reference/error.h"
 
@@ -87,7 +88,7 @@ DeviceGroups device_groups(const HloModule& module, const HloInstruction& at,
 const char* const kDevicesAxis = "devices";
 
 ImportedCollective import_collective(const HloModule& module, const HloComputation& computation,
-                                     const HloInstruction& instruction) {
+                                     const HloInstruction& instruction, CpuPromotion promotion) {
   ImportedCollective imported;
   imported.hlo_opcode = std::string(collective_opcode(instruction.opcode));
   imported.line = instruction.line;
@@ -108,6 +109,14 @@ ImportedCollective import_collective(const HloModule& module, const HloComputati
   const bool flat = operands.arrays.size() > 1;
   imported.shape = flat ? Shape{same_type ? operands.elements : operands.bytes} : Shape(first.dims);
   imported.bytes = operands.bytes;
+  if (const std::optional<std::string> program_type =
+          cpu_promoted_type(module, computation, instruction)) {
+    imported.cpu_promoted_from = *program_type;
+    if (promotion == CpuPromotion::undo) {  // same elements, each of the program's width
+      imported.dtype = *timing_dtype(*program_type);
+      imported.bytes = operands.elements * *element_type_bits(*program_type) / 8;
+    }
+  }
 
   CollectiveCall& call = imported.call;
   call.axes = AxisNames(kDevicesAxis);

@@ -37,11 +37,20 @@ struct ImportedCollective {
   std::int64_t bytes = 0;
   DeviceGroups groups;                              // global ids; permutes: none
   std::vector<std::pair<int, int>> source_target_pairs;  // collective-permute
+  // The program's element type ("bf16") of a collective XLA:CPU promoted to f32
+  // (hlo/cpu_promotion.h); empty when it was not. `dtype` and `bytes` are the program's type's
+  // unless the import kept the promotion.
+  std::string cpu_promoted_from;
 };
+
+// What the import does with a bf16 collective XLA:CPU promoted to f32: time it in the program's
+// type (bf16, as a GPU compile moves it) or as the CPU compile wrote it (f32).
+enum class CpuPromotion { undo, keep };
 
 // `instruction` (a collective or its -start) of `computation`. spmd::Error naming the line for
 // attributes the importer cannot read.
 ImportedCollective import_collective(const HloModule& module, const HloComputation& computation,
-                                     const HloInstruction& instruction);
+                                     const HloInstruction& instruction,
+                                     CpuPromotion promotion = CpuPromotion::undo);
 
 }  // namespace spmd::hlo

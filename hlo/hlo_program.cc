@@ -97,14 +97,15 @@ const HloInstruction& start_for(const HloModule& module, const HloComputation& c
 
 class CollectiveLister {
  public:
-  explicit CollectiveLister(const HloModule& module) : module_(module) {}
+  CollectiveLister(const HloModule& module, CpuPromotion promotion)
+      : module_(module), promotion_(promotion) {}
   void compute(const HloComputation&, const HloInstruction&) {}
   void collective(const HloComputation& computation, const HloInstruction& instruction) {
-    collectives.push_back(import_collective(module_, computation, instruction));
+    collectives.push_back(import_collective(module_, computation, instruction, promotion_));
   }
   void start(const HloComputation& computation, const HloInstruction& collective,
              const HloInstruction&) {
-    collectives.push_back(import_collective(module_, computation, collective));
+    collectives.push_back(import_collective(module_, computation, collective, promotion_));
   }
   void done(const HloComputation&, const HloInstruction&) {}
 
@@ -112,6 +113,7 @@ class CollectiveLister {
 
  private:
   const HloModule& module_;
+  CpuPromotion promotion_;
 };
 
 class DeviceRun {
@@ -127,7 +129,8 @@ class DeviceRun {
   }
 
   void collective(const HloComputation& computation, const HloInstruction& instruction) {
-    const ImportedCollective imported = import_collective(module_, computation, instruction);
+    const ImportedCollective imported =
+        import_collective(module_, computation, instruction, options_.cpu_promotion);
     at_line(instruction, [&] {
       context_.collective_cost(imported.call, imported.dtype, imported.shape);
     });
@@ -136,7 +139,8 @@ class DeviceRun {
   // XLA runs asynchronous collectives in order on one communication stream.
   void start(const HloComputation& computation, const HloInstruction& collective,
              const HloInstruction& start) {
-    const ImportedCollective imported = import_collective(module_, computation, collective);
+    const ImportedCollective imported =
+        import_collective(module_, computation, collective, options_.cpu_promotion);
     at_line(start, [&] {
       pending_.emplace(&start, context_.collective_cost_start(imported.call, imported.dtype,
                                                               imported.shape, {.stream = 0}));
@@ -192,8 +196,8 @@ void check_options(const HloRunOptions& options) {
 
 }  // namespace
 
-std::vector<ImportedCollective> step_collectives(const HloModule& module) {
-  CollectiveLister lister(module);
+std::vector<ImportedCollective> step_collectives(const HloModule& module, CpuPromotion promotion) {
+  CollectiveLister lister(module, promotion);
   walk(module, module.entry_computation(), lister);
   return std::move(lister.collectives);
 }

@@ -31,10 +31,13 @@ struct HloRunOptions {
   int steps = 1;
   double compute_efficiency = kDefaultComputeEfficiency;
   double memory_efficiency = kDefaultMemoryEfficiency;
+  // bf16 collectives XLA:CPU promoted to f32: timed in bf16 (undo) or f32 (keep).
+  CpuPromotion cpu_promotion = CpuPromotion::undo;
 };
 
 // The collectives one step issues, in the order it issues them (a while body's once per trip).
-std::vector<ImportedCollective> step_collectives(const HloModule& module);
+std::vector<ImportedCollective> step_collectives(const HloModule& module,
+                                                 CpuPromotion promotion = CpuPromotion::undo);
 
 // Runs `options.steps` steps (one Machine::run each) and returns their joined cost log.
 // spmd::Error naming the file and line for what the import cannot run, and when the machine's

@@ -818,5 +818,73 @@ TEST(CliHelp, EveryCommandHasHelp) {
   }
 }
 
+// ---- sharding
+
+TEST(ShardingCommand, DrawsTheBlocksEachDeviceHolds) {
+  const CommandResult result =
+      run_binary("sharding --mesh 2x4 --names data,model --spec 'data,None' --shape 16,8");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_EQ(result.output.rfind("array 16x8, P('data', None) on Mesh('data': 2, 'model': 4):\n"
+                                "+----------+\n|          |\n| 0,1,2,3  |\n",
+                                0),
+            0u)
+      << result.output;
+  EXPECT_NE(result.output.find("| 4,5,6,7  |"), std::string::npos) << result.output;
+}
+
+TEST(ShardingCommand, BadShardingsAreOneLineErrorsNamingTheFlag) {
+  const std::string mesh = "sharding --mesh 2x4 --names data,model ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {mesh + "--spec data,None,model --shape 16,8",
+       "error: --spec: P('data', None, 'model') has 3 entries, expected at most 2, the rank of "
+       "--shape 16,8"},
+      {mesh + "--spec data --shape 16,8 --devices 6",
+       "error: --devices: 6, expected the 8 devices of --mesh 2x4"},
+      {"sharding --mesh 2x4 --names data --shape 16",
+       "error: --names: 'data' has 1 name, expected one per axis of --mesh 2x4: 2"},
+      {mesh + "--spec x --shape 16,8", "error: --spec: Resource axis: x of P('x') is not found in "
+                                       "mesh: ('data', 'model')"},
+      {mesh + "--spec data --shape 15,8",
+       "error: --shape: dimension 0 of 15,8 is 15, split over mesh axes ('data',) of 2 devices "
+       "by --spec P('data'), expected a multiple of 2"},
+      {mesh + "--spec data,data --shape 16,8",
+       "error: --spec: A single NamedSharding spec specification can map every mesh axis to at "
+       "most one positional dimension, but P('data', 'data') has duplicate entries for `data`"},
+      {mesh + "--spec data --shape 2,2,2", "error: --shape: 2,2,2 has rank 3, expected rank 1 or 2"},
+      {mesh + "--spec '(data' --shape 16", "error: --spec: '(data', expected one entry per"},
+      {"sharding --mesh 2x --names a,b --shape 4", "error: --mesh: '2x', expected positive axis"},
+      {"run dgx-h100 " + std::string(SPMD_SOURCE_DIR) +
+           "/docs/workloads/collectives.json --show-sharding",
+       "error: --show-sharding: " + std::string(SPMD_SOURCE_DIR) +
+           "/docs/workloads/collectives.json is a workload file, expected an HLO module"},
+  };
+  for (const auto& [arguments, expected] : cases) {
+    const CommandResult result = run_binary(arguments);
+    EXPECT_EQ(result.exit_code, 2) << arguments << ": " << result.output;
+    EXPECT_EQ(result.output.rfind(expected, 0), 0u) << arguments << ": " << result.output;
+    EXPECT_EQ(lines_of(result.output).size(), 1u) << arguments << ": " << result.output;
+  }
+}
+
+// The Megatron program compiled by JAX (tests/hlo/programs): w_in is P(None, 'model') on the
+// (data 2, model 4) mesh, each column block held by a device and its data replica.
+TEST(RunCommand, ShowShardingDrawsAnHloModulesInputs) {
+  const fs::path dir = scratch_folder("run_show_sharding");
+  const CommandResult result =
+      run_binary("run dgx-h100 " + std::string(SPMD_SOURCE_DIR) +
+                 "/tests/hlo/programs/megatron_sequence_parallel.hlo --show-sharding --out " +
+                 dir.string());
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  for (const char* expected :
+       {"sharding (device ids are partition ids):\n",
+        "input 0 (x): f32[4,16,32] {devices=[2,4,1]<=[8]}: rank 3, not drawn",
+        "input 1 (w_in): f32[32,128] {devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}\n",
+        "|          0,4          |          1,5          |          2,6          |          3,7",
+        "input 2 (w_out): f32[128,32]", "|  3,7  |\n",
+        "output 0: f32[2,4,32] per device, no sharding in the module's text, not drawn"}) {
+    EXPECT_NE(result.output.find(expected), std::string::npos) << expected << "\n" << result.output;
+  }
+}
+
 }  // namespace
 }  // namespace spmd

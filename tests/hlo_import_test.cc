@@ -248,10 +248,11 @@ TEST(WhileTripCount, AnUncountedLoopIsAnErrorNamingTheLine) {
 
 using CollectiveKey = std::tuple<std::string, std::int64_t, nlohmann::json>;
 
-// The importer's collectives of one step, counted as the script counts them.
+// The importer's collectives of one step, counted as the script counts them: in the types the
+// HLO text writes (XLA:CPU's promotion kept).
 std::map<CollectiveKey, int> imported_counts(const HloModule& module) {
   std::map<CollectiveKey, int> counts;
-  for (const ImportedCollective& c : step_collectives(module)) {
+  for (const ImportedCollective& c : step_collectives(module, CpuPromotion::keep)) {
     nlohmann::json who = c.hlo_opcode == "collective-permute"
                              ? nlohmann::json{{"source_target_pairs", c.source_target_pairs}}
                              : nlohmann::json{{"groups", c.groups}};
@@ -279,6 +280,90 @@ TEST(HloPrograms, ImportedCollectivesAreThoseTheHloSays) {
     EXPECT_EQ(module.device_count(), summary["devices"].get<int>());
     EXPECT_EQ(imported_counts(module), summary_counts(summary));
   }
+}
+
+sim::Machine dgx_h100();
+
+// The bf16 program compiled for CPU (tests/hlo/make_hlo_programs.py): XLA:CPU moves every
+// collective as f32 (the summary's bytes, counted from the text); the import times each in bf16,
+// half those bytes, unless told to keep the promotion. The f32 programs have none.
+TEST(HloPrograms, Bf16CollectivesXlaCpuPromotedAreTimedInBf16) {
+  const HloModule module = load_hlo_file(kPrograms + std::string("bf16_tensor_data_parallel.hlo"));
+  const std::vector<ImportedCollective> as_program = step_collectives(module);
+  const std::vector<ImportedCollective> as_compiled = step_collectives(module, CpuPromotion::keep);
+  ASSERT_EQ(as_program.size(), 5u);
+  ASSERT_EQ(as_compiled.size(), 5u);
+  std::int64_t program_bytes = 0, compiled_bytes = 0;
+  for (std::size_t k = 0; k < as_program.size(); ++k) {
+    SCOPED_TRACE(as_program[k].line);
+    EXPECT_EQ(as_program[k].cpu_promoted_from, "bf16");
+    EXPECT_EQ(as_program[k].dtype, DType::bfloat16);
+    EXPECT_EQ(as_compiled[k].dtype, DType::float32);
+    EXPECT_EQ(as_program[k].bytes * 2, as_compiled[k].bytes);
+    EXPECT_EQ(as_program[k].shape, as_compiled[k].shape);
+    program_bytes += as_program[k].bytes;
+    compiled_bytes += as_compiled[k].bytes;
+  }
+  const nlohmann::json summary = summary_of("bf16_tensor_data_parallel");
+  EXPECT_EQ(imported_counts(module), summary_counts(summary));  // as the text writes them: f32
+  std::int64_t summary_bytes = 0;
+  for (const nlohmann::json& c : summary["collectives"]) {
+    summary_bytes += c["bytes"].get<std::int64_t>() * c["count"].get<std::int64_t>();
+  }
+  EXPECT_EQ(compiled_bytes, summary_bytes);
+  EXPECT_EQ(program_bytes * 2, summary_bytes);
+  // The activations' psum over model: bf16[8,64] per device, 1 KiB (f32 in the text, 2 KiB).
+  EXPECT_EQ(as_program[1].hlo_opcode, "all-reduce");
+  EXPECT_EQ(as_program[1].bytes, 8 * 64 * 2);
+  // The run's records carry the program's type and bytes too.
+  sim::Machine machine = dgx_h100();
+  const sim::CollectiveRecord record = run_hlo_module(machine, module).collectives.at(1);
+  EXPECT_EQ(record.dtype, "bfloat16");
+  EXPECT_EQ(record.bytes, 8 * 64 * 2);
+  for (const char* name : kProgramNames) {
+    for (const ImportedCollective& c : step_collectives(load_hlo_file(kPrograms + name + ".hlo"))) {
+      EXPECT_EQ(c.cpu_promoted_from, "") << name << ":" << c.line;
+    }
+  }
+}
+
+// An f32 all-gather of a value converted from bf16 is the program's own f32 unless its result
+// goes back to bf16; an all-reduce whose reduction is no promoted clone is f32 as written.
+TEST(HloCollectives, OnlyThePromotionPatternIsTimedInBf16) {
+  const HloModule module = parse_hlo_module(R"(HloModule m, num_partitions=2
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+%add_promoted (c: f32[], d: f32[]) -> f32[] {
+  %c = f32[] parameter(0)
+  %d = f32[] parameter(1)
+  ROOT %t = f32[] add(%c, %d)
+}
+
+ENTRY %main (p: bf16[4]) -> (f32[8], bf16[4], bf16[4]) {
+  %p = bf16[4]{0} parameter(0)
+  %up = f32[4]{0} convert(%p)
+  %gathered = f32[8]{0} all-gather(%up), channel_id=1, replica_groups={{0,1}}, dimensions={0}, use_global_device_ids=true
+  %plain = f32[4]{0} all-reduce(%up), channel_id=2, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=%add
+  %plain_down = bf16[4]{0} convert(%plain)
+  %promoted = f32[4]{0} all-reduce(%up), channel_id=3, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=%add_promoted
+  %down = bf16[4]{0} convert(%promoted)
+  ROOT %r = (f32[8], bf16[4], bf16[4]) tuple(%gathered, %plain_down, %down)
+}
+)", "pattern.hlo");
+  const std::vector<ImportedCollective> c = step_collectives(module);
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(c[0].dtype, DType::float32);  // gathered: not converted back
+  EXPECT_EQ(c[0].bytes, 32);
+  EXPECT_EQ(c[1].dtype, DType::float32);  // plain: no promoted reduction
+  EXPECT_EQ(c[1].bytes, 16);
+  EXPECT_EQ(c[2].dtype, DType::bfloat16);  // promoted
+  EXPECT_EQ(c[2].bytes, 8);
+  EXPECT_EQ(c[2].cpu_promoted_from, "bf16");
 }
 
 sim::Machine dgx_h100() { return sim::Machine(sim::load_machine_file("dgx-h100"), {.cost_only = true}); }

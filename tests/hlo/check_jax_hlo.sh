@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # JAX really compiles the HLO the importer reads: installs the pinned JAX CPU wheel into the build
-# folder's virtual environment (as backends/jax/run_jax_conformance.sh does), compiles the five
+# folder's virtual environment (as backends/jax/run_jax_conformance.sh does), compiles the six
 # programs of make_hlo_programs.py again on 8 fake CPU devices, checks that their collectives and
 # memory_analysis() equal the committed summaries (tests/hlo/programs/*.json), and runs
 # `spmdsim run dgx-h100` on every freshly compiled module. Exits 77 (CTest: skipped) with a message
@@ -39,4 +39,17 @@ for module in "$fresh"/*.hlo; do
   echo "spmdsim run dgx-h100 $module"
   "$spmdsim" run dgx-h100 "$module" --out "$fresh/run-$(basename "$module" .hlo)" | grep -E "^(spmdsim run|collectives|time):"
 done
+# The bf16 program: XLA:CPU promoted its collectives to f32; the import times them in bf16 (the
+# activations' psum over model: bf16[8,64], 1 KiB), and in f32 with --keep-cpu-promotion.
+bf16_run() {
+  "$spmdsim" run dgx-h100 "$fresh/bf16_tensor_data_parallel.hlo" --out "$fresh/run-bf16" "$@"
+}
+model_psum="psum('devices', axis_index_groups=[[0, 1, 2, 3], [4, 5, 6, 7]])"
+bf16_run | grep -qF "$model_psum bfloat16[8,64] 1 KiB" ||
+  { echo "FAIL bf16_tensor_data_parallel: expected its psum over model as bfloat16[8,64] 1 KiB"; bf16_run; exit 1; }
+bf16_run | grep -qF "cpu promotion: 5 collectives XLA:CPU promoted from bf16 to f32, timed in bf16" ||
+  { echo "FAIL bf16_tensor_data_parallel: expected 5 promoted collectives timed in bf16"; exit 1; }
+bf16_run --keep-cpu-promotion | grep -qF "$model_psum float32[8,64] 2 KiB" ||
+  { echo "FAIL bf16_tensor_data_parallel --keep-cpu-promotion: expected float32[8,64] 2 KiB"; exit 1; }
+echo "bf16 program compiled for CPU: collectives timed in bf16 (f32 with --keep-cpu-promotion)"
 echo "HLO import: $(ls "$fresh"/*.hlo | wc -l) programs compiled by jax $jax_version match the committed summaries and run"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compiles five small SPMD programs with JAX on 8 fake CPU devices and writes, for each, the HLO
+"""Compiles six small SPMD programs with JAX on 8 fake CPU devices and writes, for each, the HLO
 text of the module after SPMD partitioning (compiled.as_text(), what `spmdsim run MACHINE
 program.hlo` imports) and a summary JSON: the collectives as this script counts them from the HLO
 text (op, bytes, group size, groups, count per step) and compiled.memory_analysis()'s figures.
@@ -141,12 +141,38 @@ def pipeline_stages():
                                    sharded(m, P(), (16, 32)))
 
 
+# 6. A bf16 step, tensor x data parallel on a (data 2, model 4) mesh: the input's features are
+# all-gathered over model, the row-parallel matmul's activations psum-ed over model, and the
+# gradients pmean-ed over data, all in bf16. XLA:CPU promotes these collectives to f32 (a
+# "_promoted" reduction, converts around them); a GPU compile keeps bf16 (docs/hlo-import.md).
+def bf16_tensor_data_parallel():
+    m = mesh((2, 4), ("data", "model"))
+
+    @partial(shard_map, mesh=m, in_specs=(P("data", "model"), P(None, "model"), P("model", None)),
+             out_specs=(P(None, "model"), P("model", None)))
+    def step(x, w_in, w_out):
+        full = jax.lax.all_gather(x, "model", axis=1, tiled=True)
+        def loss(w_in, w_out):
+            y = jax.lax.psum(jnp.tanh(full @ w_in) @ w_out, "model")
+            return jnp.mean(y.astype(jnp.float32) ** 2)
+
+        g_in, g_out = jax.grad(loss, argnums=(0, 1))(w_in, w_out)
+        return jax.lax.pmean(g_in, "data"), jax.lax.pmean(g_out, "data")
+
+    def bf16(spec, shape):
+        return jax.device_put(jnp.ones(shape, jnp.bfloat16), NamedSharding(m, spec))
+
+    return jax.jit(step).lower(bf16(P("data", "model"), (16, 64)), bf16(P(None, "model"), (64, 128)),
+                               bf16(P("model", None), (128, 64)))
+
+
 PROGRAMS = {
     "data_parallel_mlp": data_parallel_mlp,
     "fsdp": fsdp,
     "megatron_sequence_parallel": megatron_sequence_parallel,
     "scan_transformer": scan_transformer,
     "pipeline_stages": pipeline_stages,
+    "bf16_tensor_data_parallel": bf16_tensor_data_parallel,
 }
 
 # ---- Counting collectives in the HLO text (independently of spmdsim's parser)
