@@ -24,9 +24,10 @@ constexpr std::array<Protocol, 3> kProtocols = {Protocol::ll, Protocol::ll128, P
 std::size_t index(Protocol protocol) { return static_cast<std::size_t>(protocol); }
 
 // A step's synchronization over NVLink 3 and the second-generation NVSwitch (A100) takes about
-// twice Hopper's; so does the GPU's own start and finish of a collective.
+// twice Hopper's; so does the GPU's own start and finish of a collective. Volta (NVLink 2, the
+// first NVSwitch) has no published floor here: taken as Ampere's.
 double synchronization_factor(GpuGeneration generation) {
-  return generation == GpuGeneration::ampere ? 2.0 : 1.0;
+  return generation == GpuGeneration::ampere || generation == GpuGeneration::volta ? 2.0 : 1.0;
 }
 
 // The GPU's fixed part of a collective: starting the kernel and learning it finished, beyond
@@ -96,9 +97,11 @@ constexpr std::array<double, 3> kProtocolPayloadShare = {0.5, 120.0 / 128.0, 1.0
 // where the GPU writes and polls them and the proxy sends from them.
 double ll_cap_gbps(GpuGeneration generation) {
   switch (generation) {
+    case GpuGeneration::volta: return 39.0;  // NCCL's llMaxBws for Volta on one node
     case GpuGeneration::ampere: return 90.0;
     case GpuGeneration::hopper: return 141.0;
     case GpuGeneration::blackwell: return 282.0;
+    case GpuGeneration::cdna2:
     case GpuGeneration::cdna3:
     case GpuGeneration::cdna4: return 120.0;
   }

@@ -12,9 +12,11 @@
 namespace spmd::cost_model {
 namespace {
 
-constexpr NameTable<GpuGeneration, 5> kGenerations = {{{GpuGeneration::ampere, "ampere"},
+constexpr NameTable<GpuGeneration, 7> kGenerations = {{{GpuGeneration::volta, "volta"},
+                                                       {GpuGeneration::ampere, "ampere"},
                                                        {GpuGeneration::hopper, "hopper"},
                                                        {GpuGeneration::blackwell, "blackwell"},
+                                                       {GpuGeneration::cdna2, "cdna2"},
                                                        {GpuGeneration::cdna3, "cdna3"},
                                                        {GpuGeneration::cdna4, "cdna4"}}};
 constexpr NameTable<HostKind, 2> kHosts = {{{HostKind::x86, "x86"}, {HostKind::grace, "grace"}}};
@@ -33,7 +35,8 @@ int nodes_of(const Fabric& fabric, int devices) {
 }
 
 bool is_amd(GpuGeneration generation) {
-  return generation == GpuGeneration::cdna3 || generation == GpuGeneration::cdna4;
+  return generation == GpuGeneration::cdna2 || generation == GpuGeneration::cdna3 ||
+         generation == GpuGeneration::cdna4;
 }
 
 std::string_view generation_name(GpuGeneration generation) {

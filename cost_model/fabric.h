@@ -11,8 +11,9 @@
 namespace spmd::cost_model {
 
 // The accelerator generation: it sets the library (NCCL for NVIDIA, RCCL for AMD) and the
-// per-generation caps of the protocols (docs/collective-timing.md).
-enum class GpuGeneration { ampere, hopper, blackwell, cdna3, cdna4 };
+// per-generation caps of the protocols (docs/collective-timing.md). Volta (V100) and CDNA 2
+// (MI250X) are the oldest parts published training runs use.
+enum class GpuGeneration { volta, ampere, hopper, blackwell, cdna2, cdna3, cdna4 };
 
 // The host CPU that launches kernels: it sets the GPU's fixed part of every collective and the
 // host's interval between issuing two (x86 over PCIe, or Grace over NVLink-C2C).

@@ -31,8 +31,11 @@ constexpr std::array<PerProtocol, 23> kTreeCorrection = {{
     {.4, .6, .5},   {.4, .6, .5},   {.5, .6, .5},   {.6, .6, .6},   {.7, .8, .7},   {.8, .9, .8},
     {.9, .9, .7},   {1.0, .9, .7},  {1.0, .9, .8},  {1.0, 1.0, .9}, {1.0, 1.0, .9},
 }};
-// An inter-node ring with Simple pays its latency 1.4 times over (the "plateau effect").
-constexpr double kRingPlateau = 1.4;
+// An inter-node ring with Simple pays its latency 1.4 times over (the "plateau effect"), 1.9
+// times before Ampere (compute capability below 8.0).
+double ring_plateau(GpuGeneration generation) {
+  return generation == GpuGeneration::volta ? 1.9 : 1.4;
+}
 // NVLS and NVLS-tree: a pass through the switches, a network level of NVLS-tree, and the share
 // of the rate NCCL credits an all-reduce through the switches.
 constexpr double kNvlsNvlinkUs = 25.0;
@@ -62,7 +65,8 @@ std::size_t index(Protocol protocol) { return static_cast<std::size_t>(protocol)
 // (src/graph/tuning.cc, NCCL_TOPO_PATTERN_TREE).
 constexpr double kSimpleTreePatternShare = 0.85;
 bool simple_tree_pattern(const TunerGroup& group) {
-  return group.nodes > 1 && group.nic_per_gpu && group.generation != GpuGeneration::ampere;
+  return group.nodes > 1 && group.nic_per_gpu && group.generation != GpuGeneration::ampere &&
+         group.generation != GpuGeneration::volta;
 }
 
 double log2_floor(double value) { return value < 1 ? 0 : std::floor(std::log2(value)); }
@@ -88,6 +92,7 @@ double tree_channels_gbps(const TunerGroup& group) {
 double ll_max_gbps(const TunerGroup& group) {
   if (group.nodes > 1) return group.nodes == 2 ? kLlMaxTwoNodesGBps : kLlMaxMoreNodesGBps;
   switch (group.generation) {
+    case GpuGeneration::volta: return 39.0;
     case GpuGeneration::ampere: return 87.7;
     case GpuGeneration::blackwell: return 282.0;
     default: return 141.0;
@@ -106,7 +111,9 @@ double ring_estimate_us(const TunerGroup& group, TimedOp op, Protocol protocol, 
   const double net_hop_us = group.per_node == 1 ? kNcclTreeNetHopUs[p] : kRingNetHopUs[p];
   double latency_us =
       kRingBaseUs[p] + (steps - network_steps) * step_us + network_steps * net_hop_us;
-  if (protocol == Protocol::simple && group.nodes > 1 && all_reduce) latency_us *= kRingPlateau;
+  if (protocol == Protocol::simple && group.nodes > 1 && all_reduce) {
+    latency_us *= ring_plateau(group.generation);
+  }
   double bus_gbps = ring_channels_gbps(group);
   if (protocol == Protocol::ll) bus_gbps = std::min(ll_max_gbps(group), bus_gbps * 0.5);
   if (protocol == Protocol::ll128) bus_gbps *= 0.92;

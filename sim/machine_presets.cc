@@ -190,6 +190,74 @@ const std::vector<Preset>& presets() {
                 .generation = "cdna4", .host = "x86", .scale_up = "full_mesh",
                 .scale_up_bandwidth = "537.6GB/s", .in_switch_reduction = false,
                 .nic_bandwidth = "400Gb/s", .network = "roce"},
+      // DGX-1 with V100: six NVLink 2 links per GPU (25 GB/s each way) in a hybrid cube-mesh,
+      // each GPU linked to four of its seven peers (two of them twice). The fabric has no kind
+      // for a partial mesh: it is taken as a full mesh of the six links' 150 GB/s.
+      GpuPreset{.name = "dgx-1-v100",
+                .title = "dgx-1-v100: 8x V100 SXM2 32GB, NVLink 2 hybrid cube-mesh, 4x 100Gb/s "
+                         "InfiniBand EDR",
+                .node = "8x V100 SXM2 32GB, NVLink 2 hybrid cube-mesh, 4x 100Gb/s InfiniBand EDR",
+                .memory = "32GB", .peak_flops = "125TFLOP/s", .memory_bandwidth = "900GB/s",
+                .generation = "volta", .host = "x86", .scale_up = "full_mesh",
+                .scale_up_bandwidth = "150GB/s", .in_switch_reduction = false,
+                .nics_per_node = 4, .nic_bandwidth = "100Gb/s", .network = "infiniband"},
+      // DGX-2 (and DGX-2H): 16 V100 SXM3 on twelve first-generation NVSwitches, each GPU's six
+      // NVLink 2 links into them.
+      GpuPreset{.name = "dgx-2-v100", .default_devices = 16,
+                .title = "dgx-2-v100: 16x V100 SXM3 32GB, NVLink 2 through NVSwitch, 8x 100Gb/s "
+                         "InfiniBand EDR",
+                .node = "16x V100 SXM3 32GB, NVLink 2 through NVSwitch, 8x 100Gb/s InfiniBand EDR",
+                .memory = "32GB", .peak_flops = "125TFLOP/s", .memory_bandwidth = "900GB/s",
+                .generation = "volta", .host = "x86", .devices_per_node = 16,
+                .scale_up = "nvswitch", .scale_up_bandwidth = "150GB/s",
+                .in_switch_reduction = false, .nics_per_node = 8, .nic_bandwidth = "100Gb/s",
+                .network = "infiniband"},
+      // PCIe servers: eight cards behind PCIe switches (any pair at the card's x16 rate each way,
+      // drawn as a switch), a NIC per two GPUs. NVLink bridges between pairs of cards are not
+      // modelled: collectives over more than two GPUs cross PCIe.
+      GpuPreset{.name = "pcie-v100",
+                .title = "pcie-v100: 8x V100 PCIe 32GB, PCIe Gen3 x16, 4x 100Gb/s InfiniBand EDR",
+                .node = "8x V100 PCIe 32GB, PCIe Gen3 x16, 4x 100Gb/s InfiniBand EDR",
+                .memory = "32GB", .peak_flops = "112TFLOP/s", .memory_bandwidth = "900GB/s",
+                .generation = "volta", .host = "x86", .scale_up = "nvswitch",
+                .scale_up_bandwidth = "16GB/s", .in_switch_reduction = false,
+                .nics_per_node = 4, .nic_bandwidth = "100Gb/s", .network = "infiniband"},
+      GpuPreset{.name = "pcie-a100",
+                .title = "pcie-a100: 8x A100 PCIe 80GB, PCIe Gen4 x16, 4x 200Gb/s InfiniBand HDR",
+                .node = "8x A100 PCIe 80GB, PCIe Gen4 x16, 4x 200Gb/s InfiniBand HDR",
+                .memory = "80GB", .peak_flops = "312TFLOP/s", .memory_bandwidth = "1935GB/s",
+                .generation = "ampere", .host = "x86", .scale_up = "nvswitch",
+                .scale_up_bandwidth = "32GB/s", .in_switch_reduction = false,
+                .nics_per_node = 4, .nic_bandwidth = "200Gb/s", .network = "infiniband"},
+      GpuPreset{.name = "pcie-h100",
+                .title = "pcie-h100: 8x H100 PCIe 80GB, PCIe Gen5 x16, 4x 400Gb/s InfiniBand NDR",
+                .node = "8x H100 PCIe 80GB, PCIe Gen5 x16, 4x 400Gb/s InfiniBand NDR",
+                .memory = "80GB", .peak_flops = "756.5TFLOP/s", .memory_bandwidth = "2TB/s",
+                .generation = "hopper", .host = "x86", .scale_up = "nvswitch",
+                .scale_up_bandwidth = "64GB/s", .in_switch_reduction = false,
+                .nics_per_node = 4, .nic_bandwidth = "400Gb/s", .network = "infiniband"},
+      GpuPreset{.name = "pcie-h100-nvl",
+                .title = "pcie-h100-nvl: 8x H100 NVL 94GB, PCIe Gen5 x16 (NVLink bridge pairs), "
+                         "4x 400Gb/s InfiniBand NDR",
+                .node = "8x H100 NVL 94GB, PCIe Gen5 x16 (NVLink bridge pairs), 4x 400Gb/s "
+                        "InfiniBand NDR",
+                .memory = "94GB", .peak_flops = "835.5TFLOP/s", .memory_bandwidth = "3.9TB/s",
+                .generation = "hopper", .host = "x86", .scale_up = "nvswitch",
+                .scale_up_bandwidth = "64GB/s", .in_switch_reduction = false,
+                .nics_per_node = 4, .nic_bandwidth = "400Gb/s", .network = "infiniband"},
+      // An HPE Cray EX235a node (Frontier): 4 MI250X, 8 GCDs, each a device. A GCD has seven
+      // Infinity Fabric links of 50 GB/s each way: four to the other GCD of its package (200
+      // GB/s), three to GCDs of other packages (50 or 100 GB/s to a peer). The fabric has no
+      // kind for a partial mesh: it is taken as a full mesh of the seven links' 350 GB/s. One
+      // Slingshot-11 NIC per package.
+      GpuPreset{.name = "mi250x",
+                .title = "mi250x: 4x MI250X (8 GCDs of 64GB), Infinity Fabric, 4x 200Gb/s "
+                         "Slingshot-11",
+                .node = "4x MI250X (8 GCDs of 64GB), Infinity Fabric, 4x 200Gb/s Slingshot-11",
+                .memory = "64GB", .peak_flops = "191.5TFLOP/s", .memory_bandwidth = "1638.4GB/s",
+                .generation = "cdna2", .host = "x86", .scale_up = "full_mesh",
+                .scale_up_bandwidth = "350GB/s", .in_switch_reduction = false,
+                .nics_per_node = 4, .nic_bandwidth = "200Gb/s", .network = "slingshot"},
       TpuPreset{.name = "tpu-v4-64", .default_chips = 64,
                 .title = "tpu-v4-64: TPU v4 4x4x4 cube, 3D torus", .chip = "TPU v4",
                 .torus_dims = 3, .max_chips = 4096, .wrap_multiple = 4, .memory = "32GiB",

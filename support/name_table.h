@@ -1,6 +1,6 @@
 #pragma once
 // Enums named by tables of (value, name): one table gives both directions and the error's list
-// of names ("\"volta\" is no GPU generation, expected ampere, hopper, ... or cdna4"). Names
+// of names ("\"pascal\" is no GPU generation, expected volta, ampere, ... or cdna4"). Names
 // match exactly, or in any case where the names come from people (NCCL_PROTO takes "simple").
 
 #include <fmt/format.h>

@@ -31,7 +31,8 @@ TEST(MachinePresets, TheFourOriginalNamesAreKeptAndNewOnesAdded) {
   for (const char* name :
        {"dgx-h100", "dgx-h100-x4", "tpu-v4-64", "tpu-v5e-256", "hgx-a100", "hgx-h100",
         "hgx-h200", "hgx-b200", "gb200-nvl72", "gb300-nvl72", "gh200-quad", "mi300x", "mi325x",
-        "mi355x", "mi350x", "hgx-b300", "tpu-v5p", "tpu-v6e"}) {
+        "mi355x", "mi350x", "hgx-b300", "tpu-v5p", "tpu-v6e", "dgx-1-v100", "dgx-2-v100",
+        "pcie-v100", "pcie-a100", "pcie-h100", "pcie-h100-nvl", "mi250x"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
   }
 }
@@ -138,6 +139,49 @@ TEST(MachinePresets, GpuFabricsFollowTheirSpecSheets) {
   EXPECT_EQ(alps.fabric->network, cost_model::NetworkKind::slingshot);
   EXPECT_EQ(std::get<topology::FullyConnectedSpec>(alps.topology).link.bandwidth_bytes_per_s,
             150 * kGB);  // 6 NVLinks of 25 GB/s to each of 3 peers
+}
+
+// The older and PCIe machines published training runs use (docs/machine-presets.md).
+TEST(MachinePresets, VoltaPcieAndMi250xNodesHaveTheirOwnFabrics) {
+  // DGX-1: six NVLink 2 links of 25 GB/s each way per GPU, four EDR NICs for eight GPUs.
+  const sim::MachineSpec dgx1 = machine_preset("dgx-1-v100").value();
+  EXPECT_EQ(dgx1.devices, 8);
+  EXPECT_EQ(dgx1.memory_bytes, 32 * kGB);
+  EXPECT_EQ(dgx1.fabric->generation, cost_model::GpuGeneration::volta);
+  EXPECT_EQ(dgx1.fabric->scale_up, cost_model::ScaleUpKind::full_mesh);
+  EXPECT_EQ(dgx1.fabric->scale_up_bytes_per_s, 150 * kGB);
+  EXPECT_EQ(dgx1.fabric->nics_per_node, 4);
+  EXPECT_EQ(dgx1.fabric->nic_bytes_per_s, 12'500'000'000);  // EDR 100 Gb/s
+  // DGX-2: sixteen GPUs on NVSwitch at the same 150 GB/s, eight EDR NICs.
+  const sim::MachineSpec dgx2 = machine_preset("dgx-2-v100").value();
+  EXPECT_EQ(dgx2.devices, 16);
+  EXPECT_EQ(dgx2.fabric->devices_per_node, 16);
+  EXPECT_EQ(dgx2.fabric->scale_up, cost_model::ScaleUpKind::nvswitch);
+  EXPECT_EQ(dgx2.fabric->scale_up_bytes_per_s, 150 * kGB);
+  EXPECT_FALSE(dgx2.fabric->in_switch_reduction);
+  EXPECT_EQ(dgx2.fabric->nics_per_node, 8);
+  EXPECT_EQ(std::get<topology::SwitchSpec>(dgx2.topology).devices, 16);
+  EXPECT_EQ(machine_preset_with_devices("dgx-2-v100", 32).fabric->devices_per_node, 16);
+  // PCIe cards: no NVSwitch, the x16 link's rate each way (Gen3 16, Gen4 32, Gen5 64 GB/s).
+  EXPECT_EQ(machine_preset("pcie-v100")->fabric->scale_up_bytes_per_s, 16 * kGB);
+  EXPECT_EQ(machine_preset("pcie-a100")->fabric->scale_up_bytes_per_s, 32 * kGB);
+  const sim::MachineSpec h100_pcie = machine_preset("pcie-h100").value();
+  EXPECT_EQ(h100_pcie.fabric->generation, cost_model::GpuGeneration::hopper);
+  EXPECT_EQ(h100_pcie.fabric->scale_up_bytes_per_s, 64 * kGB);
+  EXPECT_FALSE(h100_pcie.fabric->in_switch_reduction);
+  EXPECT_DOUBLE_EQ(h100_pcie.peak_flops_per_s, 756.5e12);
+  EXPECT_EQ(machine_preset("pcie-h100-nvl")->memory_bytes, 94 * kGB);
+  // Frontier: 4 MI250X are 8 GCDs, seven 50 GB/s Infinity Fabric links each, a Slingshot-11
+  // NIC per package.
+  const sim::MachineSpec frontier = machine_preset("mi250x").value();
+  EXPECT_EQ(frontier.devices, 8);
+  EXPECT_EQ(frontier.memory_bytes, 64 * kGB);
+  EXPECT_EQ(frontier.fabric->generation, cost_model::GpuGeneration::cdna2);
+  EXPECT_TRUE(cost_model::is_amd(frontier.fabric->generation));
+  EXPECT_EQ(frontier.fabric->scale_up_bytes_per_s, 350 * kGB);
+  EXPECT_EQ(frontier.fabric->nics_per_node, 4);
+  EXPECT_EQ(frontier.fabric->nic_bytes_per_s, 25 * kGB);
+  EXPECT_EQ(frontier.fabric->network, cost_model::NetworkKind::slingshot);
 }
 
 TEST(MachinePresetWithDevices, PartOfOneNodeIsASlice) {

@@ -437,8 +437,9 @@ TEST(MachineFabric, RoundTripsAndIsWrittenOnlyWhenPresent) {
 }
 
 TEST(MachineFabric, NamesAreAcceptedBothWays) {
-  for (auto g : {cost_model::GpuGeneration::ampere, cost_model::GpuGeneration::hopper,
-                 cost_model::GpuGeneration::blackwell, cost_model::GpuGeneration::cdna3,
+  for (auto g : {cost_model::GpuGeneration::volta, cost_model::GpuGeneration::ampere,
+                 cost_model::GpuGeneration::hopper, cost_model::GpuGeneration::blackwell,
+                 cost_model::GpuGeneration::cdna2, cost_model::GpuGeneration::cdna3,
                  cost_model::GpuGeneration::cdna4}) {
     EXPECT_EQ(cost_model::generation_from_name(cost_model::generation_name(g)), g);
   }
@@ -458,9 +459,9 @@ TEST(MachineFabric, NamesAreAcceptedBothWays) {
 TEST(MachineFabric, EachBadFieldIsNamedByItsPath) {
   const json good = with_full_fabric(kTwoNodesOf4);
   const std::vector<std::pair<json, std::string>> cases = {
-      {with(good, "/fabric/generation", "volta"),
-       R"(fabric.generation: "volta" is no GPU generation, expected ampere, hopper, blackwell, )"
-       R"(cdna3 or cdna4)"},
+      {with(good, "/fabric/generation", "pascal"),
+       R"(fabric.generation: "pascal" is no GPU generation, expected volta, ampere, hopper, )"
+       R"(blackwell, cdna2, cdna3 or cdna4)"},
       {with(good, "/fabric/generation", 9),
        "fabric.generation: 9 is a number, expected a GPU generation"},
       {with(good, "/fabric/host", "arm"),

@@ -7,6 +7,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "reference/error.h"
 #include "tests/error_of.h"
@@ -149,6 +150,94 @@ TEST(Descriptions, APrecisionTheChipLacksIsAnError) {
   EXPECT_THROW(require_precision(h100, MatmulPrecision::mxfp8, "row 3"), Error);
   EXPECT_NO_THROW(require_precision(*accelerator_from_description("B200"), MatmulPrecision::mxfp8,
                                     "row 3"));
+}
+
+// The forms published tables write the older and PCIe parts in, each read as its own part with
+// its spec sheet's figures (docs/training-model.md, "Accelerators"), never as a longer-named or
+// SXM part.
+TEST(Descriptions, OlderAndPcieAcceleratorsReadAsTheirOwnParts) {
+  struct Case {
+    const char* description;
+    const char* name;
+    const char* preset;
+    const char* family;
+    double bf16_tflops;
+    double memory_gb;
+    double bandwidth_tb_per_s;
+    int sms;
+    double watts;
+  };
+  const Case cases[] = {
+      {"V100-SXM2-32GB", "V100 SXM2 32GB", "dgx-1-v100", "volta", 125, 32, 0.9, 80, 300},
+      {"V100-SXM2-16GB", "V100 SXM2 16GB", "dgx-1-v100", "volta", 125, 16, 0.9, 80, 300},
+      {"Tesla V100", "V100 SXM2 32GB", "dgx-1-v100", "volta", 125, 32, 0.9, 80, 300},
+      {"Tesla V100-PCIE-16GB", "V100 PCIe 16GB", "pcie-v100", "volta", 112, 16, 0.9, 80, 250},
+      {"V100S-PCIE-32GB", "V100S PCIe 32GB", "pcie-v100", "volta", 130, 32, 1.134, 80, 250},
+      {"V100 SXM3 32GB", "V100 SXM3 32GB", "dgx-2-v100", "volta", 125, 32, 0.9, 80, 350},
+      {"DGX-2", "V100 SXM3 32GB", "dgx-2-v100", "volta", 125, 32, 0.9, 80, 350},
+      {"DGX-2H", "V100 SXM3 32GB (DGX-2H)", "dgx-2-v100", "volta", 130, 32, 0.9, 80, 450},
+      {"32GB V100 (DGX-2H)", "V100 SXM3 32GB (DGX-2H)", "dgx-2-v100", "volta", 130, 32, 0.9, 80,
+       450},
+      {"H100 PCIe", "H100 PCIe", "pcie-h100", "hopper", 756.5, 80, 2.0, 114, 350},
+      {"NVIDIA H100 80GB PCIe", "H100 PCIe", "pcie-h100", "hopper", 756.5, 80, 2.0, 114, 350},
+      {"H100-NVL-94GB", "H100 NVL", "pcie-h100-nvl", "hopper", 835.5, 94, 3.9, 132, 400},
+      {"H100 NVL", "H100 NVL", "pcie-h100-nvl", "hopper", 835.5, 94, 3.9, 132, 400},
+      {"A100-PCIE-40GB", "A100 PCIe 40GB", "pcie-a100", "ampere", 312, 40, 1.555, 108, 250},
+      {"A100 80GB PCIe", "A100 PCIe 80GB", "pcie-a100", "ampere", 312, 80, 1.935, 108, 300},
+      {"MI250X", "MI250X GCD", "mi250x", "cdna2", 191.5, 64, 1.6384, 110, 280},
+      {"AMD Instinct MI250", "MI250 GCD", "mi250x", "cdna2", 181.05, 64, 1.6384, 104, 280},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.description);
+    const std::optional<Accelerator> a = accelerator_from_description(c.description);
+    ASSERT_TRUE(a.has_value());
+    EXPECT_EQ(a->name, c.name);
+    EXPECT_EQ(a->preset, c.preset);
+    EXPECT_EQ(accelerator_family(*a), c.family);
+    EXPECT_DOUBLE_EQ(a->peak_flops_per_s(MatmulPrecision::bf16), c.bf16_tflops * 1e12);
+    EXPECT_DOUBLE_EQ(a->memory_bytes, c.memory_gb * 1e9);
+    EXPECT_DOUBLE_EQ(a->memory_bandwidth_bytes_per_s, c.bandwidth_tb_per_s * 1e12);
+    EXPECT_EQ(a->streaming_multiprocessors, c.sms);
+    EXPECT_DOUBLE_EQ(a->power_watts, c.watts);
+    // Each preset has a fabric of the part's generation: the model can time its collectives.
+    EXPECT_EQ(cost_model::generation_name(fabric_of(*a).generation), c.family);
+  }
+  // "NVL" only as a word of its own: an SXM H100 "with NVLink" stays the SXM part, and the
+  // NVL72 racks stay theirs.
+  EXPECT_EQ(accelerator_from_description("H100 SXM with NVLink")->name, "H100 SXM");
+  EXPECT_EQ(accelerator_from_description("GB200 NVL72")->name, "GB200");
+  // The published set's forms keep their parts.
+  EXPECT_EQ(accelerator_from_description("A100-SXM-40GB")->name, "A100 SXM 40GB");
+  EXPECT_EQ(accelerator_from_description("H100-SXM-80GB")->name, "H100 SXM");
+}
+
+TEST(Descriptions, VoltaRunsSixteenBitRowsAtItsFp16RateAndHasNoFp8) {
+  const Accelerator v100 = *accelerator_from_description("V100-SXM2-32GB");
+  // No BF16 on Volta: "bf16" and "fp16" rows both read as the 16-bit format, at the FP16 rate.
+  EXPECT_EQ(precision_from_description("fp16"), MatmulPrecision::bf16);
+  EXPECT_NO_THROW(require_precision(v100, MatmulPrecision::bf16, "row 7"));
+  EXPECT_EQ(error_of([&] { require_precision(v100, MatmulPrecision::fp8, "row 7"); }),
+            "row 7: precision fp8: V100 SXM2 32GB has no fp8 tensor cores; expected bf16 or fp16");
+  EXPECT_THROW(require_precision(v100, MatmulPrecision::mxfp8, "row 7"), Error);
+  const Accelerator mi250x = *accelerator_from_description("MI250X");
+  EXPECT_THROW(require_precision(mi250x, MatmulPrecision::fp8, "row 8"), Error);
+  // Volta has no flash attention kernels: it sustains less of its peak than Ampere.
+  const Accelerator a100 = *accelerator_from_description("A100-SXM-80GB");
+  EXPECT_LT(attention_kernel_efficiency(v100, AttentionKernel::native).forward,
+            attention_kernel_efficiency(a100, AttentionKernel::native).forward);
+}
+
+TEST(StepTime, AVoltaStepIsSlowerThanTheSameStepOnAmpere) {
+  TrainingJob job = h100_job(llama3_8b(), 16, 2, 1);
+  job.accelerator = *accelerator_from_description("A100-SXM-80GB");
+  const double a100 = step_seconds(job);
+  job.accelerator = *accelerator_from_description("DGX-2H");
+  const double v100 = step_seconds(job);
+  // 130 against 312 TFLOP/s, 0.9 against 2 TB/s, and a slower fabric.
+  EXPECT_GT(v100, 2 * a100);
+  EXPECT_LT(v100, 4 * a100);
+  job.accelerator = *accelerator_from_description("MI250X");
+  EXPECT_GT(step_seconds(job), a100);
 }
 
 TEST(StepTime, PipelineBubbleIsPMinusOneOverVMicroBatches) {

@@ -69,6 +69,9 @@ Accelerator ultra(Accelerator accelerator) {
 struct CatalogueEntry {
   std::vector<std::string_view> words;  // every one must appear in the description
   Accelerator accelerator;
+  // Each must appear as a word of its own, not followed by a letter: "H100 NVL" but not
+  // "H100 with NVLink".
+  std::vector<std::string_view> whole_words = {};
 };
 
 const std::vector<CatalogueEntry>& catalogue() {
@@ -86,6 +89,15 @@ const std::vector<CatalogueEntry>& catalogue() {
       // H800: the H100 SXM's compute and memory with NVLink cut to 400 GB/s; its fabric is taken
       // as the H100's (450 GB/s).
       {{"h800"}, make("H800 SXM", "hgx-h100", G::hopper, 989.4, 1978.9, 0, 80, 3.35, 132, 700)},
+      // H100 NVL (the H100 datasheet, nvidia.com/en-us/data-center/h100): the full 132 SMs at
+      // 350-400 W, 94 GB of HBM3 at 3.9 TB/s, BF16 1,671 and FP8 3,341 TFLOP/s with sparsity;
+      // PCIe cards joined in pairs by NVLink bridges. Before the other H100s.
+      {{"h100"}, make("H100 NVL", "pcie-h100-nvl", G::hopper, 835.5, 1670.5, 0, 94, 3.9, 132, 400),
+       {"nvl"}},
+      // H100 PCIe (the same datasheet; 114 SMs, the whitepaper): BF16 1,513 and FP8 3,026
+      // TFLOP/s with sparsity, 80 GB of HBM2e at 2.0 TB/s, 350 W, in a PCIe Gen5 server.
+      {{"h100", "pcie"},
+       make("H100 PCIe", "pcie-h100", G::hopper, 756.5, 1513, 0, 80, 2.0, 114, 350)},
       // H100 with 96 GB of HBM2e at 2.4 TB/s (Meta's Grand Teton hosts, as torchtitan's H100
       // benchmarks describe them); the 96 GB HBM3 part keeps the SXM's 3.35 TB/s.
       {{"h100", "96", "hbm2e"},
@@ -93,6 +105,12 @@ const std::vector<CatalogueEntry>& catalogue() {
       {{"h100", "96"},
        make("H100 96GB", "hgx-h100", G::hopper, 989.4, 1978.9, 0, 96, 3.35, 132, 700)},
       {{"h100"}, make("H100 SXM", "hgx-h100", G::hopper, 989.4, 1978.9, 0, 80, 3.35, 132, 700)},
+      // A100 PCIe cards (nvidia.com/en-us/data-center/a100): the SXM part's peaks and SMs at
+      // 250 W (40 GB, 1,555 GB/s) or 300 W (80 GB, 1,935 GB/s), in a PCIe Gen4 server.
+      {{"a100", "pcie", "40"},
+       make("A100 PCIe 40GB", "pcie-a100", G::ampere, 312, 0, 0, 40, 1.555, 108, 250)},
+      {{"a100", "pcie"},
+       make("A100 PCIe 80GB", "pcie-a100", G::ampere, 312, 0, 0, 80, 1.935, 108, 300)},
       {{"a100", "40"},
        make("A100 SXM 40GB", "hgx-a100", G::ampere, 312, 0, 0, 40, 1.555, 108, 400)},
       {{"a100"}, make("A100 SXM 80GB", "hgx-a100", G::ampere, 312, 0, 0, 80, 2.039, 108, 400)},
@@ -105,6 +123,28 @@ const std::vector<CatalogueEntry>& catalogue() {
       {{"mi325x"}, make("MI325X", "mi325x", G::cdna3, 1307.4, 2614.9, 0, 256, 6, 304, 1000)},
       {{"mi355x"}, make("MI355X", "mi355x", G::cdna4, 2516.6, 5033.2, 0, 288, 8, 256, 1400)},
       {{"mi350x"}, make("MI350X", "mi350x", G::cdna4, 2306.9, 4613.8, 0, 288, 8, 256, 1000)},
+      // MI250X and MI250 (amd.com's Instinct spec pages): two GCDs a package, each of which
+      // frameworks see as one device, so the figures are per GCD: half the package's 383 (MI250:
+      // 362.1) TFLOP/s BF16, which CDNA 2 runs densely and without FP8; 64 GB of HBM2e at 1.6 TB/s;
+      // 110 (104) compute units; half the package's 560 W.
+      {{"mi250x"}, make("MI250X GCD", "mi250x", G::cdna2, 191.5, 0, 0, 64, 1.6384, 110, 280)},
+      {{"mi250"}, make("MI250 GCD", "mi250x", G::cdna2, 181.05, 0, 0, 64, 1.6384, 104, 280)},
+      // V100 (the V100 datasheet, nvidia.com/en-us/data-center/v100, and the Volta whitepaper's
+      // 80 SMs): 125 TFLOP/s of FP16 tensor math (no BF16, no FP8: a "bf16" row runs at the FP16
+      // rate), 900 GB/s of HBM2. SXM3 in DGX-2 (350 W) and DGX-2H (450 W, 130 TFLOP/s: 2.1
+      // PFLOP/s for its 16); SXM2 in DGX-1 (300 W, 16 or 32 GB); PCIe at 250 W (112 TFLOP/s;
+      // V100S: 130 TFLOP/s and 1,134 GB/s). Before "v100" and "dgx-2", which they contain.
+      {{"dgx-2h"}, make("V100 SXM3 32GB (DGX-2H)", "dgx-2-v100", G::volta, 130, 0, 0, 32, 0.9, 80, 450)},
+      {{"dgx2h"}, make("V100 SXM3 32GB (DGX-2H)", "dgx-2-v100", G::volta, 130, 0, 0, 32, 0.9, 80, 450)},
+      {{"dgx-2"}, make("V100 SXM3 32GB", "dgx-2-v100", G::volta, 125, 0, 0, 32, 0.9, 80, 350)},
+      {{"dgx2"}, make("V100 SXM3 32GB", "dgx-2-v100", G::volta, 125, 0, 0, 32, 0.9, 80, 350)},
+      {{"v100", "sxm3"}, make("V100 SXM3 32GB", "dgx-2-v100", G::volta, 125, 0, 0, 32, 0.9, 80, 350)},
+      {{"v100s"}, make("V100S PCIe 32GB", "pcie-v100", G::volta, 130, 0, 0, 32, 1.134, 80, 250)},
+      {{"v100", "pcie", "16"},
+       make("V100 PCIe 16GB", "pcie-v100", G::volta, 112, 0, 0, 16, 0.9, 80, 250)},
+      {{"v100", "pcie"}, make("V100 PCIe 32GB", "pcie-v100", G::volta, 112, 0, 0, 32, 0.9, 80, 250)},
+      {{"v100", "16"}, make("V100 SXM2 16GB", "dgx-1-v100", G::volta, 125, 0, 0, 16, 0.9, 80, 300)},
+      {{"v100"}, make("V100 SXM2 32GB", "dgx-1-v100", G::volta, 125, 0, 0, 32, 0.9, 80, 300)},
       {{"tpu", "v4"}, tpu("TPU v4", 275, 34.4, 1.2, 8, 128, 3, 4, 45)},
       {{"tpu", "v5e"}, tpu("TPU v5e", 197, 16, 0.819, 4, 128, 2, 16, 45)},
       {{"tpu", "v5p"}, tpu("TPU v5p", 459, 95, 2.765, 8, 128, 3, 4, 90)},
@@ -126,6 +166,17 @@ double clock_scale_of(const std::string& lower, double rated_watts) {
   if (digits == limit) return 1;
   const double watts = std::stod(lower.substr(digits, limit - digits));
   return std::min(1.0, std::cbrt(watts / rated_watts));
+}
+
+// `word` somewhere in `lower` and not followed by a letter ("h100-nvl-94gb", "h100 nvl", not
+// "nvlink").
+bool has_whole_word(const std::string& lower, std::string_view word) {
+  for (std::size_t at = lower.find(word); at != std::string::npos;
+       at = lower.find(word, at + 1)) {
+    const std::size_t end = at + word.size();
+    if (end == lower.size() || !std::isalpha(static_cast<unsigned char>(lower[end]))) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -162,9 +213,12 @@ double gemm_kernel_efficiency(const Accelerator& accelerator, MatmulPrecision pr
   if (accelerator.tpu) return 0.85;
   const bool narrow = precision != MatmulPrecision::bf16;
   switch (accelerator.generation) {
+    // Volta: no measured share was read for it here; taken as Ampere's.
+    case G::volta:
     case G::ampere: return 0.72;
     // CDNA: no measured share was read for it here; taken as Hopper's.
     case G::hopper:
+    case G::cdna2:
     case G::cdna3:
     case G::cdna4: return narrow ? 0.50 : 0.58;
     default: return precision == MatmulPrecision::nvfp4 ? 0.45 : (narrow ? 0.55 : 0.62);
@@ -181,6 +235,10 @@ AttentionEfficiency attention_kernel_efficiency(const Accelerator& accelerator,
   using G = cost_model::GpuGeneration;
   // TPUs: Pallas's flash ("splash") attention, taken as FlashAttention-2's share on A100.
   if (accelerator.tpu || accelerator.generation == G::ampere) return {0.55, 0.45};
+  // Volta has no FlashAttention (1.x runs on Turing and Ampere, 2.x from Ampere on): V100 runs
+  // xFormers' or PyTorch's memory-efficient kernel, or unfused attention. No measured share was
+  // read for them here; taken as FlashAttention-2's on H100, the lowest the model uses.
+  if (accelerator.generation == G::volta) return {0.35, 0.35};
   if (kernel == AttentionKernel::flash2) return {0.35, 0.35};
   if (accelerator.generation == G::hopper || accelerator.doubled_softmax_exponentials) {
     return {0.60, 0.45};
@@ -201,7 +259,9 @@ std::optional<Accelerator> accelerator_from_description(std::string_view text) {
     const bool all = std::all_of(entry.words.begin(), entry.words.end(), [&](std::string_view w) {
       return lower.find(w) != std::string::npos;
     });
-    if (!all) continue;
+    const bool whole = std::all_of(entry.whole_words.begin(), entry.whole_words.end(),
+                                   [&](std::string_view w) { return has_whole_word(lower, w); });
+    if (!all || !whole) continue;
     Accelerator accelerator = entry.accelerator;
     accelerator.clock_scale = clock_scale_of(lower, accelerator.power_watts);
     return accelerator;

@@ -46,7 +46,7 @@ struct Accelerator {
   double peak_flops_per_s(MatmulPrecision precision) const;
 };
 
-// "ampere", "hopper", "blackwell" (the GPU generation), or "tpu".
+// "volta", "ampere", "hopper", "blackwell", "cdna2", ... (the GPU generation), or "tpu".
 std::string accelerator_family(const Accelerator& accelerator);
 
 // The share of a precision's peak a large GEMM sustains on this generation.
