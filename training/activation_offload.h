@@ -9,7 +9,7 @@
 namespace spmd::training {
 
 // One direction of the link between a GPU and its host's memory: NVLink-C2C on Grace hosts,
-// PCIe x16 (Gen4 on Ampere, Gen5 after) on x86 hosts.
+// PCIe x16 (Gen3 on Volta, Gen4 on Ampere and CDNA2, Gen5 after) on x86 hosts.
 double host_link_bytes_per_s(cost_model::GpuGeneration generation, cost_model::HostKind host);
 
 // Seconds a layer's offload adds to its micro-batch: the copy out runs beside the next layer's
