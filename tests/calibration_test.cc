@@ -248,6 +248,9 @@ TEST(CalibrationMachine, GpuNamesPickPresetsLongestNameFirst) {
   EXPECT_FALSE(preset_for_gpu("NVIDIA B200").nvlink_domain_spans_nodes);
   EXPECT_EQ(preset_for_gpu("NVIDIA A100 SXM4 40GB").preset, "hgx-a100");
   EXPECT_EQ(preset_for_gpu("AMD Instinct MI300X OAM").preset, "mi300x");
+  EXPECT_EQ(preset_for_gpu("Tesla V100-SXM2-32GB").preset, "dgx-1-v100");
+  EXPECT_EQ(preset_for_gpu("Tesla V100-SXM3-32GB-H (DGX-2H)").preset, "dgx-2-v100");
+  EXPECT_EQ(preset_for_gpu("AMD Instinct MI250X (Frontier)").preset, "mi250x");
   EXPECT_EQ(preset_for_gpu("AMD Instinct MI325X").preset, "mi325x");
   EXPECT_EQ(preset_for_gpu("AMD Instinct MI355X").preset, "mi355x");
   EXPECT_EQ(preset_for_gpu("AMD Instinct MI350X").preset, "mi350x");

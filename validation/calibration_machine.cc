@@ -31,9 +31,10 @@ struct GpuName {
 // hold H20. The export variants keep their board's fabric but for NVLink: H800 and A800 cut it
 // to 400 GB/s bidirectional, 200 GB/s each way (NVIDIA H800 SXM5 and A800 SXM4 datasheets); H20
 // keeps H100's 900 GB/s (NVIDIA H20 datasheet; its compute, which collectives do not use, is
-// cut).
-const std::array<GpuName, 15>& gpu_names() {
-  static const std::array<GpuName, 15> names = {{
+// cut). V100 SXM3 boards sit in DGX-2 (16 on NVSwitch), SXM2 boards in DGX-1 (8, NVLink 2); an
+// MI250X or MI250 is two GCDs, the devices NCCL's counterpart RCCL sees, eight to a node.
+const std::array<GpuName, 19>& gpu_names() {
+  static const std::array<GpuName, 19> names = {{
       {"GB300", {"gb300-nvl72", true, std::nullopt}},
       {"GB200", {"gb200-nvl72", true, std::nullopt}},
       {"GH200", {"gh200-quad", false, std::nullopt}},
@@ -49,6 +50,10 @@ const std::array<GpuName, 15>& gpu_names() {
       {"H20", {"hgx-h100", false, std::nullopt}},
       {"A800", {"hgx-a100", false, 200'000'000'000}},
       {"A100", {"hgx-a100", false, std::nullopt}},
+      {"DGX-2", {"dgx-2-v100", false, std::nullopt}},
+      {"SXM3", {"dgx-2-v100", false, std::nullopt}},
+      {"V100", {"dgx-1-v100", false, std::nullopt}},
+      {"MI250", {"mi250x", false, std::nullopt}},
   }};
   return names;
 }
