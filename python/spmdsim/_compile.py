@@ -2,8 +2,10 @@
 
 In the calling process when it has N JAX devices; otherwise in a child Python process on N fake
 CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count=N), which imports the function by
-``module:qualname`` (or unpickles it with cloudpickle, where the function is not importable and
-cloudpickle is installed) and compiles it for abstract arguments of the same shapes and dtypes.
+``module:qualname``, loads it from the caller's main script (a top-level function of
+``python script.py``), or unpickles it with cloudpickle where that is installed, and compiles it
+for abstract arguments of the same shapes and dtypes (their shardings stay behind: the program's
+own shard_map / in_shardings place them).
 """
 
 from __future__ import annotations
@@ -67,11 +69,24 @@ def _importable_reference(fn: Any) -> str | None:
     return f"{module}:{qualname}" if found is fn else None
 
 
+def _main_script_reference(fn: Any) -> dict[str, str] | None:
+    """A top-level function of the script being run (``python script.py``): the child loads the
+    script as a module under another name, so its ``if __name__ == "__main__":`` part stays out."""
+    qualname = getattr(fn, "__qualname__", "")
+    script = getattr(sys.modules.get("__main__"), "__file__", None)
+    if getattr(fn, "__module__", None) != "__main__" or not script or "<locals>" in qualname:
+        return None
+    return {"script": os.path.abspath(script), "qualname": qualname}
+
+
 def _function_payload(fn: Any) -> dict[str, str]:
-    """How the child finds the function: by reference, or cloudpickled."""
+    """How the child finds the function: by reference, from the main script, or cloudpickled."""
     reference = _importable_reference(fn)
     if reference is not None:
         return {"reference": reference}
+    script = _main_script_reference(fn)
+    if script is not None:
+        return script
     try:
         import cloudpickle
     except ImportError:
@@ -98,14 +113,27 @@ def compile_in_child(fn: Any, args: tuple[Any, ...], devices: int, timeout_s: fl
     return child.stdout
 
 
+def _load_script(path: str) -> Any:
+    """The caller's main script as a module named spmdsim_caller_script."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("spmdsim_caller_script", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def _child_function(payload: dict[str, str]) -> Any:
-    if "reference" in payload:
+    if "pickled" in payload:
+        return pickle.loads(base64.b64decode(payload["pickled"]))
+    if "script" in payload:
+        found, qualname = _load_script(payload["script"]), payload["qualname"]
+    else:
         module, qualname = payload["reference"].split(":")
-        found: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            found = getattr(found, part)
-        return found
-    return pickle.loads(base64.b64decode(payload["pickled"]))
+        found = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
 
 
 def _child_main() -> int:
