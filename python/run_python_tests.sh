@@ -15,7 +15,7 @@ source "$here/../backends/jax/jax_venv.sh"
 ensure_jax_venv "$venv" "$jax_cases_version" "the Python package's tests"
 
 if ! ls "$build_dir"/python/spmdsim/_core.*.so >/dev/null 2>&1; then
-  echo "SKIPPED: $build_dir/python/spmdsim has no _core module: configure found no nanobind and pip could not install it from PyPI (python/CMakeLists.txt)"
+  echo "SKIPPED: $build_dir/python/spmdsim has no _core module: configure found no Python headers, or no nanobind and pip could not install it from PyPI (its warning says which; python/CMakeLists.txt)"
   exit 77
 fi
 suffix=$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
