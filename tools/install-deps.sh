@@ -24,6 +24,7 @@ test_packages=(
   libbenchmark-dev
   librapidcheck-dev
   python3 python3-numpy python3-venv python3-pip  # tools/ scripts, the JAX cases' venv
+  python3-dev                 # python/: the module spmdsim._core (SPMD_PYTHON, the ci preset)
   clang-16 libclang-rt-16-dev # the asan preset and fuzz/: libFuzzer (Debian 12's clang 14 cannot read GCC 12's <ranges>)
 )
 

@@ -1,0 +1,40 @@
+"""spmdsim for Python: the C++ reference and simulator over NumPy arrays and jitted JAX functions.
+
+- ``run_collective``: a jax.lax collective on one NumPy array per device, folded in a named
+  reduction order (XLA:CPU's, NCCL's ring, Gloo's, Open MPI's, ...), bit for bit.
+- ``conform``: conformance cases run on the reference or the simulator.
+- ``estimate``: a jitted function compiled for N devices, its HLO run on a modeled machine.
+- ``strategies``: Hypothesis strategies (meshes, PartitionSpecs, arrays, collective calls); needs
+  ``pip install hypothesis``, imported on first use.
+- ``visualize``: reserved for the sharding text grid (not bound yet).
+
+JAX is needed only by ``estimate``. See docs/python.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ._collective import collective_ops, reduction_orders, run_collective
+from ._conform import CaseResult, ConformReport, conform
+from ._estimate import CollectiveCost, Estimate, compiled_hlo, estimate, machine_presets
+
+__all__ = [
+    "CaseResult", "CollectiveCost", "ConformReport", "Estimate", "collective_ops", "compiled_hlo",
+    "conform", "estimate", "machine_presets", "reduction_orders", "run_collective", "strategies",
+    "visualize",
+]
+
+
+def visualize(*args: Any, **kwargs: Any) -> str:
+    """The sharding of an array on a mesh as a text grid. Not bound yet: the C++ text-grid
+    function is being written; its binding will go here (python/core_module.cc)."""
+    raise NotImplementedError("spmdsim.visualize is not available in this version")
+
+
+def __getattr__(name: str) -> Any:
+    """``spmdsim.strategies`` is imported when first used: it needs Hypothesis."""
+    if name == "strategies":
+        return importlib.import_module(".strategies", __name__)
+    raise AttributeError(f"module 'spmdsim' has no attribute {name!r}")

@@ -1,0 +1,11 @@
+"""pytest setup: 8 fake CPU devices for JAX in this process (set before JAX is imported), the
+repository root for the committed conformance cases."""
+
+import os
+import pathlib
+
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
+CASES = REPOSITORY / "tests" / "conformance" / "cases"
