@@ -39,16 +39,16 @@ std::string perm_string(const CollectiveCall& call) {
   return fmt::format("({})", fmt::join(pairs, ", "));
 }
 
-// JAX 0.10.2 looks each index up in the group's device list as Python indexes a list: -n..n-1
-// are valid, negative ones counting from the end (docs/jax-differences.md). Then sources and
-// destinations must each name distinct devices.
-void validate_perm(const CollectiveCall& call, int n) {
+// JAX looks each index up in the group's devices as Python indexes a list (0.10.2) or a tuple
+// (0.12): -n..n-1 are valid, negative ones counting from the end (docs/jax-differences.md).
+// Then sources and destinations must each name distinct devices.
+void validate_perm(const CollectiveCall& call, int n, JaxVersion jax_version) {
   for (auto [source, destination] : call.perm) {
     if (source < -n || source >= n || destination < -n || destination >= n) {
       throw Error(fmt::format(
-          "IndexError: list index out of range (ppermute pair ({}, {}) over a group of {}, "
+          "IndexError: {} index out of range (ppermute pair ({}, {}) over a group of {}, "
           "expected indices in -{}..{})",
-          source, destination, n, n, n - 1));
+          jax_version == JaxVersion::v0_10 ? "list" : "tuple", source, destination, n, n, n - 1));
     }
   }
   // Marks by index, not sets: a pipeline's ppermute is checked on every device at every send.
@@ -102,13 +102,17 @@ void validate_shuffle(const CollectiveCall& call) {
 // JAX 0.10.2 cannot lower a negative psum_scatter scatter_dimension (StableHLO's verifier
 // rejects it) nor a negative all_to_all axis (the process crashes); 0.12 counts them from the
 // end (docs/jax-differences.md).
-void check_axis_not_negative_before_0_12(int axis, const char* field, JaxVersion jax_version) {
+void check_axis_not_negative_before_0_12(CollectiveOp op, int axis, const char* field,
+                                         JaxVersion jax_version) {
   if (axis >= 0 || jax_version != JaxVersion::v0_10) return;
-  throw Error(fmt::format(
-      "{} = {}: JAX 0.10 cannot lower a negative axis ('stablehlo.reduce_scatter' op attribute "
-      "'scatter_dimension' failed to satisfy constraint: ... non-negative; all_to_all crashes), "
-      "expected 0 <= axis, or --jax-version 0.12",
-      field, axis));
+  const char* jax_does = op == CollectiveOp::psum_scatter
+                             ? "ValueError: Cannot lower jaxpr with verifier errors: "
+                               "'stablehlo.reduce_scatter' op attribute 'scatter_dimension' "
+                               "failed to satisfy constraint: 64-bit signless integer attribute "
+                               "whose value is non-negative"
+                             : "JAX 0.10.2 ends with a segmentation fault lowering it";
+  throw Error(fmt::format("{} = {}: {} (JAX 0.10); expected 0 <= {}, or JAX 0.12's rules", field,
+                          axis, jax_does, field));
 }
 
 void validate_shapes(const CollectiveCall& call, const Shape& shape, int n,
@@ -120,7 +124,8 @@ void validate_shapes(const CollectiveCall& call, const Shape& shape, int n,
   if (call.op == CollectiveOp::all_gather) {
     normalize_axis(call.axis, call.tiled ? rank : rank + 1, "all_gather axis");
   } else if (call.op == CollectiveOp::psum_scatter) {
-    check_axis_not_negative_before_0_12(call.axis, "psum_scatter scatter_dimension", jax_version);
+    check_axis_not_negative_before_0_12(call.op, call.axis, "psum_scatter scatter_dimension",
+                                        jax_version);
     const int d = normalize_axis(call.axis, rank, "psum_scatter scatter_dimension");
     const std::int64_t m = dim(d);
     if (!call.tiled && m != n) {
@@ -134,8 +139,10 @@ void validate_shapes(const CollectiveCall& call, const Shape& shape, int n,
                       m, n));
     }
   } else if (call.op == CollectiveOp::all_to_all) {
-    check_axis_not_negative_before_0_12(call.split_axis, "all_to_all split_axis", jax_version);
-    check_axis_not_negative_before_0_12(call.concat_axis, "all_to_all concat_axis", jax_version);
+    check_axis_not_negative_before_0_12(call.op, call.split_axis, "all_to_all split_axis",
+                                        jax_version);
+    check_axis_not_negative_before_0_12(call.op, call.concat_axis, "all_to_all concat_axis",
+                                        jax_version);
     const int split = normalize_axis(call.split_axis, rank, "all_to_all split_axis");
     normalize_axis(call.concat_axis, rank, "all_to_all concat_axis");
     const std::int64_t m = dim(split);
@@ -358,7 +365,7 @@ void validate_collective(const CollectiveCall& call, const Mesh& mesh, DType dty
     check_permute_axes_in_mesh_order(mesh, positions, jax_version);
   }
   const int n = collective_axis_size(mesh, call);
-  if (call.op == CollectiveOp::ppermute) validate_perm(call, n);
+  if (call.op == CollectiveOp::ppermute) validate_perm(call, n, jax_version);
   if (call.op == CollectiveOp::pshuffle) {
     validate_shuffle(call);
     // JAX's pshuffle is ppermute(x, name, zip(perm, range(len(perm)))): a perm longer than the
@@ -368,7 +375,7 @@ void validate_collective(const CollectiveCall& call, const Mesh& mesh, DType dty
     for (std::size_t i = 0; i < call.shuffle.size(); ++i) {
       as_ppermute.perm.emplace_back(call.shuffle[i], static_cast<int>(i));
     }
-    validate_perm(as_ppermute, n);
+    validate_perm(as_ppermute, n, jax_version);
   }
   validate_shapes(call, shape, n, jax_version);
 }
