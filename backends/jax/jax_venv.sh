@@ -55,6 +55,8 @@ jax_choice_line() {
   python_version=$("$jax_python" -c "import platform; print(platform.python_version())" 2>/dev/null)
   if [ "$jax_reference_version" = 0.12 ]; then
     echo "JAX $jax_cases_version with Python $python_version ($jax_python); reference run with --jax-version $jax_reference_version"
+  elif [ -n "${SPMD_JAX_PYTHON:-}" ]; then
+    echo "JAX $jax_cases_version with Python $python_version ($jax_python): SPMD_JAX_PYTHON=$SPMD_JAX_PYTHON is older than 3.12, which JAX 0.11 and later need; reference run with --jax-version $jax_reference_version"
   else
     echo "JAX $jax_cases_version with Python $python_version ($jax_python): no Python >= 3.12 found, which JAX 0.11 and later need; reference run with --jax-version $jax_reference_version"
   fi
