@@ -33,6 +33,7 @@ jax_python_at_least_3_12() {
       return 0
     fi
   done
+  return 0
 }
 
 if [ -n "${SPMD_JAX_PYTHON:-}" ]; then
