@@ -15,6 +15,7 @@
 #include "cli/conform_backends.h"
 #include "conformance/conformance_runner.h"
 #include "reference/error.h"
+#include "reference/jax_version.h"
 
 namespace spmd {
 
@@ -53,6 +54,12 @@ void add_conform_flags(CLI::App& command, ConformOptions& options) {
                   "With --backend sim: ring, ring-uni, torus[:AxB[xC]], mesh[:AxB[xC]], "
                   "fully_connected, switch or hierarchical:K")
       ->default_val("ring");
+  command
+      .add_option("--jax-version", options.jax_version,
+                  "The JAX release whose rules the reference follows where 0.10 and 0.12 "
+                  "differ (docs/jax-differences.md), for cases that do not state their own "
+                  "jax_version: 0.12 or 0.10")
+      ->capture_default_str();
   command.add_flag("--verbose,-v", options.verbose, "Print a line for passing cases too");
   command.add_option("PATH", options.paths, "Case files (NAME.json) or folders of cases")
       ->required();
@@ -101,12 +108,13 @@ struct LoadedCase {
   std::string malformed;
 };
 
-std::vector<LoadedCase> load_cases(const std::vector<std::string>& paths) {
+std::vector<LoadedCase> load_cases(const std::vector<std::string>& paths,
+                                   JaxVersion jax_version) {
   std::vector<LoadedCase> cases;
   for (const std::string& file : conformance::find_case_files(paths)) {
     LoadedCase entry{.file = file};
     try {
-      entry.loaded = conformance::load_case(file);
+      entry.loaded = conformance::load_case(file, jax_version);
     } catch (const Error& e) {
       entry.malformed = e.what();
     }
@@ -155,6 +163,14 @@ ConformOptions with_plugin_backend(ConformOptions options) {
   return options;
 }
 
+JaxVersion jax_version_from_flag(const std::string& text) {
+  try {
+    return jax_version_from_name(text);
+  } catch (const Error& e) {
+    throw Error(fmt::format("--jax-version: {}", e.what()));
+  }
+}
+
 // A plugin call that fails or hangs ends the run with its message (exit code 2), not one case.
 conformance::CaseResult run_case_or_stop_on_plugin_error(const conformance::Case& c,
                                                          const conformance::RunOptions& options) {
@@ -168,6 +184,7 @@ conformance::CaseResult run_case_or_stop_on_plugin_error(const conformance::Case
 }  // namespace
 
 int run_conform_command(const ConformOptions& given_options, std::ostream& out) {
+  const JaxVersion jax_version = jax_version_from_flag(given_options.jax_version);
   const ConformOptions options = with_plugin_backend(given_options);
   conformance::RunOptions run_options{.backend = options.backend};
   register_conform_backends();
@@ -196,7 +213,7 @@ int run_conform_command(const ConformOptions& given_options, std::ostream& out) 
   }
   if (!options.order.empty()) run_options.order = order_from_flags(options);
   if (!run_options.order) run_options.order = backend_native_order(options.backend);
-  const std::vector<LoadedCase> cases = load_cases(options.paths);
+  const std::vector<LoadedCase> cases = load_cases(options.paths, jax_version);
   if (run_options.order) check_ring_fits_cases(run_options.order->ring, cases);
   check_backend_starts(options.backend, run_options.order, cases);
   int passed = 0, failed = 0, errors = 0, order_unspecified = 0;

@@ -1,6 +1,7 @@
 #pragma once
 // `spmdsim conform [--backend NAME | --backend-plugin LIB.so [--plugin-timeout-s S]]
-//  [--order ORDER | --algorithm ALGORITHM] [--topology T] [--verbose] PATH...`
+//  [--order ORDER | --algorithm ALGORITHM] [--topology T] [--jax-version 0.10|0.12] [--verbose]
+//  PATH...`
 
 #include <chrono>
 #include <ostream>
@@ -21,6 +22,9 @@ struct ConformOptions {
   std::vector<std::string> ring;  // --ring 0,2,1,3: the mesh's device ids in ring order
   std::string algorithm;          // --backend sim: the simulator algorithm (sets the order)
   std::string topology = "ring";  // --backend sim: the machine's topology
+  // --jax-version: the JAX release whose rules cases that state none run with
+  // (reference/jax_version.h); a case's own `jax_version` wins.
+  std::string jax_version = "0.12";
   bool verbose = false;
   std::vector<std::string> paths;
 };

@@ -430,9 +430,10 @@ void read_processes(const JsonValue& processes, const JsonValue& root,
 }
 
 // The case in `root`; errors name the field's path (the caller adds the file).
-Case read_case(const JsonValue& root, const std::string& json_path) {
-  root.require_object({"format", "name", "about", "mesh", "map", "inputs", "processes", "load",
-                       "body", "outputs", "expected", "order"});
+Case read_case(const JsonValue& root, const std::string& json_path,
+               JaxVersion default_jax_version) {
+  root.require_object({"format", "name", "about", "jax_version", "mesh", "map", "inputs",
+                       "processes", "load", "body", "outputs", "expected", "order"});
   Case c;
   c.json_path = json_path;
   root.required("format", "1").integer(1, 1, "1");
@@ -478,15 +479,22 @@ Case read_case(const JsonValue& root, const std::string& json_path) {
   parse_expected(root.required("expected", "{\"outputs\": [...]} or {\"error\": \"...\"}"), folder,
                  c);
   if (const std::optional<JsonValue> order = root.optional("order")) c.order = parse_order(*order);
+  if (const std::optional<JsonValue> version = root.optional("jax_version")) {
+    c.stated_jax_version = version->named("a JAX version, \"0.10\" or \"0.12\"",
+                                          [](const std::string& name) {
+                                            return jax_version_from_name(name);
+                                          });
+  }
+  c.pmap.jax_version = c.shard_map.jax_version = c.stated_jax_version.value_or(default_jax_version);
   return c;
 }
 
 }  // namespace
 
-Case load_case(const std::string& json_path) {
+Case load_case(const std::string& json_path, JaxVersion default_jax_version) {
   const nlohmann::json document = parse_json_file(json_path, "the case file");  // names the file
   try {
-    return read_case(JsonValue(document, "case"), json_path);
+    return read_case(JsonValue(document, "case"), json_path, default_jax_version);
   } catch (const Error& e) {
     throw Error(fmt::format("{}: {}", json_path, e.what()));
   }

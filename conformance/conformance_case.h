@@ -13,6 +13,7 @@
 #include "reference/array.h"
 #include "reference/collective_call.h"
 #include "reference/context.h"
+#include "reference/jax_version.h"
 #include "reference/mesh.h"
 #include "reference/pmap.h"
 #include "reference/reduction_order.h"
@@ -58,6 +59,9 @@ struct Case {
   std::optional<Values> expected_outputs;  // as stored in the files
   std::optional<std::string> expected_error;
   ReductionOrder order;  // `order`: the algorithm and its parameters; xla_cpu when absent
+  // `jax_version`: the JAX release the case records ("0.10" or "0.12"), whose checks it runs
+  // with (pmap.jax_version / shard_map.jax_version); absent, load_case's default.
+  std::optional<JaxVersion> stated_jax_version;
   // Why the program cannot be built or called, as JAX would reject it (the mesh's own checks,
   // in_axes / out_axes lengths); the case then cannot run, and this error is its result.
   std::optional<std::string> program_error;
@@ -67,7 +71,10 @@ struct Case {
 // spmd::Error, naming the file and the field, only where the format cannot be read: bad JSON, an
 // unknown, missing or wrongly typed field, a bad reference (one to no value defined before it, by
 // its exact name: "s00" is not "s0"), a missing .npy file.
-Case load_case(const std::string& json_path);
+// The case runs with the JAX release it states (`jax_version`), or `default_jax_version` (spmdsim
+// conform --jax-version) where it states none.
+Case load_case(const std::string& json_path,
+               JaxVersion default_jax_version = kDefaultJaxVersion);
 
 // The per-device program the case's body describes.
 DeviceFunction body_function(const Case& c);

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include "reference/collective_groups.h"
@@ -37,16 +39,16 @@ std::string perm_string(const CollectiveCall& call) {
   return fmt::format("({})", fmt::join(pairs, ", "));
 }
 
-// JAX 0.10.2 looks each index up in the group's device list as Python indexes a list: -n..n-1
-// are valid, negative ones counting from the end (docs/jax-differences.md). Then sources and
-// destinations must each name distinct devices.
-void validate_perm(const CollectiveCall& call, int n) {
+// JAX looks each index up in the group's devices as Python indexes a list (0.10.2) or a tuple
+// (0.12): -n..n-1 are valid, negative ones counting from the end (docs/jax-differences.md).
+// Then sources and destinations must each name distinct devices.
+void validate_perm(const CollectiveCall& call, int n, JaxVersion jax_version) {
   for (auto [source, destination] : call.perm) {
     if (source < -n || source >= n || destination < -n || destination >= n) {
       throw Error(fmt::format(
-          "IndexError: list index out of range (ppermute pair ({}, {}) over a group of {}, "
+          "IndexError: {} index out of range (ppermute pair ({}, {}) over a group of {}, "
           "expected indices in -{}..{})",
-          source, destination, n, n, n - 1));
+          jax_version == JaxVersion::v0_10 ? "list" : "tuple", source, destination, n, n, n - 1));
     }
   }
   // Marks by index, not sets: a pipeline's ppermute is checked on every device at every send.
@@ -63,6 +65,29 @@ void validate_perm(const CollectiveCall& call, int n) {
   }
 }
 
+// JAX 0.12 refuses ppermute / pshuffle over several axes named in another order than the
+// mesh's where that order changes a group: where some group, its devices ordered by the names
+// as given, is not in ascending device order (lowering compares each group with it sorted;
+// axes of size 1 change nothing). 0.10.2 sorted every group silently, as collective_groups does
+// (docs/jax-differences.md). pshuffle's message names ppermute.
+void check_permute_axes_in_mesh_order(const Mesh& mesh, const std::vector<int>& positions,
+                                      JaxVersion jax_version) {
+  if (jax_version == JaxVersion::v0_10 || std::is_sorted(positions.begin(), positions.end())) {
+    return;
+  }
+  const std::vector<std::vector<int>> groups = axis_groups(mesh, positions);
+  if (std::all_of(groups.begin(), groups.end(), [](const std::vector<int>& group) {
+        return std::is_sorted(group.begin(), group.end());
+      })) {
+    return;
+  }
+  throw Error(
+      "RuntimeError: Make sure that the axis_name passed to jax.lax.ppermute is in the same "
+      "order as the axis_names declared on the mesh. If you want to allow different order, you "
+      "can disable the check via `with jax.raise_on_ppermute_sort_diff(False):` context "
+      "manager.");
+}
+
 void validate_shuffle(const CollectiveCall& call) {
   const std::set<int> values(call.shuffle.begin(), call.shuffle.end());
   bool is_permutation = values.size() == call.shuffle.size();
@@ -74,7 +99,24 @@ void validate_shuffle(const CollectiveCall& call) {
   }
 }
 
-void validate_shapes(const CollectiveCall& call, const Shape& shape, int n) {
+// JAX 0.10.2 cannot lower a negative psum_scatter scatter_dimension (StableHLO's verifier
+// rejects it) nor a negative all_to_all axis (the process crashes); 0.12 counts them from the
+// end (docs/jax-differences.md).
+void check_axis_not_negative_before_0_12(CollectiveOp op, int axis, const char* field,
+                                         JaxVersion jax_version) {
+  if (axis >= 0 || jax_version != JaxVersion::v0_10) return;
+  const char* jax_does = op == CollectiveOp::psum_scatter
+                             ? "ValueError: Cannot lower jaxpr with verifier errors: "
+                               "'stablehlo.reduce_scatter' op attribute 'scatter_dimension' "
+                               "failed to satisfy constraint: 64-bit signless integer attribute "
+                               "whose value is non-negative"
+                             : "JAX 0.10.2 ends with a segmentation fault lowering it";
+  throw Error(fmt::format("{} = {}: {} (JAX 0.10); expected 0 <= {}, or JAX 0.12's rules", field,
+                          axis, jax_does, field));
+}
+
+void validate_shapes(const CollectiveCall& call, const Shape& shape, int n,
+                     JaxVersion jax_version) {
   const int rank = static_cast<int>(shape.size());
   const auto dim = [&](int d) { return shape[static_cast<std::size_t>(d)]; };
   // For errors only: formatted when one is thrown.
@@ -82,6 +124,8 @@ void validate_shapes(const CollectiveCall& call, const Shape& shape, int n) {
   if (call.op == CollectiveOp::all_gather) {
     normalize_axis(call.axis, call.tiled ? rank : rank + 1, "all_gather axis");
   } else if (call.op == CollectiveOp::psum_scatter) {
+    check_axis_not_negative_before_0_12(call.op, call.axis, "psum_scatter scatter_dimension",
+                                        jax_version);
     const int d = normalize_axis(call.axis, rank, "psum_scatter scatter_dimension");
     const std::int64_t m = dim(d);
     if (!call.tiled && m != n) {
@@ -95,6 +139,10 @@ void validate_shapes(const CollectiveCall& call, const Shape& shape, int n) {
                       m, n));
     }
   } else if (call.op == CollectiveOp::all_to_all) {
+    check_axis_not_negative_before_0_12(call.op, call.split_axis, "all_to_all split_axis",
+                                        jax_version);
+    check_axis_not_negative_before_0_12(call.op, call.concat_axis, "all_to_all concat_axis",
+                                        jax_version);
     const int split = normalize_axis(call.split_axis, rank, "all_to_all split_axis");
     normalize_axis(call.concat_axis, rank, "all_to_all concat_axis");
     const std::int64_t m = dim(split);
@@ -230,37 +278,55 @@ std::string vma_type_string(const Array& input, const Mesh& mesh) {
   return fmt::format("{}{{V:({})}}", input.type_string(), fmt::join(names, ","));
 }
 
-// JAX 0.10.2 under check_vma: psum / pmean / psum_scatter over several axes need the input to
-// vary over all of them or over none; a mix is rejected (auto-pvary does not apply). Found by
-// running JAX (docs/jax-differences.md); pmax / pmin and the data-movement collectives accept it.
-void check_sum_axes_all_varying_or_all_invariant(const CollectiveCall& call, const Mesh& mesh,
-                                                 const Array& input) {
-  if (call.op != CollectiveOp::psum && call.op != CollectiveOp::pmean &&
-      call.op != CollectiveOp::psum_scatter) {
-    return;
+// Under check_vma, psum / pmean / psum_scatter over several axes need the input to vary over all
+// of them or over none; a mix is rejected (auto-pvary does not apply). JAX 0.12 rejects it for
+// pmax / pmin too; 0.10.2 accepts it there, as the data-movement collectives do in both. Found
+// by running JAX (docs/jax-differences.md).
+bool refuses_partly_varying_input(CollectiveOp op, JaxVersion jax_version) {
+  switch (op) {
+    case CollectiveOp::psum:
+    case CollectiveOp::pmean:
+    case CollectiveOp::psum_scatter: return true;
+    case CollectiveOp::pmax:
+    case CollectiveOp::pmin: return jax_version != JaxVersion::v0_10;
+    default: return false;
   }
+}
+
+// The API name in the error: pmean is psum then a division.
+std::string_view partly_varying_api(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::psum_scatter: return "psum_scatter";
+    case CollectiveOp::pmax: return "pmax";
+    case CollectiveOp::pmin: return "pmin";
+    default: return "psum";
+  }
+}
+
+void check_axes_all_varying_or_all_invariant(const CollectiveCall& call, const Mesh& mesh,
+                                             const Array& input, JaxVersion jax_version) {
+  if (!refuses_partly_varying_input(call.op, jax_version)) return;
   const std::vector<int> positions = resolve_axes(mesh, call.axes, api_name(call.op));
   std::size_t varying = 0;
   for (int k : positions) varying += (input.varying_axes() >> k) & 1;
   if (varying == 0 || varying == positions.size()) return;
-  const std::string api = call.op == CollectiveOp::psum_scatter ? "psum_scatter" : "psum";
   throw Error(fmt::format(
       "jax.lax.{} can only accept axis_name which corresponds to one of varying, unreduced, "
       "reduced or invarying state of the input. Got input type: {}, axes: {} and input state: "
       "{{'varying', 'invarying'}}",
-      api, vma_type_string(input, mesh), call.axes.to_string()));
+      partly_varying_api(call.op), vma_type_string(input, mesh), call.axes.to_string()));
 }
 
 }  // namespace
 
 void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Array& input,
-                         bool check_vma) {
-  validate_collective(call, mesh, input.dtype(), input.shape(), check_vma);
-  if (check_vma) check_sum_axes_all_varying_or_all_invariant(call, mesh, input);
+                         bool check_vma, JaxVersion jax_version) {
+  validate_collective(call, mesh, input.dtype(), input.shape(), check_vma, jax_version);
+  if (check_vma) check_axes_all_varying_or_all_invariant(call, mesh, input, jax_version);
 }
 
 void validate_collective(const CollectiveCall& call, const Mesh& mesh, DType dtype,
-                         const Shape& shape, bool check_vma) {
+                         const Shape& shape, bool check_vma, JaxVersion jax_version) {
   if (call.op == CollectiveOp::psum_scatter && dtype == DType::bool_) {
     // Unlike psum, psum_scatter does not convert bool first; lax.add rejects it.
     throw Error(
@@ -295,8 +361,11 @@ void validate_collective(const CollectiveCall& call, const Mesh& mesh, DType dty
       }
     }
   }
+  if (call.op == CollectiveOp::ppermute || call.op == CollectiveOp::pshuffle) {
+    check_permute_axes_in_mesh_order(mesh, positions, jax_version);
+  }
   const int n = collective_axis_size(mesh, call);
-  if (call.op == CollectiveOp::ppermute) validate_perm(call, n);
+  if (call.op == CollectiveOp::ppermute) validate_perm(call, n, jax_version);
   if (call.op == CollectiveOp::pshuffle) {
     validate_shuffle(call);
     // JAX's pshuffle is ppermute(x, name, zip(perm, range(len(perm)))): a perm longer than the
@@ -306,9 +375,9 @@ void validate_collective(const CollectiveCall& call, const Mesh& mesh, DType dty
     for (std::size_t i = 0; i < call.shuffle.size(); ++i) {
       as_ppermute.perm.emplace_back(call.shuffle[i], static_cast<int>(i));
     }
-    validate_perm(as_ppermute, n);
+    validate_perm(as_ppermute, n, jax_version);
   }
-  validate_shapes(call, shape, n);
+  validate_shapes(call, shape, n, jax_version);
 }
 
 VaryingAxes result_varying_axes(const CollectiveCall& call, const Mesh& mesh, VaryingAxes input) {

@@ -7,18 +7,21 @@
 
 #include "reference/array.h"
 #include "reference/collective_call.h"
+#include "reference/jax_version.h"
 #include "reference/mesh.h"
 #include "reference/reduction_order.h"
 
 namespace spmd {
 
-// Checks `call` on one device's input as JAX does, raising spmd::Error with JAX's message.
-// `check_vma` is shard_map's flag: psum with axis_index_groups is not implemented under it.
+// Checks `call` on one device's input as JAX `jax_version` does, raising spmd::Error with JAX's
+// message. `check_vma` is shard_map's flag: psum with axis_index_groups is not implemented under
+// it, and psum (pmax / pmin too in 0.12) over axes the input varies over only in part is refused.
 void validate_collective(const CollectiveCall& call, const Mesh& mesh, const Array& input,
-                         bool check_vma);
-// The same checks from the input's dtype and shape alone (they read nothing else).
+                         bool check_vma, JaxVersion jax_version = kDefaultJaxVersion);
+// The checks that read the input's dtype and shape alone (not its varying axes).
 void validate_collective(const CollectiveCall& call, const Mesh& mesh, DType dtype,
-                         const Shape& shape, bool check_vma);
+                         const Shape& shape, bool check_vma,
+                         JaxVersion jax_version = kDefaultJaxVersion);
 
 // The varying-axes type of the result, given the input's: reductions over A make the result
 // invariant along A; the others vary along A (inputs are implicitly pvary'd, as with

@@ -94,7 +94,7 @@ void Context::collective_cost(const CollectiveCall& call, DType dtype, const Sha
 PendingCollective Context::collective_start(const CollectiveCall& call, const Array& x,
                                             StartOptions options) {
   throw_if_abandoned();
-  validate_collective(call, mesh_, x, check_vma_);
+  validate_collective(call, mesh_, x, check_vma_, jax_version_);
   check_stream(options);
   const auto described = [&] { return describe(call, x.dtype(), x.shape()); };
   if (leaves_operand_unchanged(call)) return keep({{x, -1}, std::nullopt}, described());
@@ -135,7 +135,7 @@ Context::Pending Context::start_unrounded_bf16(const CollectiveCall& call, const
 PendingCollective Context::collective_cost_start(const CollectiveCall& call, DType dtype,
                                                  const Shape& shape, StartOptions options) {
   throw_if_abandoned();
-  validate_collective(call, mesh_, dtype, shape, check_vma_);
+  validate_collective(call, mesh_, dtype, shape, check_vma_, jax_version_);
   check_stream(options);
   if (leaves_operand_unchanged(call)) {
     return keep({{Array(), -1}, std::nullopt}, describe(call, dtype, shape));

@@ -17,6 +17,7 @@
 #include "reference/array.h"
 #include "reference/collective_call.h"
 #include "reference/float_numerics.h"
+#include "reference/jax_version.h"
 #include "reference/mesh.h"
 #include "reference/pending_collective.h"
 
@@ -40,6 +41,10 @@ class Context {
   int device() const { return device_; }
   const Mesh& mesh() const { return mesh_; }
   bool check_vma() const { return check_vma_; }
+  // The JAX release whose checks the collectives make (reference/jax_version.h). pmap and
+  // shard_map set it from their options on every device before the function runs.
+  JaxVersion jax_version() const { return jax_version_; }
+  void set_jax_version(JaxVersion version) { jax_version_ = version; }
   // The backend's arithmetic: element-wise operations in the device function take it
   // (spmd::add(a, b, ctx.numerics()), ...) so that they round as the collectives do.
   const FloatNumerics& numerics() const { return numerics_; }
@@ -187,6 +192,7 @@ class Context {
   const Mesh& mesh_;
   int device_;
   bool check_vma_;
+  JaxVersion jax_version_ = kDefaultJaxVersion;
   FloatNumerics numerics_;
   std::thread::id owner_thread_;            // the thread the device function runs on
   std::map<std::uint64_t, Pending> pending_;  // started and not waited, by ticket
@@ -196,5 +202,15 @@ class Context {
 
 // The per-device program: the device's arguments in, its results out.
 using DeviceFunction = std::function<Values(Context&, const Values&)>;
+
+// `function` run after setting each device's Context to `version`: how pmap and shard_map pass
+// their options' jax_version to every backend. The result refers to `function`, which must
+// outlive it.
+inline DeviceFunction with_jax_version(const DeviceFunction& function, JaxVersion version) {
+  return [&function, version](Context& ctx, const Values& inputs) {
+    ctx.set_jax_version(version);
+    return function(ctx, inputs);
+  };
+}
 
 }  // namespace spmd

@@ -154,7 +154,8 @@ Values run_pmap(Backend& backend, const DeviceFunction& function, const PmapOpti
   }
   const Mesh mesh({n}, {options.axis_name});
   const std::vector<Values> outputs =
-      backend.run(mesh, split_by_axes(options, args, n), function, /*check_vma=*/false);
+      backend.run(mesh, split_by_axes(options, args, n),
+                  with_jax_version(function, options.jax_version), /*check_vma=*/false);
   return stack_by_axes(options, outputs);
 }
 

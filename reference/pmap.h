@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "reference/backend.h"
+#include "reference/jax_version.h"
 
 namespace spmd {
 
@@ -26,6 +27,9 @@ struct PmapOptions {
   std::optional<int> axis_size;
   // If given, the backend devices to run on, in logical order (only the first n are used).
   std::optional<std::vector<int>> devices;
+  // The JAX release whose collective checks the body's collectives make
+  // (reference/jax_version.h): 0.12 unless 0.10 is asked for.
+  JaxVersion jax_version = kDefaultJaxVersion;
 };
 
 Values run_pmap(Backend& backend, const DeviceFunction& function, const PmapOptions& options,

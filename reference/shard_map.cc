@@ -141,7 +141,7 @@ Values run_shard_map(Backend& backend, const Mesh& mesh, const DeviceFunction& f
                             backend.device_count()));
   }
   const std::vector<Values> inputs = split_by_specs(mesh, options, args);
-  const std::vector<Values> outputs = backend.run(mesh, inputs, function, options.check_vma);
+  const std::vector<Values> outputs = backend.run(mesh, inputs, with_jax_version(function, options.jax_version), options.check_vma);
   return assemble_by_specs(mesh, options, outputs);
 }
 

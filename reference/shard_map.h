@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "reference/backend.h"
+#include "reference/jax_version.h"
 #include "reference/partition_spec.h"
 
 namespace spmd {
@@ -21,6 +22,9 @@ struct ShardMapOptions {
   // replicated along it. With false, such outputs are read from the first device holding each
   // block, as JAX reads them.
   bool check_vma = true;
+  // The JAX release whose collective checks the body's collectives make
+  // (reference/jax_version.h): 0.12 unless 0.10 is asked for.
+  JaxVersion jax_version = kDefaultJaxVersion;
   std::string function_name = "f";  // quoted in error messages
 };
 

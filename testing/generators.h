@@ -11,6 +11,7 @@
 
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <ostream>
@@ -102,6 +103,17 @@ inline rc::Gen<std::vector<std::string>> axis_subset(const Mesh& mesh, int min_c
                                                       mesh.axis_names().size() + 1);
     return pick_in_random_order(mesh.axis_names(), count);
   });
+}
+
+// `names` in the mesh's order: JAX 0.12 refuses ppermute / pshuffle over names out of mesh order
+// (where that changes a group; docs/jax-differences.md), so property tests name them so.
+inline std::vector<std::string> in_mesh_order(const Mesh& mesh,
+                                              const std::vector<std::string>& names) {
+  std::vector<std::string> ordered;
+  for (const std::string& name : mesh.axis_names()) {
+    if (std::find(names.begin(), names.end(), name) != names.end()) ordered.push_back(name);
+  }
+  return ordered;
 }
 
 // The number of devices in each group of a collective over `names` (product of their sizes).

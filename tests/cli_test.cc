@@ -581,6 +581,9 @@ TEST(CliErrors, BadValuesExitWithCodeTwoAndOneLineNamingTheFlag) {
        "error: --stepfactor: 9223372036854775808: expected a decimal integer from -2^63 to 2^63-1"},
       {"cases --order nccl_ring --out x --nccl-chunk-bytes 2147483648",
        "error: --nccl-chunk-bytes"},
+      {"conform --jax-version 0.11 " + std::string(SPMD_CONFORMANCE_DIR),
+       R"(error: --jax-version: "0.11" is no JAX version the reference follows, expected 0.10 )"
+       R"(or 0.12)"},
   };
   for (const auto& [arguments, expected] : cases) {
     const CommandResult result = run_binary(arguments);

@@ -74,7 +74,7 @@ class CaseFolder : public ::testing::Test {
 
 TEST(PublicCases, EveryCasePassesOnTheReference) {
   const auto files = find_case_files({SPMD_CONFORMANCE_DIR});
-  ASSERT_EQ(files.size(), 29u);
+  ASSERT_EQ(files.size(), 41u);
   for (const std::string& file : files) {
     const CaseResult result = run_case(load_case(file), RunOptions{});
     EXPECT_TRUE(result.passed) << file << ": " << result.failure;
@@ -229,8 +229,8 @@ TEST_F(CaseFolder, UnknownFieldsAreErrorsListingTheKnownOnes) {
   const std::string root = write_case(with_field(R"("name": "psum4")", R"("nmae": "psum4")"));
   EXPECT_EQ(test_errors::error_of([&] { load_case(root); }),
             root +
-                ": nmae: unknown field, expected one of format, name, about, mesh, map, "
-                "inputs, processes, load, body, outputs, expected, order");
+                ": nmae: unknown field, expected one of format, name, about, jax_version, "
+                "mesh, map, inputs, processes, load, body, outputs, expected, order");
   // psum has no `tiled` in JAX; a parameter of another collective is not silently ignored.
   const std::string step =
       write_case(with_field(R"("axis_name": "i"}])", R"("axis_name": "i", "tiled": true}])"));
@@ -508,6 +508,52 @@ TEST(OtherOrders, InSwitchRunComparesExactCasesWithJaxAsUsual) {
     EXPECT_TRUE(result.passed) << name << ": " << result.failure << result.error;
     EXPECT_TRUE(result.order_unspecified) << name;
   }
+}
+
+// A case without `jax_version` runs with conform's --jax-version: pmax over ('x', 'y') of a value
+// varying over 'x' only is JAX 0.12's ValueError and JAX 0.10.2's maximum over all four devices.
+TEST_F(CaseFolder, JaxVersionFlagSetsTheRulesOfCasesThatStateNone) {
+  const auto pmax_case = [&](const std::string& expected, const std::string& version_field) {
+    write_npy((folder_ / "max.npy").string(), Array::from_values<float>({2}, {3, 4}));
+    return write_case(R"({"format": 1, "name": "pmax_partly_varying",)" + version_field + R"(
+      "mesh": {"shape": [2, 2], "axis_names": ["x", "y"]},
+      "map": {"kind": "shard_map", "in_specs": [["x"]], "out_specs": [[]]},
+      "inputs": [{"file": "x.npy"}],
+      "body": [{"op": "pmax", "args": ["in0"], "axis_name": ["x", "y"]}],
+      "outputs": ["s0"],
+      "expected": )" + expected + "}");
+  };
+  const std::string error = R"({"error": "ValueError: jax.lax.pmax can only accept ..."})";
+  const std::string maximum = R"({"outputs": [{"file": "max.npy"}]})";
+  const auto exit_code = [&](const std::string& version) {
+    std::ostringstream out;
+    ConformOptions options;
+    options.paths = {folder_.string()};
+    if (!version.empty()) options.jax_version = version;
+    return run_conform_command(options, out);
+  };
+  pmax_case(error, "");
+  EXPECT_EQ(exit_code(""), 0);  // 0.12 by default
+  EXPECT_EQ(exit_code("0.12"), 0);
+  EXPECT_EQ(exit_code("0.10"), 1);
+  pmax_case(maximum, "");
+  EXPECT_EQ(exit_code("0.12"), 1);
+  EXPECT_EQ(exit_code("0.10"), 0);
+  EXPECT_EQ(exit_code("0.10.2"), 0);
+  // The case's own jax_version wins over the flag.
+  pmax_case(maximum, R"( "jax_version": "0.10",)");
+  EXPECT_EQ(exit_code("0.12"), 0);
+  EXPECT_EQ(load_case(write_case(R"({"format": 1, "name": "v", "jax_version": "0.10",
+      "mesh": {"shape": [4], "axis_names": ["i"]},
+      "map": {"kind": "pmap", "axis_name": "i", "in_axes": [0], "out_axes": [0]},
+      "inputs": [{"file": "x.npy"}], "body": [], "outputs": ["in0"],
+      "expected": {"error": "e"}})"))
+                .shard_map.jax_version,
+            JaxVersion::v0_10);
+  pmax_case(maximum, R"( "jax_version": "0.11",)");
+  EXPECT_THAT(test_errors::error_of([&] { load_case((folder_ / "c.json").string()); }),
+              HasSubstr(R"(jax_version: "0.11" is no JAX version the reference follows, )"
+                        R"(expected 0.10 or 0.12)"));
 }
 
 }  // namespace

@@ -402,7 +402,7 @@ TEST(CollectiveErrors, PshuffleLongerThanTheAxisNamesADeviceThatIsNotThere) {
                 shard_map_on(Mesh({2}, {"i"}), f, {iota_f32({2})}, {spec({{"i"}})},
                              {spec({{"i"}})});
               }),
-              HasSubstr("IndexError: list index out of range (ppermute pair (2, 0) over a group "
+              HasSubstr("IndexError: tuple index out of range (ppermute pair (2, 0) over a group "
                         "of 2, expected indices in -2..1)"));
 }
 

@@ -725,9 +725,10 @@ TEST(FoundByRunningJax, Bfloat16PmeanMultipliesByAFloat32ReciprocalAndRoundsOnce
 }
 
 TEST(FoundByRunningJax, PsumOverAxesTheInputVariesOverOnlyInPartIsAnErrorUnderCheckVma) {
-  // JAX 0.10.2: shard_map(check_vma=True) over mesh (2,2) ('x','y'), input P('x'):
+  // JAX 0.10.2 and 0.12: shard_map(check_vma=True) over mesh (2,2) ('x','y'), input P('x'):
   // psum(x, ('x','y')) raises "jax.lax.psum can only accept axis_name which corresponds to one
-  // of varying, unreduced, reduced or invarying state of the input"; pmax is accepted.
+  // of varying, unreduced, reduced or invarying state of the input". pmax is accepted by 0.10.2
+  // only (JaxVersions.PmaxAndPminOfAPartlyVaryingValueAreAnErrorIn012UnderCheckVma).
   const Mesh mesh({2, 2}, {"x", "y"});
   auto run = [&](const std::function<Array(Context&, const Array&)>& f) {
     return shard_map_on(mesh,
@@ -741,8 +742,6 @@ TEST(FoundByRunningJax, PsumOverAxesTheInputVariesOverOnlyInPartIsAnErrorUnderCh
     EXPECT_THAT(e.what(), HasSubstr("jax.lax.psum can only accept axis_name which corresponds"));
     EXPECT_THAT(e.what(), HasSubstr("int32[2]{V:x}, axes: ('x', 'y')"));
   }
-  const Values out = run([](Context& ctx, const Array& x) { return ctx.pmax(x, {"x", "y"}); });
-  EXPECT_THAT(values<std::int32_t>(out[0]), ElementsAre(2, 3, 2, 3, 2, 3, 2, 3));
 }
 
 // The rules below are JAX 0.10.2 / XLA:CPU behaviour shown by backends/jax/show_rules.py and the
@@ -765,7 +764,7 @@ std::vector<std::uint16_t> bf16_bits(const Array& a) {
 
 TEST(FoundByRunningJax, PpermuteIndicesAreLookedUpAsPythonListIndices) {
   // ppermute over 4 devices: (-1, 0) sends device 3's value to device 0; (1, 4) raises
-  // IndexError: list index out of range.
+  // IndexError: tuple index out of range (JAX 0.12; 0.10.2 says list).
   const DeviceFunction f = [](Context& ctx, const Values& in) -> Values {
     return {ctx.ppermute(in[0], "i", {{-1, 0}})};
   };
@@ -778,7 +777,7 @@ TEST(FoundByRunningJax, PpermuteIndicesAreLookedUpAsPythonListIndices) {
                 shard_map_on(Mesh({4}, {"i"}), out_of_range, {iota_f32({4})}, {P({{"i"}})},
                              {P({{"i"}})});
               }),
-              HasSubstr("IndexError: list index out of range"));
+              HasSubstr("IndexError: tuple index out of range"));
 }
 
 TEST(FoundByRunningJax, PsumScatterOfBoolIsATypeErrorWhilePmaxAndPminOfBoolWork) {
@@ -896,6 +895,111 @@ TEST(FoundByRunningJax, PmaxAndPminDropNaNInTreeOrdersToo) {
       {Array::from_values<float>({4}, {nan, nan, 2.0f, -3.0f})});
   EXPECT_EQ(float_bits(out[0]), bits_of({2.0f, 2.0f, 2.0f, 2.0f}));
   EXPECT_EQ(float_bits(out[1]), bits_of({-3.0f, -3.0f, -3.0f, -3.0f}));
+}
+
+// ---- JAX 0.12 against 0.10 (docs/jax-differences.md, "JAX 0.12"): ShardMapOptions::jax_version
+
+Values shard_map_as(JaxVersion version, const Mesh& mesh, const DeviceFunction& f,
+                    const Values& args, std::vector<std::optional<PartitionSpec>> in_specs,
+                    std::vector<PartitionSpec> out_specs) {
+  ReferenceBackend reference;
+  ShardMapOptions options;
+  options.in_specs = std::move(in_specs);
+  options.out_specs = std::move(out_specs);
+  options.jax_version = version;
+  return run_shard_map(reference, mesh, f, options, args);
+}
+
+DeviceFunction ring_ppermute(AxisNames axes) {
+  return [axes](Context& ctx, const Values& in) -> Values {
+    return {ctx.ppermute(in[0], axes, {{0, 1}, {1, 2}, {2, 3}, {3, 0}})};
+  };
+}
+
+TEST(JaxVersions, PpermuteOverNamesOutOfMeshOrderIsAnErrorIn012AndMeshOrderIn010) {
+  const Mesh mesh({2, 2}, {"x", "y"});
+  const PartitionSpec both = P({{"x", "y"}});
+  const Values x = {iota_f32({8})};
+  const DeviceFunction reversed = ring_ppermute(AxisNames{"y", "x"});
+  EXPECT_THAT(error_of([&] {
+                shard_map_as(JaxVersion::v0_12, mesh, reversed, x, {both}, {both});
+              }),
+              HasSubstr("RuntimeError: Make sure that the axis_name passed to jax.lax.ppermute is "
+                        "in the same order as the axis_names declared on the mesh."));
+  const DeviceFunction shuffle = [](Context& ctx, const Values& in) -> Values {
+    return {ctx.pshuffle(in[0], AxisNames{"y", "x"}, {1, 2, 3, 0})};
+  };
+  EXPECT_THAT(error_of([&] { shard_map_as(JaxVersion::v0_12, mesh, shuffle, x, {both}, {both}); }),
+              HasSubstr("RuntimeError: Make sure that the axis_name passed to jax.lax.ppermute"));
+  // 0.10 indexes the group in mesh order: the same as naming ('x', 'y').
+  const Values as_010 = shard_map_as(JaxVersion::v0_10, mesh, reversed, x, {both}, {both});
+  const Values in_mesh_order = shard_map_as(JaxVersion::v0_12, mesh,
+                                            ring_ppermute(AxisNames{"x", "y"}), x, {both}, {both});
+  EXPECT_EQ(float_bits(as_010[0]), bits_of({6, 7, 0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(float_bits(in_mesh_order[0]), float_bits(as_010[0]));
+}
+
+TEST(JaxVersions, PpermuteOverNamesOutOfMeshOrderRunsIn012WhereNoGroupChanges) {
+  // 'x' has size 1: every group in ('y', 'x') order is already in ascending device order.
+  const Mesh mesh({1, 4}, {"x", "y"});
+  const PartitionSpec both = P({{"x", "y"}});
+  const Values out = shard_map_as(JaxVersion::v0_12, mesh, ring_ppermute(AxisNames{"y", "x"}),
+                                  {iota_f32({4})}, {both}, {both});
+  EXPECT_EQ(float_bits(out[0]), bits_of({3, 0, 1, 2}));
+}
+
+TEST(JaxVersions, PmaxAndPminOfAPartlyVaryingValueAreAnErrorIn012UnderCheckVma) {
+  const Mesh mesh({2, 2}, {"x", "y"});
+  for (const CollectiveOp op : {CollectiveOp::pmax, CollectiveOp::pmin}) {
+    const DeviceFunction f = [op](Context& ctx, const Values& in) -> Values {
+      return {op == CollectiveOp::pmax ? ctx.pmax(in[0], AxisNames{"x", "y"})
+                                       : ctx.pmin(in[0], AxisNames{"x", "y"})};
+    };
+    const std::string name(collective_op_name(op));
+    EXPECT_THAT(error_of([&] {
+                  shard_map_as(JaxVersion::v0_12, mesh, f, {iota_f32({4})}, {P({{"x"}})}, {P()});
+                }),
+                HasSubstr("jax.lax." + name +
+                          " can only accept axis_name which corresponds to one of varying, "
+                          "unreduced, reduced or invarying state of the input. Got input type: "
+                          "float32[2]{V:x}, axes: ('x', 'y')"))
+        << name;
+    const Values out =
+        shard_map_as(JaxVersion::v0_10, mesh, f, {iota_f32({4})}, {P({{"x"}})}, {P()});
+    EXPECT_EQ(float_bits(out[0]),
+              op == CollectiveOp::pmax ? bits_of({2, 3}) : bits_of({0, 1}))
+        << name;
+  }
+}
+
+TEST(JaxVersions, NegativeScatterAndAllToAllAxesCountFromTheEndIn012AndFailIn010) {
+  const Mesh mesh({4}, {"x"});
+  const Values x = {iota_f32({8, 4})};
+  const auto scatter = [](int dimension) -> DeviceFunction {
+    return [dimension](Context& ctx, const Values& in) -> Values {
+      return {ctx.psum_scatter(in[0], "x", dimension, /*tiled=*/true)};
+    };
+  };
+  const auto all_to_all = [](int split, int concat) -> DeviceFunction {
+    return [split, concat](Context& ctx, const Values& in) -> Values {
+      return {ctx.all_to_all(in[0], "x", split, concat, /*tiled=*/true)};
+    };
+  };
+  const PartitionSpec rows = P({{"x"}});
+  const PartitionSpec columns = P({{}, {"x"}});
+  EXPECT_EQ(float_bits(shard_map_as(JaxVersion::v0_12, mesh, scatter(-1), x, {rows}, {columns})[0]),
+            float_bits(shard_map_as(JaxVersion::v0_12, mesh, scatter(1), x, {rows}, {columns})[0]));
+  EXPECT_EQ(
+      float_bits(shard_map_as(JaxVersion::v0_12, mesh, all_to_all(-1, -2), x, {rows}, {rows})[0]),
+      float_bits(shard_map_as(JaxVersion::v0_12, mesh, all_to_all(1, 0), x, {rows}, {rows})[0]));
+  EXPECT_THAT(error_of([&] {
+                shard_map_as(JaxVersion::v0_10, mesh, scatter(-1), x, {rows}, {columns});
+              }),
+              HasSubstr("psum_scatter scatter_dimension = -1: ValueError: Cannot lower jaxpr"));
+  EXPECT_THAT(error_of([&] {
+                shard_map_as(JaxVersion::v0_10, mesh, all_to_all(1, -2), x, {rows}, {rows});
+              }),
+              HasSubstr("all_to_all concat_axis = -2: JAX 0.10.2 ends with a segmentation fault"));
 }
 
 }  // namespace

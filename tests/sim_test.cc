@@ -69,10 +69,11 @@ RC_GTEST_PROP(Simulator, results_equal_the_reference_folding_in_the_algorithms_o
   const int devices = mesh.device_count();
   const std::string topology = *topology_text(devices);
   const Algorithm algorithm = *rc::gen::elementOf(data_algorithms());
-  const std::vector<std::string> names = *testkit::axis_subset(mesh);
-  const int n = testkit::group_size(mesh, names);
   const Op op = *rc::gen::element(Op::psum, Op::pmean, Op::pmax, Op::pmin, Op::psum_scatter,
                                   Op::all_gather, Op::all_to_all, Op::ppermute);
+  std::vector<std::string> names = *testkit::axis_subset(mesh);
+  if (op == Op::ppermute) names = testkit::in_mesh_order(mesh, names);
+  const int n = testkit::group_size(mesh, names);
   const DType dtype = *testkit::dtype_of(testkit::all_dtypes());
   RC_PRE(!(op == Op::psum_scatter && dtype == DType::bool_));  // JAX rejects it (errors_test)
   const bool splits = op == Op::psum_scatter || op == Op::all_to_all;
@@ -358,7 +359,9 @@ RC_GTEST_PROP(Simulator, two_runs_give_identical_results_and_logs, ()) {
       Array y = ctx.psum(xs[0], AxisNames(names[0]));
       ctx.charge_compute(5e5, 0);
       y = ctx.all_gather(y, AxisNames(names[1]), 0, true);
-      return Values{ctx.pmax(y, AxisNames(names))};
+      // Over the axis y varies over: JAX 0.12 refuses a pmax over both (y is invariant along
+      // names[0] after the psum).
+      return Values{ctx.pmax(y, AxisNames(names[1]))};
     });
     return describe(machine.cost_log());
   };
