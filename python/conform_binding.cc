@@ -17,6 +17,7 @@
 #include "conformance/conformance_runner.h"
 #include "python/bindings.h"
 #include "reference/error.h"
+#include "reference/jax_version.h"
 #include "reference/reduction_order.h"
 
 namespace nb = nanobind;
@@ -77,8 +78,15 @@ std::vector<nb::dict> conform_cases(const std::vector<std::string>& paths,
                                     const std::string& backend,
                                     const std::optional<std::string>& order,
                                     const std::optional<std::string>& algorithm,
-                                    const std::string& topology) {
+                                    const std::string& topology,
+                                    const std::string& jax_version_name) {
   check_backend(backend);
+  JaxVersion jax_version = kDefaultJaxVersion;
+  try {
+    jax_version = jax_version_from_name(jax_version_name);
+  } catch (const Error& e) {
+    throw Error(fmt::format("jax_version: {}", e.what()));
+  }
   conformance::RunOptions options{.backend = backend, .order = run_order(backend, order, algorithm)};
   if (backend == "sim") {
     register_backend("sim", [topology](const ReductionOrder& fold, int device_count) {
@@ -88,8 +96,8 @@ std::vector<nb::dict> conform_cases(const std::vector<std::string>& paths,
   std::vector<nb::dict> results;
   for (const std::string& file : conformance::find_case_files(paths)) {
     try {
-      results.push_back(result_dict(file, conformance::run_case(conformance::load_case(file),
-                                                                options)));
+      results.push_back(result_dict(file, conformance::run_case(
+                                              conformance::load_case(file, jax_version), options)));
     } catch (const Error& e) {
       conformance::CaseResult unreadable{.error = e.what()};
       results.push_back(result_dict(file, unreadable));
@@ -103,7 +111,9 @@ std::vector<nb::dict> conform_cases(const std::vector<std::string>& paths,
 void bind_conform(nb::module_& module) {
   module.def("conform_cases", &conform_cases, nb::arg("paths"), nb::arg("backend"),
              nb::arg("order").none(), nb::arg("algorithm").none(), nb::arg("topology"),
-             "Runs every conformance case under the paths; one dict per case file.");
+             nb::arg("jax_version"),
+             "Runs every conformance case under the paths, under the rules of the JAX version "
+             "each case states, else jax_version's; one dict per case file.");
 }
 
 }  // namespace spmd::python

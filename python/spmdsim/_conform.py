@@ -38,7 +38,7 @@ class ConformReport:
         return bool(self.cases) and all(case.passed for case in self.cases)
 
     def summary(self) -> str:
-        """``"29 passed, 0 failed"``, as the CLI ends its report."""
+        """``"41 passed, 0 failed"``, as the CLI ends its report."""
         passed = sum(case.passed for case in self.cases)
         return f"{passed} passed, {len(self.cases) - passed} failed"
 
@@ -70,7 +70,8 @@ def _run_paths(paths: list[str], options: dict[str, Any]) -> ConformReport:
 
 def conform(case_path_or_json: str | os.PathLike[str] | dict[str, Any], backend: str = "reference",
             *, order: str | None = None, algorithm: str | None = None, topology: str = "ring",
-            base_dir: str | os.PathLike[str] | None = None) -> ConformReport:
+            base_dir: str | os.PathLike[str] | None = None,
+            jax_version: str = "0.12") -> ConformReport:
     """Runs conformance cases and compares each with its expected outputs or error.
 
     Args:
@@ -83,6 +84,8 @@ def conform(case_path_or_json: str | os.PathLike[str] | dict[str, Any], backend:
         reference folding in that algorithm's order.
       topology: with backend ``"sim"``: ring, torus:AxB, switch, hierarchical:K, ...
       base_dir: where a dict / JSON case's .npy files are (default: the current folder).
+      jax_version: the JAX whose rules a case that states none is held to, ``"0.12"`` (today's)
+        or ``"0.10"`` (docs/jax-differences.md); ``spmdsim conform --jax-version``.
 
     Returns:
       A ConformReport: ``.passed``, ``.summary()``, and ``.cases`` with each case's details.
@@ -90,7 +93,8 @@ def conform(case_path_or_json: str | os.PathLike[str] | dict[str, Any], backend:
     Raises:
       ValueError: a bad argument, or a path that does not exist, in one line.
     """
-    options = {"backend": backend, "order": order, "algorithm": algorithm, "topology": topology}
+    options = {"backend": backend, "order": order, "algorithm": algorithm, "topology": topology,
+               "jax_version": jax_version}
     if isinstance(case_path_or_json, dict):
         return _run_json(case_path_or_json, Path(base_dir or os.getcwd()), options)
     if isinstance(case_path_or_json, str) and case_path_or_json.lstrip().startswith("{"):

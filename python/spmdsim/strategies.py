@@ -218,5 +218,7 @@ def collective_calls(draw: Any, mesh: MeshSpec, shape: Sequence[int],
         return CollectiveCallSpec(op, axes, {"split_axis": split, "concat_axis": concat,
                                              "tiled": True})
     if op == "ppermute":
-        return CollectiveCallSpec(op, axes, {"perm": draw(_permutation_pairs(group))})
+        # JAX 0.12 refuses a ppermute whose axes are out of the mesh's order.
+        in_mesh_order = tuple(name for name in mesh.axis_names if name in axes)
+        return CollectiveCallSpec(op, in_mesh_order, {"perm": draw(_permutation_pairs(group))})
     return CollectiveCallSpec(op, axes)

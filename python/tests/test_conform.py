@@ -13,7 +13,7 @@ from conftest import CASES
 def test_committed_cases_pass_on_the_reference():
     report = spmdsim.conform(CASES)
     assert report.passed, [case for case in report.cases if not case.passed]
-    assert report.summary() == "29 passed, 0 failed"
+    assert report.summary() == "41 passed, 0 failed"
 
 
 def test_committed_cases_pass_on_the_simulator_with_each_algorithm():
@@ -59,3 +59,13 @@ def test_bad_arguments_are_value_errors(arguments, message):
 def test_a_missing_path_is_a_value_error(tmp_path):
     with pytest.raises(ValueError, match="no-such-case"):
         spmdsim.conform(tmp_path / "no-such-case.json")
+
+
+def test_jax_version_sets_the_rules_of_a_case_that_states_none():
+    # all_to_all with negative axes: JAX 0.12 counts them from the end; 0.10.2 has no such call.
+    case = json.loads((CASES / "smap_all_to_all_negative_axes.json").read_text())
+    case.pop("jax_version", None)
+    assert spmdsim.conform(case, base_dir=CASES).passed
+    assert not spmdsim.conform(case, base_dir=CASES, jax_version="0.10").passed
+    with pytest.raises(ValueError, match=r"^jax_version: \"0\.11\" is no JAX version"):
+        spmdsim.conform(case, base_dir=CASES, jax_version="0.11")

@@ -67,3 +67,16 @@ def test_an_unknown_machine_is_a_value_error():
     with pytest.raises(ValueError, match="^machine: "):
         spmdsim.estimate(jax_programs.data_parallel_step, WEIGHTS, batch(8), machine="dgx-z9",
                          devices=8)
+
+
+def test_bf16_activation_all_reduce_is_timed_in_bf16_as_the_gpu_compile_moves_it():
+    # XLA:CPU promotes the psum to float32 (64 MiB); the estimate keeps the program's bfloat16.
+    import estimate_tensor_data_parallel as example
+    x = jax.ShapeDtypeStruct((64, 1024, 2048), jnp.bfloat16)
+    w_in = jax.ShapeDtypeStruct((2048, 8192), jnp.bfloat16)
+    w_out = jax.ShapeDtypeStruct((8192, 2048), jnp.bfloat16)
+    result = spmdsim.estimate(example.mlp_block, x, w_in, w_out, machine="hgx-h100", devices=64)
+    [psum] = [c for c in result.collectives if c.op == "psum"]
+    assert psum.dtype == "bfloat16"
+    assert psum.bytes == 8 * 1024 * 2048 * 2  # 32 MiB, not 64
+    assert psum.groups == 8 and psum.group_size == 8
