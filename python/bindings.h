@@ -24,5 +24,6 @@ WireArray array_to_wire(const Array& array);
 void bind_collective(nanobind::module_& module);  // run_collective, order and op names
 void bind_conform(nanobind::module_& module);     // conform_case
 void bind_estimate(nanobind::module_& module);    // estimate_hlo, machine_preset_names
+void bind_sharding(nanobind::module_& module);    // sharding_text
 
 }  // namespace spmd::python

@@ -57,4 +57,5 @@ NB_MODULE(_core, module) {
   spmd::python::bind_collective(module);
   spmd::python::bind_conform(module);
   spmd::python::bind_estimate(module);
+  spmd::python::bind_sharding(module);
 }

@@ -6,7 +6,7 @@
 - ``estimate``: a jitted function compiled for N devices, its HLO run on a modeled machine.
 - ``strategies``: Hypothesis strategies (meshes, PartitionSpecs, arrays, collective calls); needs
   ``pip install hypothesis``, imported on first use.
-- ``visualize``: reserved for the sharding text grid (not bound yet).
+- ``visualize``: which device holds which block of an array, as a text grid.
 
 JAX is needed only by ``estimate``. See docs/python.md.
 """
@@ -19,18 +19,13 @@ from typing import Any
 from ._collective import collective_ops, reduction_orders, run_collective
 from ._conform import CaseResult, ConformReport, conform
 from ._estimate import CollectiveCost, Estimate, compiled_hlo, estimate, machine_presets
+from ._sharding import visualize
 
 __all__ = [
     "CaseResult", "CollectiveCost", "ConformReport", "Estimate", "collective_ops", "compiled_hlo",
     "conform", "estimate", "machine_presets", "reduction_orders", "run_collective", "strategies",
     "visualize",
 ]
-
-
-def visualize(*args: Any, **kwargs: Any) -> str:
-    """The sharding of an array on a mesh as a text grid. Not bound yet: the C++ text-grid
-    function is being written; its binding will go here (python/core_module.cc)."""
-    raise NotImplementedError("spmdsim.visualize is not available in this version")
 
 
 def __getattr__(name: str) -> Any:
