@@ -7,6 +7,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "sim/machine.h"
 #include "sim/machine_presets.h"
 #include "traces/run_report.h"
+#include "validation/collective_range.h"
 
 namespace nb = nanobind;
 
@@ -41,6 +43,40 @@ sim::MachineSpec estimate_machine(const std::string& machine, int devices) {
   } catch (const Error& e) {
     throw Error(fmt::format("machine: {}", e.what()));
   }
+}
+
+// Whether a collective's groups (global device ids, placed row-major on the machine's nodes)
+// reach past one node: which band of the collective's published errors its range takes.
+bool crosses_nodes(const hlo::ImportedCollective& collective, int devices, int per_node) {
+  const auto node_of = [per_node](int device) { return device / per_node; };
+  for (const auto& [source, target] : collective.source_target_pairs) {
+    if (node_of(source) != node_of(target)) return true;
+  }
+  if (!collective.source_target_pairs.empty()) return false;
+  if (collective.groups.empty()) return devices > per_node;
+  return std::any_of(collective.groups.begin(), collective.groups.end(), [&](const auto& group) {
+    return std::any_of(group.begin(), group.end(),
+                       [&](int device) { return node_of(device) != node_of(group.front()); });
+  });
+}
+
+// The time range of each collective the step issued (validation/collective_range.h), in
+// seconds; none where the machine has no fabric (a link-level machine file).
+std::vector<std::optional<ValueRange>> collective_ranges(const hlo::HloModule& module,
+                                                         const sim::MachineSpec& spec,
+                                                         const sim::CostLog& log) {
+  std::vector<std::optional<ValueRange>> ranges(log.collectives.size());
+  if (!spec.fabric) return ranges;
+  const std::vector<hlo::ImportedCollective> issued = hlo::step_collectives(module);
+  for (std::size_t i = 0; i < log.collectives.size() && i < issued.size(); ++i) {
+    const sim::CollectiveRecord& record = log.collectives[i];
+    const double time_us = static_cast<double>(record.end_ps - record.start_ps) / 1e6;
+    const ValueRange us = collective_time_range(
+        *spec.fabric, crosses_nodes(issued[i], spec.devices, spec.fabric->devices_per_node),
+        time_us);
+    ranges[i] = ValueRange{.low = us.low * 1e-6, .high = us.high * 1e-6};
+  }
+  return ranges;
 }
 
 nb::dict collective_dict(const sim::CollectiveRecord& record) {
@@ -71,11 +107,32 @@ nb::dict estimate_dict(const hlo::HloModule& module, const sim::MachineSpec& spe
       static_cast<double>(totals.exposed_communication_ps) * kSecondsPerPicosecond;
   result["memory_peak_bytes"] = totals.peak_memory_bytes;
   result["memory_per_device_bytes"] = spec.memory_bytes;
+  // The step's range: the collectives' ranges, as far as their time is exposed; the compute as
+  // the model gives it.
+  const std::vector<std::optional<ValueRange>> ranges = collective_ranges(module, spec, log);
+  double collective_s = 0, faster_s = 0, slower_s = 0;
   nb::list collectives;
-  for (const sim::CollectiveRecord& record : log.collectives) {
-    collectives.append(collective_dict(record));
+  for (std::size_t i = 0; i < log.collectives.size(); ++i) {
+    nb::dict entry = collective_dict(log.collectives[i]);
+    const double time_s = nb::cast<double>(entry["time_s"]);
+    collective_s += time_s;
+    if (ranges[i]) {
+      entry["time_range_s"] = nb::make_tuple(ranges[i]->low, ranges[i]->high);
+      faster_s += time_s - ranges[i]->low;
+      slower_s += ranges[i]->high - time_s;
+    } else {
+      entry["time_range_s"] = nb::none();
+    }
+    collectives.append(entry);
   }
   result["collectives"] = collectives;
+  const double step_s = nb::cast<double>(result["step_time_s"]);
+  const double exposed_share =
+      collective_s > 0 ? std::min(1.0, nb::cast<double>(result["exposed_communication_s"]) /
+                                           collective_s)
+                       : 0;
+  result["step_time_range_s"] =
+      nb::make_tuple(step_s - exposed_share * faster_s, step_s + exposed_share * slower_s);
   return result;
 }
 

@@ -38,8 +38,9 @@ if __name__ == "__main__":
     w_in = jax.ShapeDtypeStruct((2048, 8192), jnp.bfloat16)
     w_out = jax.ShapeDtypeStruct((8192, 2048), jnp.bfloat16)
     result = spmdsim.estimate(mlp_block, x, w_in, w_out, machine="hgx-h100", devices=64)
-    print(f"step time {result.step_time_s * 1e3:.3f} ms, memory peak "
-          f"{result.memory_peak_bytes / 2**20:.1f} MiB per device")
+    low, high = result.step_time_range_s
+    print(f"step time {result.step_time_s * 1e3:.3f} ms (range {low * 1e3:.3f}-{high * 1e3:.3f} "
+          f"ms), memory peak {result.memory_peak_bytes / 2**20:.1f} MiB per device")
     for collective in result.collectives:
         print(f"{collective.op} {collective.dtype} {collective.shape} {collective.bytes / 2**20:.0f} "
               f"MiB in {collective.groups} groups of {collective.group_size}: "

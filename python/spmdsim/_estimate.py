@@ -24,6 +24,10 @@ class CollectiveCost:
     shape: str
     algorithm: str
     busbw_bytes_per_s: float
+    # (low, high) seconds from the spread of the collective timing's errors on published
+    # nccl-tests runs of its kind (GPU generation, one node or several); None on a machine file
+    # without a fabric.
+    time_range_s: tuple[float, float] | None
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,9 @@ class Estimate:
     machine: str
     devices: int
     step_time_s: float
+    # (low, high) seconds: the collectives' ranges as far as their time is exposed; the compute
+    # as the model gives it.
+    step_time_range_s: tuple[float, float]
     compute_s: float
     exposed_communication_s: float
     memory_peak_bytes: int

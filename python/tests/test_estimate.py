@@ -24,6 +24,10 @@ def test_in_process_compile_reports_the_psum_and_a_positive_step_time():
     [psum] = [c for c in result.collectives if c.op == "psum"]
     assert psum.dtype == "float32" and psum.bytes == 256 * 256 * 4
     assert psum.groups == 1 and psum.group_size == 8 and psum.time_s > 0
+    low, high = psum.time_range_s
+    assert low < psum.time_s < high
+    step_low, step_high = result.step_time_range_s
+    assert step_low <= result.step_time_s <= step_high and step_low < step_high
 
 
 def test_child_process_compile_for_more_devices_than_this_process_has():
