@@ -359,6 +359,30 @@ def excess_values(rng, shape, large):
     return as_dtype(values, "bfloat16")
 
 
+def body_function(body, outputs):
+    """A case body's per-device function (docs/conformance-format.md, "body"): each step with
+    jax.lax / jax.numpy, its value named s<k>; the inputs are in<k>."""
+    def run(*args):
+        values = {f"in{k}": a for k, a in enumerate(args)}
+        for k, step in enumerate(body):
+            x = [values[r] for r in step["args"]]
+            op = step["op"]
+            if op in ("add", "sub", "mul"):
+                value = {"add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply}[op](*x)
+            elif op == "neg":
+                value = jnp.negative(x[0])
+            elif op == "convert":
+                value = jax.lax.convert_element_type(x[0], jnp_dtype(step["dtype"]))
+            elif op == "axis_index":
+                value = jax.lax.axis_index(step["axis_name"] if isinstance(step["axis_name"], str)
+                                           else tuple(step["axis_name"]))
+            else:
+                value = jax_collective(step)(x[0])
+            values[f"s{k}"] = value
+        return tuple(values[r] for r in outputs)
+    return run
+
+
 class Program:
     """A rule case: a mesh, a map, global inputs, a body and its outputs."""
 
@@ -392,24 +416,7 @@ class Program:
 
     def function(self):
         """The per-device function, stepping through the body with jax.lax / jax.numpy."""
-        body, outputs = self.body, self.outputs
-
-        def run(*args):
-            values = {f"in{k}": a for k, a in enumerate(args)}
-            for k, step in enumerate(body):
-                x = [values[r] for r in step["args"]]
-                op = step["op"]
-                if op in ("add", "sub", "mul"):
-                    value = {"add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply}[op](*x)
-                elif op == "neg":
-                    value = jnp.negative(x[0])
-                elif op == "convert":
-                    value = jax.lax.convert_element_type(x[0], jnp_dtype(step["dtype"]))
-                else:
-                    value = jax_collective(step)(x[0])
-                values[f"s{k}"] = value
-            return tuple(values[r] for r in outputs)
-        return run
+        return body_function(self.body, self.outputs)
 
     def compiled(self):
         devices = jax.devices()[:self.devices]

@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-from generate_cases import CASE_JAX_VERSION, jax_collective, jnp_dtype, spec_of
+from generate_cases import CASE_JAX_VERSION, body_function, spec_of
 import jax  # noqa: E402  (generate_cases set XLA_FLAGS and JAX_PLATFORMS first)
 import jax.numpy as jnp  # noqa: E402
 from jax.sharding import Mesh  # noqa: E402
@@ -31,38 +31,15 @@ def load_array(folder, entry):
     return array
 
 
-def body_function(case):
-    """The per-device function of the case's body, as generate_cases.Program runs it."""
-    def run(*args):
-        values = {f"in{k}": a for k, a in enumerate(args)}
-        for k, step in enumerate(case["body"]):
-            x = [values[r] for r in step["args"]]
-            op = step["op"]
-            if op in ("add", "sub", "mul"):
-                value = {"add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply}[op](*x)
-            elif op == "neg":
-                value = jnp.negative(x[0])
-            elif op == "convert":
-                value = jax.lax.convert_element_type(x[0], jnp_dtype(step["dtype"]))
-            elif op == "axis_index":
-                value = jax.lax.axis_index(step["axis_name"] if isinstance(step["axis_name"], str)
-                                           else tuple(step["axis_name"]))
-            else:
-                value = jax_collective(step)(x[0])
-            values[f"s{k}"] = value
-        return tuple(values[r] for r in case["outputs"])
-    return run
-
-
 def compiled(case):
     """The case's program as JAX runs it: jax.pmap, or jax.jit(jax.shard_map(...))."""
     jmap, mesh = case["map"], case["mesh"]
     devices = jax.devices()[:int(np.prod(mesh["shape"]))]
     if jmap["kind"] == "pmap":
-        return jax.pmap(body_function(case), axis_name=jmap["axis_name"], devices=devices,
+        return jax.pmap(body_function(case["body"], case["outputs"]), axis_name=jmap["axis_name"], devices=devices,
                         in_axes=tuple(jmap["in_axes"]), out_axes=tuple(jmap["out_axes"]))
     jax_mesh = Mesh(np.array(devices).reshape(mesh["shape"]), tuple(mesh["axis_names"]))
-    return jax.jit(jax.shard_map(body_function(case), mesh=jax_mesh,
+    return jax.jit(jax.shard_map(body_function(case["body"], case["outputs"]), mesh=jax_mesh,
                                  in_specs=tuple(spec_of(s) for s in jmap["in_specs"]),
                                  out_specs=tuple(spec_of(s) for s in jmap["out_specs"]),
                                  check_vma=jmap.get("check_vma", True)))
