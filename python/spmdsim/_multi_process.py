@@ -108,6 +108,17 @@ def _spec_tuple(entries: Sequence[Sequence[str]]) -> tuple:
     return tuple(None if not e else e[0] if len(e) == 1 else tuple(e) for e in entries)
 
 
+def _naming(argument: str, named: Sequence[str], call: Callable[[], Any]) -> Any:
+    """``call()``, a ValueError that names none of ``named`` first prefixed with ``argument``."""
+    try:
+        return call()
+    except ValueError as error:
+        message = str(error)
+        if any(message.startswith(name) for name in named):
+            raise
+        raise ValueError(f"{argument}: {message}") from None
+
+
 def _per_process(values: Sequence[Any], layout: ProcessLayout, argument: str) -> list[Any]:
     values = list(values)
     if len(values) != layout.process_count:
@@ -203,8 +214,10 @@ def host_local_array_to_global_array(local_inputs: Sequence[Any], mesh_shape: Se
     mesh = _mesh(mesh_shape, axis_names)
     wires = [to_wire(data, None, f"local_inputs[{p}]")
              for p, data in enumerate(_per_process(local_inputs, layout, "local_inputs"))]
-    return _global(_core.host_local_array_to_global_array(
-        mesh, _spec(pspecs, "pspecs"), layout.as_lists(), wires), mesh, layout)
+    return _global(_naming("processes", ("local_inputs", "pspecs", "mesh_shape", "processes"),
+                           lambda: _core.host_local_array_to_global_array(
+                               mesh, _spec(pspecs, "pspecs"), layout.as_lists(), wires)),
+                   mesh, layout)
 
 
 def global_array_to_host_local_array(global_inputs: GlobalArray, mesh_shape: Sequence[int],
@@ -217,8 +230,10 @@ def global_array_to_host_local_array(global_inputs: GlobalArray, mesh_shape: Seq
         raise ValueError(
             f"mesh_shape: {tuple(mesh.mesh_shape)} {tuple(mesh.axis_names)}, expected the "
             f"array's mesh {array.mesh_shape} {array.axis_names}")
-    return [from_wire(local) for local in _core.global_array_to_host_local_array(
-        mesh, _spec(pspecs, "pspecs"), array.processes.as_lists(), array._wire)]
+    host_locals = _naming("global_inputs", ("pspecs", "mesh_shape"),
+                      lambda: _core.global_array_to_host_local_array(
+                          mesh, _spec(pspecs, "pspecs"), array.processes.as_lists(), array._wire))
+    return [from_wire(local) for local in host_locals]
 
 
 def make_array_from_callback(shape: Sequence[int], mesh_shape: Sequence[int],
@@ -258,6 +273,11 @@ def process_allgather(in_tree: GlobalArray | Sequence[Any], tiled: bool = False,
     or concatenated along axis 0 when ``tiled``).
     """
     if isinstance(in_tree, GlobalArray):
+        if not tiled and in_tree.processes.process_count > 1:
+            raise ValueError(
+                "tiled: False, expected True for a GlobalArray across processes (JAX: "
+                "ValueError: Gathering global non-fully-addressable arrays only supports "
+                "tiled=True)")
         return from_wire(_core.process_allgather_global(
             in_tree._mesh(), in_tree.processes.as_lists(), in_tree._wire, bool(tiled)))
     if processes is None:
@@ -293,7 +313,16 @@ def shard_map_collective(x: GlobalArray, op: str, *, axis_name: str | Sequence[s
     request.order = order
     request.ring = [int(device) for device in ring]
     mesh = array._mesh()
-    wire = _core.shard_map_collective(mesh, array._wire,
-                                      _request(op, _axis_list(axis_name), dict(parameters)),
-                                      request)
+    collective = _request(op, _axis_list(axis_name), dict(parameters))
+    try:
+        wire = _core.shard_map_collective(mesh, array._wire, collective, request)
+    except ValueError as error:
+        message = str(error)
+        named = ("op", "in_specs", "out_specs", "order", "ring")
+        if any(message.startswith(name) for name in named):
+            raise
+        # The collective's checks quote JAX; name the argument they are about.
+        argument = ("out_specs" if "out_specs" in message
+                    else "axis_name" if "axis name" in message else "op")
+        raise ValueError(f"{argument}: {message}") from None
     return _global(wire, mesh, array.processes)
