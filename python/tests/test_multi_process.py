@@ -195,3 +195,16 @@ def test_bad_arguments_are_one_line_value_errors_naming_the_argument():
         message = str(raised.value)
         assert message.startswith(expected), message
         assert "\n" not in message
+
+
+def test_the_docs_example_prints_jaxs_psums(capsys):
+    import multi_process_wrong_rows as example
+
+    np.testing.assert_array_equal(
+        example.ROWS, np.concatenate([case_file("mp_local_rows_psum", "p0.in0"),
+                                      case_file("mp_local_rows_psum", "p1.in0")]))
+    example.main()
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "hosts load their own rows, psum: [[26.0, 32.0, 38.0], [44.0, 50.0, 56.0]]"
+    assert printed[1] == "both hosts load rows 0-3,  psum: [[-10.0, -4.0, 2.0], [8.0, 14.0, 20.0]]"
+    assert printed[4] == "device 2 (process 1) holds [[-7.0, -5.5, -4.0], [-2.5, -1.0, 0.5]]"
