@@ -25,19 +25,6 @@ namespace nb = nanobind;
 namespace spmd::python {
 namespace {
 
-// The collective's parameters as spmdsim.run_collective passes them (JAX's names).
-struct CollectiveRequest {
-  std::string op;
-  std::vector<std::string> axes;
-  std::optional<AxisIndexGroups> axis_index_groups;
-  int axis = 0;
-  bool tiled = false;
-  int split_axis = 0;
-  int concat_axis = 0;
-  std::vector<std::pair<int, int>> perm;
-  std::vector<int> shuffle;
-};
-
 // A spmd::Error from a C++ parser, prefixed with the Python argument it came from.
 template <class Function>
 auto naming_argument(const std::string& argument, Function function) {
@@ -47,6 +34,8 @@ auto naming_argument(const std::string& argument, Function function) {
     throw Error(fmt::format("{}: {}", argument, e.what()));
   }
 }
+
+}  // namespace
 
 CollectiveCall call_from_request(const CollectiveRequest& request) {
   CollectiveCall call{.op = naming_argument("op", [&] {
@@ -87,6 +76,8 @@ ReductionOrder order_from_request(const std::string& name, const std::vector<int
 }
 
 // One array per device, all of one dtype and shape (SPMD: every device holds the same type).
+namespace {
+
 std::vector<Array> device_inputs(const std::vector<WireArray>& arrays, const Mesh& mesh) {
   if (static_cast<int>(arrays.size()) != mesh.device_count()) {
     throw Error(fmt::format("arrays: {} arrays, expected one per device of {} ({} devices)",
@@ -104,6 +95,8 @@ std::vector<Array> device_inputs(const std::vector<WireArray>& arrays, const Mes
   return inputs;
 }
 
+}  // namespace
+
 Mesh mesh_from_request(const std::vector<int>& mesh_shape,
                        const std::vector<std::string>& axis_names) {
   if (mesh_shape.size() != axis_names.size()) {
@@ -112,6 +105,8 @@ Mesh mesh_from_request(const std::vector<int>& mesh_shape,
   }
   return naming_argument("mesh_shape", [&] { return Mesh(mesh_shape, axis_names); });
 }
+
+namespace {
 
 std::vector<WireArray> run_collective(const std::vector<WireArray>& arrays,
                                       const CollectiveRequest& request,

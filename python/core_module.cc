@@ -58,4 +58,5 @@ NB_MODULE(_core, module) {
   spmd::python::bind_conform(module);
   spmd::python::bind_estimate(module);
   spmd::python::bind_sharding(module);
+  spmd::python::bind_multi_process(module);
 }

@@ -7,6 +7,11 @@
 - ``strategies``: Hypothesis strategies (meshes, PartitionSpecs, arrays, collective calls); needs
   ``pip install hypothesis``, imported on first use.
 - ``visualize``: which device holds which block of an array, as a text grid.
+- Multi-process programs (docs/multi-process.md): ``ProcessLayout``,
+  ``make_array_from_process_local_data``, ``host_local_array_to_global_array``,
+  ``global_array_to_host_local_array``, ``make_array_from_callback``, ``process_allgather`` (every
+  host's argument at once) give a ``GlobalArray`` whose device blocks show what each host loaded;
+  ``shard_map_collective`` runs a collective on it.
 
 JAX is needed only by ``estimate``. See docs/python.md.
 """
@@ -19,12 +24,18 @@ from typing import Any
 from ._collective import collective_ops, reduction_orders, run_collective
 from ._conform import CaseResult, ConformReport, conform
 from ._estimate import CollectiveCost, Estimate, compiled_hlo, estimate, machine_presets
+from ._multi_process import (GlobalArray, ProcessLayout, global_array_to_host_local_array,
+                             host_local_array_to_global_array, make_array_from_callback,
+                             make_array_from_process_local_data, process_allgather,
+                             shard_map_collective)
 from ._sharding import visualize
 
 __all__ = [
-    "CaseResult", "CollectiveCost", "ConformReport", "Estimate", "collective_ops", "compiled_hlo",
-    "conform", "estimate", "machine_presets", "reduction_orders", "run_collective", "strategies",
-    "visualize",
+    "CaseResult", "CollectiveCost", "ConformReport", "Estimate", "GlobalArray", "ProcessLayout",
+    "collective_ops", "compiled_hlo", "conform", "estimate", "global_array_to_host_local_array",
+    "host_local_array_to_global_array", "machine_presets", "make_array_from_callback",
+    "make_array_from_process_local_data", "process_allgather", "reduction_orders",
+    "run_collective", "shard_map_collective", "strategies", "visualize",
 ]
 
 
