@@ -80,6 +80,13 @@ void check_drawable_sharding(const Mesh& mesh, const PartitionSpec& spec,
                             fields.spec, spec.to_string(), spec.length(), rank, fields.shape,
                             shape_text(shape)));
   }
+  // Every device is listed in its block's box: past a million devices the grid is no glance
+  // (and would take minutes to lay out).
+  constexpr int kMostDrawnDevices = 1 << 20;
+  if (mesh.device_count() > kMostDrawnDevices) {
+    throw Error(fmt::format("{}: {} devices, expected at most {} for a grid drawn device by device",
+                            fields.mesh, mesh.device_count(), kMostDrawnDevices));
+  }
   validate_spec(spec, mesh, fields.spec);
   for (int d = 0; d < rank; ++d) {
     const std::int64_t blocks = block_count(spec, mesh, d);

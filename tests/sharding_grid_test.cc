@@ -152,6 +152,12 @@ TEST(ShardingGrid, BadShardingsNameTheFieldValueAndExpectation) {
             "--spec P(None, 'model'), expected a multiple of 4");
   EXPECT_NE(error("data", {2, 2, 2}).find("--shape: 2,2,2 has rank 3, expected rank 1 or 2"),
             std::string::npos);
+  // A mesh too large to list device by device is refused before the grid is laid out.
+  const Mesh huge({2048, 1024}, {"data", "model"});
+  EXPECT_EQ(error_of([&] {
+              check_drawable_sharding(huge, parse_partition_spec("data", "--spec"), {2048}, flags);
+            }),
+            "--mesh: 2097152 devices, expected at most 1048576 for a grid drawn device by device");
 }
 
 TEST(ShardingText, ParsesMeshesSpecsAndShapes) {
