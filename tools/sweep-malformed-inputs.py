@@ -111,6 +111,8 @@ VALID_MUTATIONS = {
     "flags/cases  --ring=0": "a ring of one device",
     "flags/perf  -b=1KiB ": "sizes may end in spaces", "flags/perf  -e=1KiB ": "sizes may end in spaces",
     "flags/scale  --devices=8,,16": "CLI11 reads the list without the empty entry",
+    "flags/sharding  --shape=16,6": "rows split over data, columns whole: a valid sharding",
+    "flags/sharding  --spec=None": "P(None): replicated, valid",
     "machine/faults/faults[0].device=-0": "JSON -0 is the integer 0",
     # An error case passes when the runner rejects the program, whatever the reason
     # (docs/conformance-format.md, "expected"): a mutation that breaks it differently passes too.
@@ -625,6 +627,8 @@ def flag_cases():
         "cases": ["{B}", "cases", "--order", "nccl_ring", "--out", "out"],
         "demo": ["{B}", "demo", "--steps", "1", "--out", "out"],
         "examples": ["{B}", "examples"],
+        "sharding": ["{B}", "sharding", "--mesh", "2x4", "--names", "data,model", "--spec", "data,None",
+                     "--shape", "16,8"],
     }
     links = ["1B/s,1us", "0GB/s,1us", "100GB/s", "100GB/s,1", "100GB/s,-1us", ",", "100GB/s,1us,5",
              "1e400GB/s,1us", "100GB/s,9223372036854775807ps", "100GB/s,1e400us", "-100GB/s,1us", "NaNGB/s,1us"]
@@ -724,6 +728,14 @@ def flag_cases():
     out += opt("conform-sim", "--topology", generic + topologies)
     out += opt("conform", "--algorithm", ["ring"])
     out += opt("conform", "--topology", ["torus"])
+    out += opt("conform", "--jax-version", generic + ["0.11", "0.12.1", "v0.12", "0.1"])
+    # sharding (issue 44): a grid from a mesh, names, spec and shape
+    out += opt("sharding", "--mesh", generic + ["0x4", "2x", "x", "2x4x", "40000x40000", "65536x65536", "2,4"])
+    out += opt("sharding", "--names", generic + ["data", "data,data", "data,None", ",", "data,model,x"])
+    out += opt("sharding", "--spec", generic + ["x", "data,data", "(data", "data,None,None", "(data,model),model",
+                                                "None", "(,)"])
+    out += opt("sharding", "--shape", generic + ["16,6", "16,8,2", "1,1", "-16,8", "16,", "1099511627777"])
+    out += opt("sharding", "--devices", generic + ["7", "9"])
     # cases
     out += opt("cases", "--order", generic + ["bogus", "all,"])
     out += opt("cases", "--out", out_paths)
@@ -740,7 +752,7 @@ def flag_cases():
     for v in ["bogus", "", "x" * 100000]:
         out.append(Case("flags", "flags/examples NAME=%s" % _short(v), ["{B}", "examples", v], {}, ["example", "NAME", v[:20]]))
     # unknown flags and stray positionals
-    for sub in ["perf", "run", "scale", "conform", "cases", "demo", "examples"]:
+    for sub in ["perf", "run", "scale", "conform", "cases", "demo", "examples", "sharding"]:
         out.append(Case("flags", "flags/%s --bogus" % sub, list(base[sub]) + ["--bogus"], {}, ["bogus"]))
     out.append(Case("flags", "flags/bogus-subcommand", ["{B}", "bogus"], {}, ["bogus"]))
     # paths as positionals and --machine / --workload
