@@ -270,10 +270,10 @@ TEST(CalibrationMachine, GpuNamesPickPresetsLongestNameFirst) {
 }
 
 TEST(CalibrationMachine, AnUnknownGpuIsAnErrorListingTheKnownNames) {
-  EXPECT_EQ(error_of([] { preset_for_gpu("NVIDIA V100-SXM2"); }),
-            "gpu 'NVIDIA V100-SXM2': expected a name holding one of GB300, GB200, GH200, MI355X, "
-            "MI350X, MI325X, MI300X, B300, B200, H200, H800, H100, H20, A800 or A100 (the GPUs "
-            "with presets)");
+  EXPECT_EQ(error_of([] { preset_for_gpu("NVIDIA P100-SXM2"); }),
+            "gpu 'NVIDIA P100-SXM2': expected a name holding one of GB300, GB200, GH200, MI355X, "
+            "MI350X, MI325X, MI300X, B300, B200, H200, H800, H100, H20, A800, A100, DGX-2, SXM3, "
+            "V100 or MI250 (the GPUs with presets)");
 }
 
 TEST(CalibrationMachine, NicTextGivesCountRateAndNetwork) {

@@ -129,11 +129,12 @@ rc::Gen<Program> program() {
     Program p{*testkit::mesh(1, 2, 16), {}};
     const int count = *rc::gen::inRange(1, 5);
     for (int i = 0; i < count; ++i) {
-      p.steps.push_back({*rc::gen::element(Op::psum, Op::pmax, Op::psum_scatter, Op::all_gather,
-                                           Op::all_to_all, Op::ppermute),
-                         *testkit::axis_subset(p.mesh),
-                         *rc::gen::element(0.0, 1e6, 3e7),
-                         *rc::gen::arbitrary<bool>(),
+      const Op op = *rc::gen::element(Op::psum, Op::pmax, Op::psum_scatter, Op::all_gather,
+                                      Op::all_to_all, Op::ppermute);
+      std::vector<std::string> axes = *testkit::axis_subset(p.mesh);
+      // JAX 0.12 refuses a ppermute over axes out of the mesh's order.
+      if (op == Op::ppermute) axes = testkit::in_mesh_order(p.mesh, axes);
+      p.steps.push_back({op, axes, *rc::gen::element(0.0, 1e6, 3e7), *rc::gen::arbitrary<bool>(),
                          *rc::gen::element(-1, 0, 1)});
     }
     return p;

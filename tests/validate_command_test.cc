@@ -252,13 +252,13 @@ TEST(ValidateCommand, BadInputExitsTwoWithOneLineNamingFileLineAndField) {
   // listed as not predicted and the others still give their figures.
   const fs::path unsupported =
       write_csv(dir, published_calibration_header() + kRows +
-                         "v,NVIDIA V100,8,1,8,,,all_reduce,float,sum,8,10,,,,,,,,,\n"
+                         "v,NVIDIA P100,8,1,8,,,all_reduce,float,sum,8,10,,,,,,,,,\n"
                          "box,NVIDIA H100 80GB HBM3,8,1,8,,none,gather,float,none,8,10,,,,,,,,,\n"
                          "box,NVIDIA H100 80GB HBM3,8,1,8,,none,all_reduce,float,sum,8,10,,,,"
                          "MSCCL,,,,,\n");
   const CommandResult gpu = run_binary("validate '" + unsupported.string() + "'");
   EXPECT_EQ(gpu.exit_code, 0) << gpu.output;
-  EXPECT_NE(gpu.output.find("1 row not predicted (v: gpu 'NVIDIA V100': expected a name holding "
+  EXPECT_NE(gpu.output.find("1 row not predicted (v: gpu 'NVIDIA P100': expected a name holding "
                             "one of"),
             std::string::npos)
       << gpu.output;
