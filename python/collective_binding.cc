@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "python/bindings.h"
+#include "reference/jax_version.h"
 #include "reference/collective_call.h"
 #include "reference/collective_semantics.h"
 #include "reference/error.h"
@@ -115,14 +116,21 @@ std::vector<WireArray> run_collective(const std::vector<WireArray>& arrays,
                                       const std::string& order_name, const std::vector<int>& ring,
                                       std::optional<std::int64_t> nccl_chunk_bytes,
                                       std::optional<std::int64_t> gloo_max_segment_bytes,
-                                      const std::vector<int>& torus_dims) {
+                                      const std::vector<int>& torus_dims,
+                                      const std::string& jax_version_name) {
+  JaxVersion jax_version = kDefaultJaxVersion;
+  try {
+    jax_version = jax_version_from_name(jax_version_name);
+  } catch (const Error& e) {
+    throw Error(fmt::format("jax_version: {}", e.what()));
+  }
   const Mesh mesh = mesh_from_request(mesh_shape, axis_names);
   const CollectiveCall call = call_from_request(request);
   const ReductionOrder order = order_from_request(order_name, ring, nccl_chunk_bytes,
                                                   gloo_max_segment_bytes, torus_dims,
                                                   mesh.device_count());
   const std::vector<Array> inputs = device_inputs(arrays, mesh);
-  validate_collective(call, mesh, inputs.front(), /*check_vma=*/false);
+  validate_collective(call, mesh, inputs.front(), /*check_vma=*/false, jax_version);
   std::vector<WireArray> results;
   for (const Array& result : evaluate_collective(call, mesh, inputs, order)) {
     results.push_back(array_to_wire(result));
@@ -166,7 +174,7 @@ void bind_collective(nb::module_& module) {
   module.def("run_collective", &run_collective, nb::arg("arrays"), nb::arg("request"),
              nb::arg("mesh_shape"), nb::arg("axis_names"), nb::arg("order"), nb::arg("ring"),
              nb::arg("nccl_chunk_bytes").none(), nb::arg("gloo_max_segment_bytes").none(),
-             nb::arg("torus_dims"),
+             nb::arg("torus_dims"), nb::arg("jax_version"),
              "Every device's result of one collective, float sums folded in the named order.");
   module.def("reduction_order_names", &reduction_order_names,
              "The reduction orders run_collective folds in (docs/reduction-orders.md).");

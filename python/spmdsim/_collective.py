@@ -64,6 +64,7 @@ def run_collective(arrays: Sequence[Any], op: str, order: str = "nccl_ring", *,
                    nccl_chunk_bytes: int | None = None,
                    gloo_max_segment_bytes: int | None = None,
                    torus_dims: Sequence[int] = (),
+                   jax_version: str = "0.12",
                    **parameters: Any) -> list[np.ndarray]:
     """Every device's result of ``jax.lax.<op>`` over ``axis_name``, computed by the reference.
 
@@ -79,6 +80,8 @@ def run_collective(arrays: Sequence[Any], op: str, order: str = "nccl_ring", *,
       dtype: ``"bfloat16"`` to pass uint16 bit patterns as bfloat16.
       nccl_chunk_bytes, gloo_max_segment_bytes, torus_dims: the order's parameters
         (docs/reduction-orders.md).
+      jax_version: whose rules the call is checked by: ``"0.12"`` (today's JAX) or ``"0.10"``
+        (docs/jax-differences.md: e.g. 0.10 refuses a negative scatter_dimension).
       **parameters: the collective's own, with JAX's names: axis_index_groups, axis, tiled,
         scatter_dimension, split_axis, concat_axis, perm.
 
@@ -95,7 +98,7 @@ def run_collective(arrays: Sequence[Any], op: str, order: str = "nccl_ring", *,
     results = _core.run_collective(
         wires, _request(op, axes, dict(parameters)), shape, names, order,
         [int(device) for device in ring], nccl_chunk_bytes, gloo_max_segment_bytes,
-        [int(size) for size in torus_dims])
+        [int(size) for size in torus_dims], jax_version)
     return [from_wire(result) for result in results]
 
 

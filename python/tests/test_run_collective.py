@@ -106,3 +106,18 @@ def test_bad_input_is_one_line_value_error_naming_the_argument(call, message):
         call()
     assert message in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_jax_version_sets_the_rules_a_call_is_checked_by():
+    # A negative scatter_dimension: JAX 0.12 counts it from the end, 0.10.2 refuses it.
+    arrays = [np.arange(8, dtype=np.float32).reshape(4, 2) + k for k in range(4)]
+    today = spmdsim.run_collective(arrays, "psum_scatter", "xla_cpu", scatter_dimension=-2,
+                                   tiled=True)
+    counted = spmdsim.run_collective(arrays, "psum_scatter", "xla_cpu", scatter_dimension=0,
+                                     tiled=True)
+    assert all(np.array_equal(a, b) for a, b in zip(today, counted))
+    with pytest.raises(ValueError, match="scatter_dimension"):
+        spmdsim.run_collective(arrays, "psum_scatter", "xla_cpu", scatter_dimension=-2,
+                               tiled=True, jax_version="0.10")
+    with pytest.raises(ValueError, match=r"^jax_version: "):
+        spmdsim.run_collective(arrays, "psum", "xla_cpu", jax_version="0.9")
