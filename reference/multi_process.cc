@@ -138,19 +138,47 @@ GlobalArray make_array_from_callback(const Mesh& mesh, const ProcessLayout& layo
   return out;
 }
 
+namespace {
+
+// What both host-data constructors start from: one entry of local data per process, a spec
+// the mesh has, and an array with a block slot per device.
+GlobalArray empty_global_array(const Mesh& mesh, const ProcessLayout& layout,
+                               const PartitionSpec& spec, std::span<const Array> local_data) {
+  check_process_count(layout, local_data.size(), "local_data");
+  validate_spec(spec, mesh, "spec");
+  return GlobalArray{{}, DType::float32, spec,
+                     std::vector<Array>(static_cast<std::size_t>(mesh.device_count()))};
+}
+
+// Process `process`'s local data, canonicalized, of a rank the spec fits.
+Array checked_local_data(const PartitionSpec& spec, std::span<const Array> local_data,
+                         int process, const std::string& name) {
+  Array local = canonicalize(local_data[static_cast<std::size_t>(process)]);
+  check_rank(spec, local, name);
+  return local;
+}
+
+// The first process sets the array's global shape and dtype; the others must agree.
+void record_global_shape(const Shape& global, DType dtype, GlobalArray& out, int process,
+                         const std::string& name) {
+  if (process == 0) {
+    out.shape = global;
+    out.dtype = dtype;
+  }
+  check_same_global(global, dtype, out, process, name);
+}
+
+}  // namespace
+
 GlobalArray make_array_from_process_local_data(const Mesh& mesh, const ProcessLayout& layout,
                                                const PartitionSpec& spec,
                                                std::span<const Array> local_data,
                                                const std::optional<Shape>& global_shape,
                                                const ProcessField& field) {
-  check_process_count(layout, local_data.size(), "local_data");
-  validate_spec(spec, mesh, "spec");
-  GlobalArray out{{}, DType::float32, spec,
-                  std::vector<Array>(static_cast<std::size_t>(mesh.device_count()))};
+  GlobalArray out = empty_global_array(mesh, layout, spec, local_data);
   for (int process = 0; process < layout.process_count(); ++process) {
     const std::string name = field(process);
-    const Array local = canonicalize(local_data[static_cast<std::size_t>(process)]);
-    check_rank(spec, local, name);
+    const Array local = checked_local_data(spec, local_data, process, name);
     if (layout.process_count() == 1 && global_shape && *global_shape != local.shape()) {
       throw Error(fmt::format(
           "{}: shape {}, expected global_shape {}: in a single process the local data is the "
@@ -164,11 +192,7 @@ GlobalArray make_array_from_process_local_data(const Mesh& mesh, const ProcessLa
     }
     const Shape global = global_shape.value_or(
         inferred_global_shape(mesh, layout, spec, local.shape(), name));
-    if (process == 0) {
-      out.shape = global;
-      out.dtype = local.dtype();
-    }
-    check_same_global(global, local.dtype(), out, process, name);
+    record_global_shape(global, local.dtype(), out, process, name);
     const Shape shard = shard_shape(global, spec, mesh, name + " (as global shape)");
     // Per dimension: the whole dimension, or the distinct block starts this process's devices
     // address, which lie one after another in its data.
@@ -213,14 +237,10 @@ GlobalArray host_local_array_to_global_array(const Mesh& mesh, const ProcessLayo
                                              const PartitionSpec& spec,
                                              std::span<const Array> local_data,
                                              const ProcessField& field) {
-  check_process_count(layout, local_data.size(), "local_data");
-  validate_spec(spec, mesh, "spec");
-  GlobalArray out{{}, DType::float32, spec,
-                  std::vector<Array>(static_cast<std::size_t>(mesh.device_count()))};
+  GlobalArray out = empty_global_array(mesh, layout, spec, local_data);
   for (int process = 0; process < layout.process_count(); ++process) {
     const std::string name = field(process);
-    const Array local = canonicalize(local_data[static_cast<std::size_t>(process)]);
-    check_rank(spec, local, name);
+    const Array local = checked_local_data(spec, local_data, process, name);
     const LocalMesh local_mesh_of = local_mesh(mesh, layout, process);
     // The local shape tiled over the local mesh, untiled over the global one (pxla.py
     // mesh_local_to_global).
@@ -230,11 +250,7 @@ GlobalArray host_local_array_to_global_array(const Mesh& mesh, const ProcessLayo
     for (int d = 0; d < local.rank(); ++d) {
       global[static_cast<std::size_t>(d)] *= block_count(spec, mesh, d);
     }
-    if (process == 0) {
-      out.shape = global;
-      out.dtype = local.dtype();
-    }
-    check_same_global(global, local.dtype(), out, process, name);
+    record_global_shape(global, local.dtype(), out, process, name);
     for (int l = 0; l < local_mesh_of.mesh.device_count(); ++l) {
       out.blocks[static_cast<std::size_t>(local_mesh_of.global_device(mesh, l))] =
           device_block(local, spec, local_mesh_of.mesh, l);
