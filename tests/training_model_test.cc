@@ -350,6 +350,51 @@ TEST(StepTime, UlyssesExchangesAreExposedAndImbalanceSlowsTheExperts) {
   EXPECT_LT(skewed.expert_parallel_s, 1.5 * balanced.expert_parallel_s);
 }
 
+TEST(StepTime, PyTorchsGatheredContextParallelMovesRepeatedHeadsAndMergesInFp32) {
+  // 8B at 131072 tokens over cp 8 on one node, as torchtitan runs it.
+  TrainingJob job = h100_job(llama3_8b(), 8, 1, 1);
+  job.software = software_from_description("torchtitan 9dec370, torch.compile, Float8");
+  job.recompute = Recompute::full;
+  job.layout.context = 8;
+  job.layout.data = 1;
+  job.batch = Batch{.sequence = 131072, .global_sequences = 1, .micro_batch_sequences = 1};
+  job.layout.context_exchange = ParallelLayout::ContextExchange::ring;
+  const StepTime ring = predict_step(job, fabric_of(job.accelerator));
+  job.layout.context_exchange = ParallelLayout::ContextExchange::all_gather;
+  const StepTime gathered = predict_step(job, fabric_of(job.accelerator));
+  // The fp32 merges and accumulations cost what a hidden ring does not.
+  EXPECT_GT(gathered.context_parallel_s, ring.context_parallel_s);
+  EXPECT_EQ(gathered.compute_s, ring.compute_s);
+  // Keys and values at their own 8 heads move a quarter of the bytes of 32 repeated ones.
+  job.software.kv_heads_repeated_for_attention = false;
+  EXPECT_LT(predict_step(job, fabric_of(job.accelerator)).context_parallel_s,
+            gathered.context_parallel_s);
+}
+
+TEST(StepTime, AsyncTensorParallelLeavesTheBackwardsInputGradientReduceScattersExposed) {
+  TrainingJob job = h100_job(llama3_8b(), 64, 8, 1);
+  job.software = software_from_description("torchtitan 820504e, torch.compile, vanilla TP");
+  EXPECT_EQ(job.software.tensor_parallel_overlap, TensorParallelOverlap::none);
+  const double vanilla = predict_step(job, fabric_of(job.accelerator)).tensor_parallel_s;
+  job.software = software_from_description("torchtitan 820504e, torch.compile, async TP");
+  EXPECT_EQ(job.software.tensor_parallel_overlap, TensorParallelOverlap::matmul_adjacent);
+  const double async_tp = predict_step(job, fabric_of(job.accelerator)).tensor_parallel_s;
+  job.software.tensor_parallel_overlap = TensorParallelOverlap::every_collective;
+  const double userbuffers = predict_step(job, fabric_of(job.accelerator)).tensor_parallel_s;
+  EXPECT_LT(async_tp, vanilla);
+  EXPECT_GT(async_tp, userbuffers);
+}
+
+TEST(StepTime, SeparateProjectionsReadTheInputOncePerGemm) {
+  // Under tp 8 torchtitan's K and V projections are 128 columns wide: memory-bound GEMMs that
+  // each read the layer's whole input.
+  TrainingJob job = h100_job(llama3_8b(), 8, 8, 1);
+  const double fused = predict_step(job, fabric_of(job.accelerator)).compute_s;
+  job.software.separate_input_projections = true;
+  const double separate = predict_step(job, fabric_of(job.accelerator)).compute_s;
+  EXPECT_GT(separate, 1.01 * fused);
+}
+
 TEST(StepTime, ShardGradOpGathersOnceAndHoldsTheStagesWeights) {
   // 70B on 16 H100 with FSDP over all of them and 8 micro-batches of 2: the gathers cross nodes.
   ModelShape model = llama3_8b();

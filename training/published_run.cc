@@ -95,13 +95,17 @@ Recompute recompute_of(const RowReader& row, Framework framework) {
                           row.where(), text));
 }
 
-ParallelLayout::ContextExchange context_exchange_of(const RowReader& row) {
+// The row's cp_comm_type, or else the framework's default: PyTorch's context_parallel gathers
+// (rotate method "allgather") under torchtitan, Megatron passes a ring ("p2p").
+ParallelLayout::ContextExchange context_exchange_of(const RowReader& row, Framework framework) {
+  using Exchange = ParallelLayout::ContextExchange;
   const std::string text = row.text("cp_comm_type");
-  if (text.empty() || text == "p2p" || text == "ring") return ParallelLayout::ContextExchange::ring;
-  if (text == "a2a" || text == "all_to_all" || text == "ulysses") {
-    return ParallelLayout::ContextExchange::all_to_all;
-  }
-  throw Error(fmt::format("{}: cp_comm_type '{}': expected p2p (ring) or a2a (all_to_all, Ulysses)",
+  if (text.empty()) return framework == Framework::torchtitan ? Exchange::all_gather : Exchange::ring;
+  if (text == "p2p" || text == "ring") return Exchange::ring;
+  if (text == "allgather" || text == "all_gather") return Exchange::all_gather;
+  if (text == "a2a" || text == "all_to_all" || text == "ulysses") return Exchange::all_to_all;
+  throw Error(fmt::format("{}: cp_comm_type '{}': expected p2p (ring), allgather (PyTorch's "
+                          "context_parallel) or a2a (all_to_all, Ulysses)",
                           row.where(), text));
 }
 
@@ -226,7 +230,7 @@ std::optional<TrainingJob> job_of(const RowReader& row, int devices, std::string
     job.batch.micro_batch_sequences = job.batch.global_sequences / l.data;
   }
   job.devices_per_node = row.degree("gpus_per_node", 8);
-  l.context_exchange = context_exchange_of(row);
+  l.context_exchange = context_exchange_of(row, job.software.framework);
   if (const std::optional<double> imbalance = row.positive("moe_imbalance")) {
     if (*imbalance < 1 || !job.model.moe) {
       throw Error(fmt::format("{}: moe_imbalance '{}': expected a number of at least 1 (the "

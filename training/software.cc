@@ -53,7 +53,11 @@ Software software_from_description(std::string_view description) {
     software.framework = Framework::torchtitan;
     software.fused_elementwise = contains(text, "compile");
     software.fused_cross_entropy = software.fused_elementwise;
-    software.tensor_parallel_overlap = contains(text, "async");
+    if (contains(text, "async")) {
+      software.tensor_parallel_overlap = TensorParallelOverlap::matmul_adjacent;
+    }
+    software.separate_input_projections = true;
+    software.kv_heads_repeated_for_attention = true;
     software.selective_recompute = SelectiveRecompute::every_second_matmul;
     software.attention_kernel = AttentionKernel::flash2;
   } else if (contains(text, "llm-foundry") || contains(text, "composer")) {
@@ -71,7 +75,9 @@ Software software_from_description(std::string_view description) {
     // NVIDIA's performance recipes (NeMo, Megatron-Bridge) overlap TP communication; the
     // Megatron-LM papers' runs of 2021-2022 did not.
     const bool performance_recipe = contains(text, "nemo") || contains(text, "bridge");
-    software.tensor_parallel_overlap = performance_recipe;
+    if (performance_recipe) {
+      software.tensor_parallel_overlap = TensorParallelOverlap::every_collective;
+    }
     software.hierarchical_expert_dispatch_on_blackwell = performance_recipe;
     if (performance_recipe) software.gradient_reduce_bytes = 2;
     software.distributed_optimizer = !(year > 0 && year < 2022);

@@ -24,6 +24,16 @@ enum class Framework { megatron, torchtitan, llm_foundry, maxtext, pytorch, unkn
 // attention and the MLP under sequence parallelism.
 enum class SelectiveRecompute { attention_core, every_second_matmul };
 
+// How tensor-parallel collectives hide under the GEMMs.
+// every_collective: Megatron's userbuffers overlap (NVIDIA's performance recipes) pipelines
+// each all-gather and reduce-scatter, forward and backward, with its GEMM.
+// matmul_adjacent: PyTorch's micro-pipeline TP (torchtitan's async TP) fuses an all-gather that
+// feeds matmuls and a reduce-scatter fed directly by one. The backward's input gradients of the
+// column-parallel projections (Q, K, V and the MLP's two input GEMMs) are sums of matmuls, so
+// their reduce-scatters stay plain NCCL calls, exposed; each fused reduce-scatter ends with a
+// sum of the tp partial results, a pass over the whole matmul output.
+enum class TensorParallelOverlap { none, every_collective, matmul_adjacent };
+
 struct Software {
   Framework framework = Framework::unknown;
   // Norms, activations, RoPE and residuals fused into few kernels. Eager PyTorch launches one
@@ -35,9 +45,14 @@ struct Software {
   AttentionKernel attention_kernel = AttentionKernel::native;
   // What "selective" recompute runs again in the backward pass.
   SelectiveRecompute selective_recompute = SelectiveRecompute::attention_core;
-  // Tensor-parallel all-gathers and reduce-scatters hidden under the GEMMs (Megatron's
-  // userbuffers overlap in NVIDIA's performance recipes, torchtitan's async TP).
-  bool tensor_parallel_overlap = false;
+  // Tensor-parallel all-gathers and reduce-scatters hidden under the GEMMs.
+  TensorParallelOverlap tensor_parallel_overlap = TensorParallelOverlap::none;
+  // torchtitan's Llama: Q, K and V, and the MLP's gate and up projections, are separate
+  // nn.Linear GEMMs, each reading the layer's input (Megatron fuses each group into one); and
+  // K and V are repeated to the query heads before attention (repeat_kv), so context
+  // parallelism moves query-width keys and values.
+  bool separate_input_projections = false;
+  bool kv_heads_repeated_for_attention = false;
   // Bytes of one gradient element in the data-parallel reduction: fp32 unless the recipe
   // reduces in bf16 (NVIDIA's performance recipes set grad_reduce_in_fp32 off).
   double gradient_reduce_bytes = 4;

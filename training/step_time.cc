@@ -22,6 +22,13 @@ constexpr double kPicosecondsPerSecond = 1e12;
 // Flash attention's backward runs five matmuls where its forward runs two (it recomputes the
 // scores): 2.5 times the forward's FLOPs.
 constexpr double kAttentionBackwardRatio = 2.5;
+// PyTorch's context_parallel merges each attention step's output into fp32 running buffers: the
+// bf16 output cast to fp32 (read 2, write 4 bytes), then the running output read, the cast
+// copy read and the running output written (4 + 4 + 4), its log-sum-exp beside it negligible.
+constexpr double kForwardMergeBytesPerElement = 18;
+// Its backward adds each step's gradient, cast from bf16 (2), into an fp32 accumulator (read
+// 4, write 4).
+constexpr double kGradientAccumulateBytesPerElement = 10;
 // Bytes of activation traffic per token per layer in the forward pass of fused element-wise
 // kernels, counted in d_model-wide bf16 tensors read or written: two norms (read, write), two
 // residual adds (read two, write one), RoPE on Q and K. Eager PyTorch runs each op of a norm,
@@ -147,12 +154,12 @@ class StepModel {
     const double input_projection_columns =
         (flops.attention_projections - out_projection_flops) / (2 * h);
     ForwardGemms gemms;
-    gemms.attention_s = gemm(tokens_, input_projection_columns / t, h) +
+    gemms.attention_s = input_projection_seconds(input_projection_columns) +
                         gemm(tokens_, out_projection_columns, out_projection_depth / t);
     const double gate_columns = m_.gated_mlp ? 2 : 1;
     if (!moe_layer) {
       const double d_ff = flops.dense_mlp / (2 * h * (m_.gated_mlp ? 3 : 2));
-      gemms.mlp_s = gemm(tokens_, gate_columns * d_ff / t, h) + gemm(tokens_, h, d_ff / t);
+      gemms.mlp_s = mlp_input_seconds(tokens_, d_ff / t) + gemm(tokens_, h, d_ff / t);
       return gemms;
     }
     double& s = gemms.mlp_s;
@@ -167,9 +174,31 @@ class StepModel {
          gemm(rows_per_expert, h, d_e, local_experts);
     if (moe.shared_experts > 0) {
       const double shared = static_cast<double>(moe.shared_experts) * d_e;
-      s += gemm(tokens_, gate_columns * shared / t, h) + gemm(tokens_, h, shared / t);
+      s += mlp_input_seconds(tokens_, shared / t) + gemm(tokens_, h, shared / t);
     }
     return gemms;
+  }
+
+  // Q, K and V from the layer's input (`columns` wide in all): one GEMM, or three where the
+  // software keeps them apart (latent attention's projections stay one here).
+  double input_projection_seconds(double columns) const {
+    const double h = static_cast<double>(m_.d_model);
+    const double t = l_.tensor;
+    if (!job_.software.separate_input_projections || m_.latent_attention) {
+      return gemm(tokens_, columns / t, h);
+    }
+    const double kv_columns = static_cast<double>(m_.kv_heads * m_.head_dim);
+    return gemm(tokens_, static_cast<double>(m_.query_width()) / t, h) +
+           gemm(tokens_, kv_columns / t, h, 2);
+  }
+
+  // The MLP's input GEMMs, `width` wide each on this device: a gated MLP's gate and up
+  // projections as one GEMM or two.
+  double mlp_input_seconds(double rows, double width) const {
+    const double h = static_cast<double>(m_.d_model);
+    if (!m_.gated_mlp) return gemm(rows, width, h);
+    if (job_.software.separate_input_projections) return gemm(rows, width, h, 2);
+    return gemm(rows, 2 * width, h);
   }
 
   // Bytes the layer's element-wise kernels move per token in the forward pass, per device.
@@ -235,7 +264,7 @@ class StepModel {
     }
 
     layer.tensor_parallel_s = tensor_parallel_seconds(gemm_forward);
-    layer.context_parallel_s = context_parallel_seconds(attention_forward + attention_backward);
+    layer.context_parallel_s = context_parallel_seconds(attention_forward, attention_backward);
     if (moe_layer && l_.expert > 1) {
       // Dispatch (in the matmul format where it is 8-bit) and combine (bf16), forward and
       // backward, of the rank's token copies.
@@ -288,18 +317,36 @@ class StepModel {
     const double reduce_scatter_passes = 2 + (full ? 1 : 0);
     const double comm =
         2 * (all_gather_passes * all_gather_s + reduce_scatter_passes * reduce_scatter_s);
-    if (!job_.software.tensor_parallel_overlap) return comm;
-    // The overlap pipelines each collective with its GEMM in tp chunks: the first chunk's
-    // transfer has nothing to hide under, the rest hide under the GEMMs.
-    const double first_chunk = comm / l_.tensor;
-    return first_chunk +
-           std::max(0.0, comm - first_chunk - (1 + kBackwardToForward) * gemm_forward_s);
+    switch (job_.software.tensor_parallel_overlap) {
+      case TensorParallelOverlap::none: return comm;
+      case TensorParallelOverlap::every_collective: return overlapped_seconds(comm, gemm_forward_s);
+      case TensorParallelOverlap::matmul_adjacent: {
+        // The backward's two input-gradient reduce-scatters stay exposed; each fused
+        // reduce-scatter (attention's and the MLP's, in every forward that runs them) ends
+        // with a sum over the tp partials: the whole output read, this rank's share written.
+        const double exposed = 2 * reduce_scatter_s;
+        const double forward_reduce_scatters = 2 * (reduce_scatter_passes - 1);
+        const double partial_sums = forward_reduce_scatters *
+                                    streaming_seconds(elements * 2 * (1 + 1.0 / l_.tensor));
+        return exposed + partial_sums + overlapped_seconds(comm - exposed, gemm_forward_s);
+      }
+    }
+    return comm;
   }
 
-  // Context parallelism's exchange of attention's inputs, beside `attention_s` of attention
-  // kernels (forward and backward).
-  double context_parallel_seconds(double attention_s) const {
+  // Collectives pipelined with their GEMMs in tp chunks: the first chunk's transfer has
+  // nothing to hide under, the rest hide under the layer's GEMMs, forward and backward.
+  double overlapped_seconds(double comm_s, double gemm_forward_s) const {
+    const double first_chunk = comm_s / l_.tensor;
+    return first_chunk +
+           std::max(0.0, comm_s - first_chunk - (1 + kBackwardToForward) * gemm_forward_s);
+  }
+
+  // Context parallelism's exchange of attention's inputs, beside the attention kernels'
+  // forward and backward seconds.
+  double context_parallel_seconds(double attention_forward_s, double attention_backward_s) const {
     if (l_.context <= 1) return 0;
+    const double attention_s = attention_forward_s + attention_backward_s;
     if (l_.context_exchange == ParallelLayout::ContextExchange::all_to_all) {
       // Ulysses: Q, K and V re-sharded from sequence to heads before attention and the output
       // back after it, forward; their gradients the same way backward. Exposed.
@@ -310,18 +357,58 @@ class StepModel {
       return 2 * (collective_seconds(TimedOp::all_to_all, inputs, l_.context, l_.tensor) +
                   collective_seconds(TimedOp::all_to_all, output, l_.context, l_.tensor));
     }
+    if (l_.context_exchange == ParallelLayout::ContextExchange::all_gather) {
+      return gathered_context_seconds(attention_forward_s, attention_backward_s);
+    }
     // Ring attention: each of cp - 1 steps passes this rank's K and V chunk on, forward; the
     // backward passes K, V and their gradients. Hidden under the attention kernels.
-    const double kv_width = m_.latent_attention
-                                ? static_cast<double>(m_.heads) *
-                                      static_cast<double>(m_.latent_attention->qk_nope_head_dim +
-                                                          m_.latent_attention->qk_rope_head_dim +
-                                                          m_.latent_attention->v_head_dim)
-                                : 2.0 * static_cast<double>(m_.kv_heads * m_.head_dim);
-    const double chunk_bytes = tokens_ * kv_width * 2 / l_.tensor;
+    const double chunk_bytes = tokens_ * context_kv_width() * 2 / l_.tensor;
     const double step_s = collective_seconds(TimedOp::permute, chunk_bytes, l_.context, l_.tensor);
     const double comm = (l_.context - 1) * step_s * (1 + 2);
     return std::max(0.0, comm - attention_s);
+  }
+
+  // The width of the keys and values context parallelism moves per token (all heads).
+  double context_kv_width() const {
+    if (m_.latent_attention) {
+      return static_cast<double>(m_.heads) *
+             static_cast<double>(m_.latent_attention->qk_nope_head_dim +
+                                 m_.latent_attention->qk_rope_head_dim +
+                                 m_.latent_attention->v_head_dim);
+    }
+    const std::int64_t heads =
+        job_.software.kv_heads_repeated_for_attention ? m_.heads : m_.kv_heads;
+    return 2.0 * static_cast<double>(heads * m_.head_dim);
+  }
+
+  // PyTorch's context_parallel with its "allgather" rotate method. Each forward gathers every
+  // rank's K and V while the first of its cp attention kernels (the local, causal one) runs,
+  // then merges each later kernel's output and log-sum-exp into fp32 buffers. The backward
+  // gathers K and V again and passes each step's K and V gradients on in fp32, beside that
+  // step's kernel, accumulating them and Q's gradient in fp32. Full recompute runs the forward
+  // twice.
+  double gathered_context_seconds(double attention_forward_s, double attention_backward_s) const {
+    const double cp = l_.context;
+    const double kv_bytes = tokens_ * context_kv_width() * 2 / l_.tensor;
+    const double gather_s = collective_seconds(TimedOp::all_gather, cp * kv_bytes, l_.context,
+                                               l_.tensor);
+    const double gradient_pass_s =
+        collective_seconds(TimedOp::permute, 2 * kv_bytes, l_.context, l_.tensor);
+    const double forward_passes = job_.recompute == Recompute::full ? 2 : 1;
+    const double forward_exposed = std::max(0.0, gather_s - attention_forward_s / cp);
+    const double backward_exposed = std::max(0.0, gather_s - attention_backward_s / cp) +
+                                    cp * std::max(0.0, gradient_pass_s - attention_backward_s / cp);
+    // Element-wise traffic: a forward merge casts the step's output to fp32 and rewrites the
+    // running output (2 + 4 + 4 + 4 + 4 bytes an element); a backward step adds its Q, K and V
+    // gradients, cast to fp32, into their accumulators (2 + 4 + 4 bytes an element).
+    const double query_elements = tokens_ * static_cast<double>(m_.query_width()) / l_.tensor;
+    const double kv_elements = kv_bytes / 2;
+    const double merge_bytes = forward_passes * (cp - 1) * kForwardMergeBytesPerElement *
+                               query_elements;
+    const double accumulate_bytes =
+        cp * kGradientAccumulateBytesPerElement * (query_elements + kv_elements);
+    return forward_passes * forward_exposed + backward_exposed +
+           streaming_seconds(merge_bytes + accumulate_bytes);
   }
 
   // One dispatch or combine of the rank's token copies over the expert group, `element_bytes`

@@ -42,10 +42,12 @@ struct ParallelLayout {
   bool distributed_optimizer = true;
   bool sequence_parallel = true;  // with tensor > 1
   // How context parallelism exchanges attention's inputs: ring attention passes K and V chunks
-  // around the ring, hidden under the attention kernels (Megatron's default "p2p", torchtitan's
-  // ring); all_to_all re-shards Q, K, V from sequence to heads and the output back (DeepSpeed's
-  // Ulysses, Megatron's "a2a"), exposed.
-  enum class ContextExchange { ring, all_to_all };
+  // around the ring, hidden under the attention kernels (Megatron's default "p2p"); all_gather
+  // gathers every rank's K and V at once, then runs one attention kernel per chunk and merges
+  // the partial outputs in fp32 (PyTorch's context_parallel, whose default rotate method
+  // torchtitan keeps); all_to_all re-shards Q, K, V from sequence to heads and the output back
+  // (DeepSpeed's Ulysses, Megatron's "a2a"), exposed.
+  enum class ContextExchange { ring, all_gather, all_to_all };
   ContextExchange context_exchange = ContextExchange::ring;
 };
 
