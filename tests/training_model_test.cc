@@ -136,6 +136,11 @@ TEST(Descriptions, AcceleratorsPrecisionsAndSoftwareAsTablesWriteThem) {
   EXPECT_EQ(software_from_description("").framework, Framework::megatron);
   EXPECT_EQ(software_from_description("DeepSpeed ZeRO-3").framework, Framework::pytorch);
   EXPECT_EQ(software_from_description("Megatron-DeepSpeed (2022)").framework, Framework::megatron);
+  // NeMo AutoModel names NeMo but runs PyTorch's FSDP2 with Transformer Engine's kernels.
+  const Software automodel = software_from_description("NeMo AutoModel (PyTorch backend, FSDP2)");
+  EXPECT_EQ(automodel.framework, Framework::pytorch);
+  EXPECT_TRUE(automodel.fused_elementwise);
+  EXPECT_EQ(automodel.tensor_parallel_overlap, TensorParallelOverlap::none);
   EXPECT_EQ(error_of([] { software_from_description("Caffe 1.0"); }),
             "software 'Caffe 1.0': expected a framework the training model knows: Megatron-LM, "
             "Megatron-Core, NeMo, Megatron-Bridge, torchtitan, llm-foundry (Composer), MaxText "

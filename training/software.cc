@@ -60,6 +60,10 @@ Software software_from_description(std::string_view description) {
     software.kv_heads_repeated_for_attention = true;
     software.selective_recompute = SelectiveRecompute::every_second_matmul;
     software.attention_kernel = AttentionKernel::flash2;
+  } else if (contains(text, "automodel")) {
+    // NeMo AutoModel: PyTorch-native (FSDP2 / DTensor) training with Transformer Engine's
+    // fused kernels and attention, none of Megatron's performance-recipe settings.
+    software.framework = Framework::pytorch;
   } else if (contains(text, "llm-foundry") || contains(text, "composer")) {
     software.framework = Framework::llm_foundry;
     software.fused_elementwise = false;
