@@ -219,7 +219,16 @@ class Evaluator {
   Evaluator(std::span<const Array> inputs, Combine combine, T fill)
       : combine_(combine), fill_row_(std::make_unique<T[]>(kTileElements)) {
     std::fill_n(fill_row_.get(), kTileElements, fill);
-    for (const Array& input : inputs) inputs_.push_back(input.values<T>().data());
+    for (const Array& input : inputs) {
+      // A generated input (perf's seeded data) is made a tile at a time where it is read, so its
+      // bytes are never all held; any other is read in place.
+      const ElementGenerator* generate = input.element_generator();
+      SPMD_CHECK(input.dtype() == DTypeOf<T>::value,
+                 fmt::format("run_schedule_data: input {} read as {}", input.type_string(),
+                             dtype_name(DTypeOf<T>::value)));
+      inputs_.push_back(generate ? InputSource{nullptr, generate}
+                                 : InputSource{input.values<T>().data(), nullptr});
+    }
   }
 
   void evaluate(const Piece& piece, T* out) {
@@ -235,9 +244,17 @@ class Evaluator {
       for (std::size_t i = 0; i < program.size(); ++i) {
         const Instruction& in = program[i];
         switch (in.expr->kind) {
-          case Expr::Kind::input:
-            value[i] = inputs_[static_cast<std::size_t>(in.expr->rank)] + in.delta + begin;
+          case Expr::Kind::input: {
+            const InputSource& input = inputs_[static_cast<std::size_t>(in.expr->rank)];
+            if (input.values != nullptr) {
+              value[i] = input.values + in.delta + begin;
+              break;
+            }
+            T* row = rows_.get() + i * tile;
+            (*input.generate)(in.delta + begin, length, reinterpret_cast<std::byte*>(row));
+            value[i] = row;
             break;
+          }
           case Expr::Kind::fill: value[i] = fill_row_.get(); break;
           case Expr::Kind::combine: {
             const T* lhs = value[static_cast<std::size_t>(in.lhs)];
@@ -254,8 +271,14 @@ class Evaluator {
   }
 
  private:
+  // One rank's input: its values in memory, or (values null) the generator that makes them.
+  struct InputSource {
+    const T* values;
+    const ElementGenerator* generate;
+  };
+
   Combine combine_;
-  std::vector<const T*> inputs_;
+  std::vector<InputSource> inputs_;
   std::unique_ptr<T[]> fill_row_;
   std::unique_ptr<T[]> rows_;
   std::size_t row_capacity_ = 0;

@@ -6,7 +6,8 @@
 // pieces), so a copy moves a reference and a reduce records one operation. Only the results are
 // evaluated, tile by tile in cache, each operation exactly where and in the order the schedule
 // put it. The bits are those of carrying every message and adding as it arrives; the memory
-// traffic is that of one pass over the inputs.
+// traffic is that of one pass over the inputs. A generated input (Array::generated, as `spmdsim
+// perf`'s seeded inputs are) is made tile by tile where it is read and never held whole.
 
 #include <span>
 #include <string_view>

@@ -57,9 +57,9 @@ std::string shape_to_string(const Shape& shape) {
 // others hold, and this static holds it too), so results and handles that start empty allocate
 // nothing.
 Array::Array() {
-  static const std::shared_ptr<std::vector<std::byte>> zero_scalar =
-      std::make_shared<std::vector<std::byte>>(dtype_size_bytes(DType::float32));
-  bytes_ = zero_scalar;
+  static const std::shared_ptr<ArrayStorage> zero_scalar =
+      std::make_shared<ArrayStorage>(dtype_size_bytes(DType::float32));
+  storage_ = zero_scalar;
 }
 
 void Array::throw_value_count_mismatch(std::size_t value_count, const Shape& shape) {
@@ -69,8 +69,8 @@ void Array::throw_value_count_mismatch(std::size_t value_count, const Shape& sha
 
 Array::Array(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   check_dimensions(shape_);
-  bytes_ = std::make_shared<std::vector<std::byte>>(
-      static_cast<std::size_t>(element_count(shape_)) * dtype_size_bytes(dtype_));
+  storage_ = std::make_shared<ArrayStorage>(static_cast<std::size_t>(element_count(shape_)) *
+                                          dtype_size_bytes(dtype_));
 }
 
 Array Array::from_bytes(DType dtype, Shape shape, std::vector<std::byte> bytes) {
@@ -85,14 +85,24 @@ Array Array::from_bytes(DType dtype, Shape shape, std::vector<std::byte> bytes) 
   Array array;
   array.dtype_ = dtype;
   array.shape_ = std::move(shape);
-  array.bytes_ = std::make_shared<std::vector<std::byte>>(std::move(bytes));
+  array.storage_ = std::make_shared<ArrayStorage>(std::move(bytes));
+  return array;
+}
+
+Array Array::generated(DType dtype, Shape shape, ElementGenerator generate) {
+  check_dimensions(shape);
+  Array array;
+  array.dtype_ = dtype;
+  array.shape_ = std::move(shape);
+  array.storage_ = std::make_shared<ArrayStorage>(element_count(array.shape_),
+                                                dtype_size_bytes(dtype), std::move(generate));
   return array;
 }
 
 std::span<std::byte> Array::mutable_bytes() {
-  if (bytes_.use_count() > 1) bytes_ = std::make_shared<std::vector<std::byte>>(*bytes_);
+  if (storage_.use_count() > 1) storage_ = storage_->copy();
   unrounded_f32_.reset();  // the values it was rounded from no longer match
-  return *bytes_;
+  return storage_->mutable_bytes();
 }
 
 Array Array::with_unrounded_f32(Array values) const {
@@ -121,8 +131,8 @@ void Array::check_storage(DType requested) const {
 
 bool Array::bitwise_equal(const Array& other) const {
   return dtype_ == other.dtype_ && shape_ == other.shape_ &&
-         (bytes_ == other.bytes_ || bytes_->empty() ||  // an empty data() may be null: no memcmp
-          std::memcmp(bytes_->data(), other.bytes_->data(), bytes_->size()) == 0);
+         (storage_ == other.storage_ || size_bytes() == 0 ||  // no memcmp of an empty data()
+          std::memcmp(bytes().data(), other.bytes().data(), size_bytes()) == 0);
 }
 
 std::string shape_string(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }

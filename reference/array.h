@@ -1,7 +1,8 @@
 #pragma once
 // spmd::Array: an N-d array of one dtype, row-major, with value semantics. Copies share the
 // buffer until one of them is written (copy on write), so passing arrays between devices and
-// collectives costs no copy.
+// collectives costs no copy. The buffer may be generated: made from each element's index when
+// first read (reference/array_storage.h).
 
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "reference/array_storage.h"
 #include "reference/dtype.h"
 #include "reference/error.h"
 
@@ -33,6 +35,9 @@ class Array {
   Array(DType dtype, Shape shape);  // zero-filled
 
   static Array from_bytes(DType dtype, Shape shape, std::vector<std::byte> bytes);
+  // Elements that `generate` writes when they are first read (flat row-major indices), never
+  // all at once where a reader takes them a range at a time (element_generator below).
+  static Array generated(DType dtype, Shape shape, ElementGenerator generate);
   template <class T>
   static Array from_values(Shape shape, const std::vector<T>& values);
   template <class T>
@@ -45,21 +50,25 @@ class Array {
   int rank() const { return static_cast<int>(shape_.size()); }
   std::int64_t dim(int axis) const { return shape_.at(static_cast<std::size_t>(axis)); }
   std::int64_t size() const { return element_count(shape_); }
-  std::size_t size_bytes() const { return bytes_->size(); }
+  std::size_t size_bytes() const { return storage_->size_bytes(); }
 
-  std::span<const std::byte> bytes() const { return *bytes_; }
+  std::span<const std::byte> bytes() const { return storage_->bytes(); }
   std::span<std::byte> mutable_bytes();
 
   template <class T>
   std::span<const T> values() const {
     check_storage(DTypeOf<T>::value);
-    return {reinterpret_cast<const T*>(bytes_->data()), static_cast<std::size_t>(size())};
+    return {reinterpret_cast<const T*>(bytes().data()), static_cast<std::size_t>(size())};
   }
   template <class T>
   std::span<T> mutable_values() {
     check_storage(DTypeOf<T>::value);
     return {reinterpret_cast<T*>(mutable_bytes().data()), static_cast<std::size_t>(size())};
   }
+
+  // A generated array's generator while its bytes have not been made (else null): a reader that
+  // takes elements a range at a time asks it for them instead of calling bytes().
+  const ElementGenerator* element_generator() const { return storage_->pending_generator(); }
 
   VaryingAxes varying_axes() const { return varying_axes_; }
   Array with_varying_axes(VaryingAxes axes) const;
@@ -90,7 +99,7 @@ class Array {
   // Same dtype, shape and bytes (NaN payloads included).
   bool bitwise_equal(const Array& other) const;
   // Whether both hold the very same storage (copies share it until one is written).
-  bool shares_storage_with(const Array& other) const { return bytes_ == other.bytes_; }
+  bool shares_storage_with(const Array& other) const { return storage_ == other.storage_; }
   // "float32[4,3]", as JAX writes an abstract value.
   std::string type_string() const;
   // Values as NumPy would print them flat, e.g. "[1, 2, 3]", for messages and examples.
@@ -104,7 +113,7 @@ class Array {
 
   DType dtype_ = DType::float32;
   Shape shape_;
-  std::shared_ptr<std::vector<std::byte>> bytes_;
+  std::shared_ptr<ArrayStorage> storage_;
   VaryingAxes varying_axes_ = 0;
   std::shared_ptr<const Array> unrounded_f32_;
 };

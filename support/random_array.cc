@@ -108,36 +108,39 @@ inline bool special_value(std::uint32_t word1, std::uint32_t word2, const FloatD
   return true;
 }
 
-// One block of float32 elements without specials: the loop `spmdsim perf` spends its input time
-// in. Inlined into a baseline (SSE2) and an AVX2 copy, chosen when the process runs; both give
-// the same bits (integer arithmetic and exact float products only).
-[[gnu::always_inline]] inline void fill_float32_block(float* out, std::uint64_t count,
-                                                      const BlockKeys& keys, const FloatDraw& draw) {
+// Elements [first, first + count) of one block of float32 elements without specials: the loop
+// `spmdsim perf` spends its input time in. Inlined into a baseline (SSE2) and an AVX2 copy,
+// chosen when the process runs; both give the same bits (integer arithmetic and exact float
+// products only).
+[[gnu::always_inline]] inline void fill_float32_block(float* out, std::uint32_t first,
+                                                      std::uint64_t count, const BlockKeys& keys,
+                                                      const FloatDraw& draw) {
   for (std::uint64_t i = 0; i < count; ++i) {
-    const auto index = static_cast<std::uint32_t>(i);
+    const auto index = static_cast<std::uint32_t>(first + i);
     out[i] = small_float_value(word_hash(keys.word[0], index), word_hash(keys.word[1], index), draw);
   }
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-[[gnu::target("avx2")]] void fill_float32_block_avx2(float* out, std::uint64_t count,
-                                                     const BlockKeys& keys, const FloatDraw& draw) {
-  fill_float32_block(out, count, keys, draw);
+[[gnu::target("avx2")]] void fill_float32_block_avx2(float* out, std::uint32_t first,
+                                                     std::uint64_t count, const BlockKeys& keys,
+                                                     const FloatDraw& draw) {
+  fill_float32_block(out, first, count, keys, draw);
 }
 #endif
 
-void fill_float32_block_baseline(float* out, std::uint64_t count, const BlockKeys& keys,
-                                 const FloatDraw& draw) {
-  fill_float32_block(out, count, keys, draw);
+void fill_float32_block_baseline(float* out, std::uint32_t first, std::uint64_t count,
+                                 const BlockKeys& keys, const FloatDraw& draw) {
+  fill_float32_block(out, first, count, keys, draw);
 }
 
-void fill_float32_block_fastest(float* out, std::uint64_t count, const BlockKeys& keys,
-                                const FloatDraw& draw) {
+void fill_float32_block_fastest(float* out, std::uint32_t first, std::uint64_t count,
+                                const BlockKeys& keys, const FloatDraw& draw) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   static const bool has_avx2 = __builtin_cpu_supports("avx2");
-  if (has_avx2) return fill_float32_block_avx2(out, count, keys, draw);
+  if (has_avx2) return fill_float32_block_avx2(out, first, count, keys, draw);
 #endif
-  fill_float32_block_baseline(out, count, keys, draw);
+  fill_float32_block_baseline(out, first, count, keys, draw);
 }
 
 // Significand bits of each float dtype (the implicit bit included); 0 for the others.
@@ -151,10 +154,12 @@ int significand_bits(DType dtype) {
   }
 }
 
+// Elements [first, first + count) of one block (first + count <= 2^32) to out[0, count).
 template <class T>
-void fill_block(T* out, std::uint64_t count, const BlockKeys& keys, const FloatDraw& draw) {
-  const auto word = [&keys](int w, std::uint64_t i) {
-    return word_hash(keys.word[w], static_cast<std::uint32_t>(i));
+void fill_block(T* out, std::uint32_t first, std::uint64_t count, const BlockKeys& keys,
+                const FloatDraw& draw) {
+  const auto word = [&keys, first](int w, std::uint64_t i) {
+    return word_hash(keys.word[w], static_cast<std::uint32_t>(first + i));
   };
   if constexpr (std::is_same_v<T, bool>) {
     for (std::uint64_t i = 0; i < count; ++i) out[i] = (word(0, i) & 1) != 0;
@@ -165,7 +170,7 @@ void fill_block(T* out, std::uint64_t count, const BlockKeys& keys, const FloatD
   } else if constexpr (std::is_integral_v<T>) {
     for (std::uint64_t i = 0; i < count; ++i) out[i] = static_cast<T>(word(0, i));
   } else if constexpr (std::is_same_v<T, float>) {
-    if (draw.special_threshold == 0) return fill_float32_block_fastest(out, count, keys, draw);
+    if (draw.special_threshold == 0) return fill_float32_block_fastest(out, first, count, keys, draw);
     for (std::uint64_t i = 0; i < count; ++i) {
       if (!special_value(word(1, i), word(2, i), draw, out[i])) {
         out[i] = small_float_value(word(0, i), word(1, i), draw);
@@ -188,33 +193,56 @@ void fill_block(T* out, std::uint64_t count, const BlockKeys& keys, const FloatD
   }
 }
 
-}  // namespace
-
-Array random_array(DType dtype, const Shape& shape, std::uint64_t seed,
-                   RandomArrayOptions options) {
+// What the float dtypes draw from, checked once per array.
+FloatDraw float_draw(DType dtype, const RandomArrayOptions& options) {
   if (options.max_exponent < kLowestExponent || options.max_exponent > 15) {
     // 15: a float16 value stays below 2^15 < 65504 (its largest); float32 and float64 could go
     // further, but no caller needs it.
     throw Error(fmt::format("random_array: max_exponent must be in [-12, 15], got {}",
                             options.max_exponent));
   }
-  const FloatDraw draw{
+  return FloatDraw{
       .significand_bits = significand_bits(dtype),
       .exponent_count = static_cast<std::uint32_t>(options.max_exponent - kLowestExponent + 1),
       .zero_threshold = one_in_threshold(options.zero_in, "zero_in"),
       .special_threshold = one_in_threshold(options.special_in, "special_in")};
-  Array a(dtype, shape);
+}
+
+// Elements [first, first + count) of the array `seed` draws, to `out`, block by block.
+void fill_elements(DType dtype, std::uint64_t seed, const FloatDraw& draw, std::int64_t first,
+                   std::int64_t count, std::byte* out) {
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    auto out = a.template mutable_values<T>();
-    const std::uint64_t size = out.size();
-    for (std::uint64_t start = 0, block = 0; start < size; start += std::uint64_t{1} << kBlockBits,
-                       ++block) {
-      const std::uint64_t count = std::min(size - start, std::uint64_t{1} << kBlockBits);
-      fill_block(out.data() + start, count, block_keys(seed, block), draw);
+    T* values = reinterpret_cast<T*>(out);
+    constexpr std::uint64_t kBlockElements = std::uint64_t{1} << kBlockBits;
+    const auto total = static_cast<std::uint64_t>(count);
+    for (std::uint64_t done = 0; done < total;) {
+      const std::uint64_t index = static_cast<std::uint64_t>(first) + done;
+      const auto in_block = static_cast<std::uint32_t>(index);  // index mod 2^32
+      const std::uint64_t length = std::min(total - done, kBlockElements - in_block);
+      fill_block(values + done, in_block, length, block_keys(seed, index >> kBlockBits), draw);
+      done += length;
     }
   });
+}
+
+}  // namespace
+
+Array random_array(DType dtype, const Shape& shape, std::uint64_t seed,
+                   RandomArrayOptions options) {
+  const FloatDraw draw = float_draw(dtype, options);
+  Array a(dtype, shape);
+  fill_elements(dtype, seed, draw, 0, a.size(), a.mutable_bytes().data());
   return a;
+}
+
+Array lazy_random_array(DType dtype, const Shape& shape, std::uint64_t seed,
+                        RandomArrayOptions options) {
+  const FloatDraw draw = float_draw(dtype, options);
+  return Array::generated(
+      dtype, shape, [dtype, seed, draw](std::int64_t first, std::int64_t count, std::byte* out) {
+        fill_elements(dtype, seed, draw, first, count, out);
+      });
 }
 
 std::uint64_t device_seed(std::uint64_t seed, int device) {
@@ -226,6 +254,15 @@ std::vector<Array> random_per_device(DType dtype, const Shape& shape, int device
   std::vector<Array> arrays;
   for (int d = 0; d < devices; ++d) {
     arrays.push_back(random_array(dtype, shape, device_seed(seed, d), options));
+  }
+  return arrays;
+}
+
+std::vector<Array> lazy_random_per_device(DType dtype, const Shape& shape, int devices,
+                                          std::uint64_t seed, RandomArrayOptions options) {
+  std::vector<Array> arrays;
+  for (int d = 0; d < devices; ++d) {
+    arrays.push_back(lazy_random_array(dtype, shape, device_seed(seed, d), options));
   }
   return arrays;
 }

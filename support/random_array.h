@@ -29,6 +29,13 @@ struct RandomArrayOptions {
 Array random_array(DType dtype, const Shape& shape, std::uint64_t seed,
                    RandomArrayOptions options = {});
 
+// The same elements as random_array, made when they are read (reference/array_storage.h): a
+// reader that takes them a range at a time, as a collective's data path does, never holds them
+// all, and the array costs no memory until then. The options are checked here, as random_array
+// checks them.
+Array lazy_random_array(DType dtype, const Shape& shape, std::uint64_t seed,
+                        RandomArrayOptions options = {});
+
 // The seed random_per_device gives device `device` (0-based) for a per-case `seed`, so that a
 // single device's data can be rebuilt without the others'.
 std::uint64_t device_seed(std::uint64_t seed, int device);
@@ -36,5 +43,8 @@ std::uint64_t device_seed(std::uint64_t seed, int device);
 // One array per device, device d's from device_seed(seed, d).
 std::vector<Array> random_per_device(DType dtype, const Shape& shape, int devices,
                                      std::uint64_t seed, RandomArrayOptions options = {});
+// The same with lazy_random_array: `spmdsim perf`'s inputs.
+std::vector<Array> lazy_random_per_device(DType dtype, const Shape& shape, int devices,
+                                          std::uint64_t seed, RandomArrayOptions options = {});
 
 }  // namespace spmd

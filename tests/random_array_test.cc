@@ -10,6 +10,8 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <utility>
 #include <vector>
 
 #include "reference/error.h"
@@ -94,6 +96,54 @@ TEST(RandomArray, half_floats_hold_the_float_values_exactly) {
 TEST(RandomArray, options_out_of_range_are_errors) {
   EXPECT_THROW(random_array(DType::float32, {4}, 1, {.zero_in = 70000}), Error);
   EXPECT_THROW(random_array(DType::float32, {4}, 1, {.max_exponent = 16}), Error);
+}
+
+// perf's inputs: the same bits whether made whole or a range at a time where they are read.
+TEST(RandomArray, a_lazy_array_has_the_bits_of_the_whole_one_in_any_range) {
+  const std::vector<DType> dtypes = {DType::float32, DType::float64, DType::float16,
+                                     DType::bfloat16, DType::int32,   DType::int64,
+                                     DType::int8,    DType::uint8,   DType::bool_};
+  for (const DType dtype : dtypes) {
+    for (const RandomArrayOptions options :
+         {RandomArrayOptions{}, RandomArrayOptions{.special_in = 8, .max_exponent = 0}}) {
+      SCOPED_TRACE(dtype_name(dtype));
+      const Array whole = random_array(dtype, {5000}, 11, options);
+      const Array lazy = lazy_random_array(dtype, {5000}, 11, options);
+      const ElementGenerator* generate = lazy.element_generator();
+      ASSERT_NE(generate, nullptr);
+      const std::size_t width = dtype_size_bytes(dtype);
+      for (const auto& [first, count] : {std::pair<std::int64_t, std::int64_t>{0, 5000},
+                                        {1, 17},
+                                        {2047, 2050},
+                                        {4999, 1}}) {
+        std::vector<std::byte> range(static_cast<std::size_t>(count) * width);
+        (*generate)(first, count, range.data());
+        ASSERT_EQ(std::memcmp(range.data(), whole.bytes().data() + first * width, range.size()), 0)
+            << "elements " << first << " to " << first + count;
+      }
+      EXPECT_TRUE(lazy.bitwise_equal(whole));  // made whole on this first read
+    }
+  }
+  EXPECT_THROW(lazy_random_array(DType::float32, {4}, 1, {.max_exponent = 16}), Error);
+}
+
+TEST(RandomArray, a_range_across_the_first_block_boundary_is_its_two_parts) {
+  // Element 2^32 starts the second block of keys: asked across it, the generator gives what it
+  // gives for each side, and the second block is not the first again.
+  const Array lazy = lazy_random_array(DType::float32, {std::int64_t{1} << 33}, 2);
+  const ElementGenerator& generate = *lazy.element_generator();
+  const std::int64_t boundary = std::int64_t{1} << 32;
+  std::vector<float> across(8), below(4), above(4), start(4);
+  generate(boundary - 4, 8, reinterpret_cast<std::byte*>(across.data()));
+  generate(boundary - 4, 4, reinterpret_cast<std::byte*>(below.data()));
+  generate(boundary, 4, reinterpret_cast<std::byte*>(above.data()));
+  generate(0, 4, reinterpret_cast<std::byte*>(start.data()));
+  std::vector<float> parts = below;
+  parts.insert(parts.end(), above.begin(), above.end());
+  EXPECT_EQ(float32_bits(Array::from_values<float>({8}, across)),
+            float32_bits(Array::from_values<float>({8}, parts)));
+  EXPECT_NE(float32_bits(Array::from_values<float>({4}, above)),
+            float32_bits(Array::from_values<float>({4}, start)));
 }
 
 }  // namespace
