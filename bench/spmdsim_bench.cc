@@ -24,6 +24,10 @@
 //   BM_RepeatedRuns/131072            one machine of 131,072 devices on a switch, five cost-only
 //                                     all-reduces one run each, as perf times its sizes: the first
 //                                     run's time and the next runs' (their stacks are reused)
+//   BM_TransformerStep/70b/1024/...  one step of docs/workloads/llama3-70b-tp8-pp4.json on
+//                                     hgx-h100 -n 1024, as `spmdsim scale` runs it: symmetric
+//                                     (one device per stage, workloads/symmetric_step.h) and
+//                                     full; the 405B file on 16,384 and 131,072, symmetric only
 //   BM_SoakSmallCollectives/8/1000000 one run of a million small psums (with data) and compute
 //                                     spans on 8 devices; resident memory after 250,000 and after
 //                                     all of them: flat when their ratio is about 1
@@ -48,7 +52,9 @@
 
 #include "reference/array.h"
 #include "sim/machine.h"
+#include "sim/machine_presets.h"
 #include "support/random_array.h"
+#include "workloads/symmetric_step.h"
 
 namespace spmd {
 namespace {
@@ -284,6 +290,17 @@ void BM_SoakSmallCollectives(benchmark::State& state, int devices, int collectiv
   state.counters["rss_at_end_MiB"] = end_mib;
 }
 
+// One transformer step from a file under docs/workloads, by representatives or in full.
+void BM_TransformerStep(benchmark::State& state, const char* file, int devices, bool symmetric) {
+  const Workload workload =
+      load_workload_file(std::string(SPMD_SOURCE_DIR) + "/docs/workloads/" + file);
+  for (auto _ : state) {
+    sim::Machine machine(machine_preset_with_devices("hgx-h100", devices), {.cost_only = true});
+    const WorkloadRun run = run_workload_symmetric(machine, workload, symmetric);
+    benchmark::DoNotOptimize(run.log.end_ps);
+  }
+}
+
 // Names carry the sizes as the figures are quoted ("8/64MiB"); the sizes are bound arguments so
 // that Google Benchmark does not append them to the name a second time.
 void register_benchmarks() {
@@ -332,6 +349,20 @@ void register_benchmarks() {
   }
   benchmark::RegisterBenchmark("BM_RepeatedRuns/131072", BM_RepeatedRuns, 131072)
       ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_TransformerStep/70b/1024/symmetric", BM_TransformerStep,
+                               "llama3-70b-tp8-pp4.json", 1024, true)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_TransformerStep/70b/1024/full", BM_TransformerStep,
+                               "llama3-70b-tp8-pp4.json", 1024, false)
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_TransformerStep/405b/16384/symmetric", BM_TransformerStep,
+                               "llama3-405b-tp8-pp16.json", 16384, true)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_TransformerStep/405b/131072/symmetric", BM_TransformerStep,
+                               "llama3-405b-tp8-pp16-gb16k.json", 131072, true)
+      ->Iterations(3)
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_SoakSmallCollectives/8/1000000", BM_SoakSmallCollectives, 8,
                                1'000'000)

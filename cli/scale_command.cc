@@ -23,6 +23,7 @@
 #include "support/output_file.h"
 #include "traces/run_report.h"
 #include "workloads/step_work.h"
+#include "workloads/symmetric_step.h"
 #include "workloads/workload.h"
 
 namespace spmd {
@@ -74,6 +75,7 @@ std::map<std::string, double> busbw_by_axis(const sim::CostLog& log) {
 struct Measured {
   ScalePoint point;
   std::int64_t capacity_bytes = 0;
+  std::string note;  // a transformer's: how its step ran (workloads/symmetric_step.h)
 };
 
 Measured measure(const ScaleOptions& options, const Workload& workload, int devices,
@@ -82,7 +84,9 @@ Measured measure(const ScaleOptions& options, const Workload& workload, int devi
   const sim::SimOptions sim_options = simulation_options(
       options.machine, {.cost_only = true, .placement = placement_from_flag(options.placement)});
   sim::Machine machine(spec, sim_options);
-  const sim::CostLog log = run_workload(machine, workload);
+  const WorkloadRun run =
+      run_workload_symmetric(machine, workload, !options.machine.full_simulation);
+  const sim::CostLog& log = run.log;
   notes.add(log);
   const traces::RunTotals totals = traces::run_totals(log);
   const double steps = workload.steps;
@@ -104,7 +108,7 @@ Measured measure(const ScaleOptions& options, const Workload& workload, int devi
       point.all_reduce_busbw_gbps = r.busbw_bytes_per_s / 1e9;
     }
   }
-  return {point, spec.memory_bytes};
+  return {point, spec.memory_bytes, run.note};
 }
 
 // Ideal scaling from the first (smallest) point: its throughput per device, times devices.
@@ -273,9 +277,13 @@ int run_scale_command(const ScaleOptions& options, std::ostream& out) {
   AlgorithmNotes notes;
   std::vector<ScalePoint> points;
   double capacity_gib = 0;
+  std::string step_notes;
   for (std::size_t i = 0; i < options.devices.size(); ++i) {
     const Measured measured = measure(options, workload, options.devices[i], notes);
     points.push_back(measured.point);
+    if (!measured.note.empty()) {
+      step_notes += fmt::format("{} devices: {}\n", options.devices[i], measured.note);
+    }
     capacity_gib = std::max(capacity_gib, static_cast<double>(measured.capacity_bytes) / (1 << 30));
     progress.done(static_cast<int>(i + 1));
   }
@@ -285,7 +293,7 @@ int run_scale_command(const ScaleOptions& options, std::ostream& out) {
   std::string table = table_header(unit, axes);
   for (const ScalePoint& p : points) table += table_row(p, axes) + '\n';
   out << "spmdsim scale: " << workload.name << " on " << machine_label(options.machine) << "\n"
-      << table;
+      << table << step_notes;
   const std::string data = write_table(options, table);
   out << "table: " << data << '\n';
   if (options.plot) {

@@ -18,6 +18,7 @@
 #include "reference/float_numerics.h"
 #include "sim/cost_log.h"
 #include "sim/fiber_stack.h"
+#include "sim/group_mirror.h"
 #include "sim/library_timing.h"
 #include "sim/machine_spec.h"
 #include "sim/placement_spec.h"
@@ -57,6 +58,9 @@ struct SimOptions {
   PlacementSpec placement;
   // How transfers share a link (sim/link_sharing.h); unset: the machine's (MachineSpec).
   std::optional<LinkSharing> link_sharing;
+  // A run of representatives (sim/group_mirror.h): the mesh run is a reduced one, each of its
+  // groups timed and sized as the full mesh's group behind it. Set by workloads/symmetric_step.h.
+  std::shared_ptr<const GroupMirror> mirror;
 };
 
 class Machine : public Backend {

@@ -113,6 +113,8 @@ struct SimRun::Slot {
   std::optional<cost_model::TimedChoice> library;
   int library_group_size = 0;  // 0: not computed yet
   int library_ranks_per_node = 0;
+  // In a run of representatives (SimOptions::mirror): per group, the full mesh's group behind it.
+  std::vector<MirroredGroup> mirrored;
 };
 
 // ---- SimContext
@@ -384,7 +386,22 @@ SimRun::Slot& SimRun::slot_for(int index, const CollectiveCall& call) {
   slot.stream_ready_ps.assign(groups, 0);
   slot.buffer_bytes.assign(groups, -1);
   slot.start_ps.assign(groups, 0);
+  if (const auto& mirror = machine_.options().mirror) {
+    for (const std::vector<int>& members : slot.groups) {
+      slot.mirrored.push_back(mirror->full_group(call, members));
+    }
+  }
   return slot;
+}
+
+PlacedGroup SimRun::placed_group(const Slot& slot, int group) const {
+  const auto g = static_cast<std::size_t>(group);
+  return slot.mirrored.empty() ? placement_.group(slot.groups[g]) : slot.mirrored[g].placed;
+}
+
+int SimRun::group_axis_size(const Slot& slot, int group) const {
+  return slot.mirrored.empty() ? slot.axis_size
+                               : slot.mirrored[static_cast<std::size_t>(group)].axis_size;
 }
 
 // The group's work and receive buffers (schedule_buffer_bytes), computed once per group from
@@ -395,9 +412,8 @@ void SimRun::hold_buffers(int device, Slot& slot, int group, std::optional<Algor
   if (bytes < 0) {
     const StartedCall& called = *slot.started;
     const CollectivePlan plan = plan_collective(
-        called.call, called.dtype, called.shape,
-        placement_.group(slot.groups[static_cast<std::size_t>(group)]), slot.axis_size,
-        algorithm_choice(collective_kind(called.call.op), algorithm));
+        called.call, called.dtype, called.shape, placed_group(slot, group),
+        group_axis_size(slot, group), algorithm_choice(collective_kind(called.call.op), algorithm));
     bytes = schedule_buffer_bytes(*machine_.steps(plan.algorithm, plan.shape),
                                   plan.shape.element_bytes);
   }
@@ -514,12 +530,14 @@ void SimRun::start_group(int index, int group) {
   const std::vector<int>& members = slot.groups[static_cast<std::size_t>(group)];
   const Arrival& first_arrival = slot.arrivals.at(members.front());
   const StartedCall& first = *slot.started;
-  const int n = static_cast<int>(members.size());
   const AlgorithmChoice& choice =
       algorithm_choice(collective_kind(first.call.op), first_arrival.algorithm);
-  const PlacedGroup placed = placement_.group(members);
-  const CollectivePlan plan =
-      plan_collective(first.call, first.dtype, first.shape, placed, slot.axis_size, choice);
+  const PlacedGroup placed = placed_group(slot, group);
+  // In a run of representatives, the full group's size (members are its representatives).
+  const int n = static_cast<int>(placed.devices.size());
+  const bool mirrored = n != static_cast<int>(members.size());
+  const CollectivePlan plan = plan_collective(first.call, first.dtype, first.shape, placed,
+                                              group_axis_size(slot, group), choice);
   const int element_bytes = static_cast<int>(dtype_size_bytes(first.dtype));
   const std::int64_t input_bytes = plan.shape.elements * element_bytes;
   const std::int64_t nccl_bytes =
@@ -554,7 +572,8 @@ void SimRun::start_group(int index, int group) {
                                : std::string(collectives::algorithm_name(plan.algorithm));
     record.algorithm_note =
         library ? library_note(*library, first.call.op) : plan.algorithm_note;
-    record.groups = static_cast<int>(slot.groups.size());
+    record.groups = slot.mirrored.empty() ? static_cast<int>(slot.groups.size())
+                                          : slot.mirrored.front().groups;
     record.group_size = n;
     record.with_data = slot.with_data;
     record.issue_ps = slot.earliest_arrival_ps;
@@ -597,6 +616,11 @@ void SimRun::start_group(int index, int group) {
   ScheduleDone done = [this, index, group, results](std::exception_ptr error) {
     finish_group(index, group, std::move(*results), error);
   };
+  // Members that are not simulated cannot carry messages: a mirrored group needs the library's
+  // time, which workloads/symmetric_step.cc makes sure of before it runs representatives.
+  SPMD_CHECK(!mirrored || library || n <= 1,
+             fmt::format("collective #{} ({}) has a mirrored group of {} and no library time",
+                         index, first.call.to_string(), n));
   const std::optional<std::int64_t> closed_form_ps =
       library ? std::optional<std::int64_t>(library->time_ps)
               : fast_path_time_ps(index, plan, members, placed.devices);

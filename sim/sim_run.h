@@ -123,6 +123,10 @@ class SimRun {
   };
   StartedIndex start(int device, const StartedCallView& called, bool with_data, Arrival arrival);
   Slot& slot_for(int index, const CollectiveCall& call);
+  // The group on the machine and the call's axis size: the full mesh's in a run of
+  // representatives (SimOptions::mirror).
+  PlacedGroup placed_group(const Slot& slot, int group) const;
+  int group_axis_size(const Slot& slot, int group) const;
   void hold_buffers(int device, Slot& slot, int group,
                     std::optional<collectives::Algorithm> algorithm, InFlight& flight);
   void follow_stream(Device& self, Slot& slot, int group, int index, int stream);

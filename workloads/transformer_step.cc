@@ -87,7 +87,9 @@ class TransformerStep {
       : ctx_(ctx),
         s_(spec),
         work_(device_work(spec)),
-        stage_(static_cast<int>(ctx.device() / (spec.devices() / spec.pipeline))),
+        // From the mesh the step runs on: the full one, or one of representatives
+        // (workloads/symmetric_step.h), whose devices are the stages.
+        stage_(ctx.device() / (ctx.mesh().device_count() / spec.pipeline)),
         tokens_(spec.micro_batch_tokens()) {}
 
   void run() {

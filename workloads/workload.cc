@@ -387,6 +387,18 @@ Workload load_workload_file(const std::string& path) {
   }
 }
 
+void check_transformer_run(const Workload& w, const TransformerSpec& spec,
+                           const sim::Machine& machine) {
+  const std::int64_t per_step = transformer_collectives_per_step(spec);
+  if (per_step > kMostCollectivesPerRun / w.steps) {
+    throw Error(fmt::format("workload: steps {} x {} collectives per step (from layers, "
+                            "micro-batches and pipeline ticks), expected at most {} "
+                            "collectives in all",
+                            w.steps, per_step, kMostCollectivesPerRun));
+  }
+  check_transformer_fits(spec, machine.spec().memory_bytes);
+}
+
 sim::CostLog run_workload(sim::Machine& machine, const Workload& w) {
   const int devices = machine.device_count();
   Mesh mesh({devices}, {"i"});
@@ -411,14 +423,7 @@ sim::CostLog run_workload(sim::Machine& machine, const Workload& w) {
     case WorkloadKind::collectives: step = collectives_step(w, devices); break;
     case WorkloadKind::transformer: {
       const TransformerSpec& spec = resolved.emplace(transformer_for_devices(w.transformer, devices));
-      const std::int64_t per_step = transformer_collectives_per_step(spec);
-      if (per_step > kMostCollectivesPerRun / w.steps) {
-        throw Error(fmt::format("workload: steps {} x {} collectives per step (from layers, "
-                                "micro-batches and pipeline ticks), expected at most {} "
-                                "collectives in all",
-                                w.steps, per_step, kMostCollectivesPerRun));
-      }
-      check_transformer_fits(spec, machine.spec().memory_bytes);
+      check_transformer_run(w, spec, machine);
       mesh = transformer_mesh(spec);
       step = transformer_training_step(spec);
       break;

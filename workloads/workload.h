@@ -68,4 +68,9 @@ Workload load_workload_file(const std::string& path);
 // spmd::Error if the workload cannot be laid out on the machine's devices.
 sim::CostLog run_workload(sim::Machine& machine, const Workload& workload);
 
+// A transformer step's checks before it runs (the per-run collective limit, the memory
+// capacity): spmd::Error naming what does not fit.
+void check_transformer_run(const Workload& workload, const TransformerSpec& spec,
+                           const sim::Machine& machine);
+
 }  // namespace spmd
