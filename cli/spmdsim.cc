@@ -19,6 +19,7 @@
 #include "cli/mpi_conform.h"
 #include "cli/perf_command.h"
 #include "cli/placement_flag.h"
+#include "cli/plan_command.h"
 #include "cli/run_command.h"
 #include "cli/scale_command.h"
 #include "cli/sharding_command.h"
@@ -153,6 +154,13 @@ int main(int argc, char** argv) {
       "software) with its range, its parts, tokens/s per GPU, MFU and memory per device");
   spmd::add_train_flags(*train, train_options);
 
+  spmd::PlanOptions plan_options;
+  CLI::App* plan = app.add_subcommand(
+      "plan",
+      "Search the parallel layouts of a training job (a model on N devices of a machine) and "
+      "rank them by predicted tokens/s, with step time, MFU, memory and exposed communication");
+  spmd::add_plan_flags(*plan, plan_options);
+
   spmd::CalibrateOptions calibrate_options;
   CLI::App* calibrate = app.add_subcommand(
       "calibrate",
@@ -193,6 +201,7 @@ int main(int argc, char** argv) {
     }
     if (calibrate->parsed()) return spmd::run_calibrate_command(calibrate_options, std::cout);
     if (train->parsed()) return spmd::run_train_command(train_options, std::cout);
+    if (plan->parsed()) return spmd::run_plan_command(plan_options, std::cout);
     if (examples->parsed()) return spmd::run_examples_command(std::cout, examples_options);
     return spmd::run_demo_command(demo_options, std::cout);
   } catch (const spmd::Error& e) {

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cost_model/roofline.h"
@@ -267,6 +268,41 @@ std::optional<Accelerator> accelerator_from_description(std::string_view text) {
     return accelerator;
   }
   return std::nullopt;
+}
+
+namespace {
+
+// Each GPU preset's standard part, as a description the catalogue reads (H100 SXM rather than
+// the H800 or the 96 GB H100 that share its preset).
+constexpr std::pair<std::string_view, std::string_view> kPresetParts[] = {
+    {"dgx-1-v100", "V100 SXM2 32GB"}, {"dgx-2-v100", "V100 SXM3 32GB"},
+    {"gb200-nvl72", "GB200"},         {"gb300-nvl72", "GB300"},
+    {"gh200-quad", "GH200"},          {"hgx-a100", "A100 SXM 80GB"},
+    {"hgx-b200", "B200"},             {"hgx-b300", "B300"},
+    {"hgx-h100", "H100 SXM"},         {"hgx-h200", "H200 SXM"},
+    {"mi250x", "MI250X"},             {"mi300x", "MI300X"},
+    {"mi325x", "MI325X"},             {"mi350x", "MI350X"},
+    {"mi355x", "MI355X"},             {"pcie-a100", "A100 PCIe 80GB"},
+    {"pcie-h100", "H100 PCIe"},       {"pcie-h100-nvl", "H100 NVL"},
+    {"pcie-v100", "V100 PCIe 32GB"}};
+
+}  // namespace
+
+std::optional<PresetAccelerator> accelerator_of_preset(std::string_view preset) {
+  for (const auto& [name, description] : kPresetParts) {
+    if (name != preset) continue;
+    std::optional<Accelerator> accelerator = accelerator_from_description(description);
+    if (!accelerator || accelerator->preset != preset) return std::nullopt;
+    return PresetAccelerator{std::string(description), *accelerator};
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> accelerator_presets() {
+  std::vector<std::string> presets;
+  for (const auto& entry : kPresetParts) presets.emplace_back(entry.first);
+  std::sort(presets.begin(), presets.end());
+  return presets;
 }
 
 void require_precision(const Accelerator& accelerator, MatmulPrecision precision,

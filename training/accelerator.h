@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cost_model/fabric.h"
 #include "training/precision.h"
@@ -70,6 +71,16 @@ double memory_efficiency();
 // "H100-96GB-HBM2e (Grand Teton, 500W power limit)"): the model and memory from its words, and a
 // stated power limit as a lower clock. std::nullopt for a chip the catalogue does not have.
 std::optional<Accelerator> accelerator_from_description(std::string_view text);
+
+// The GPU whose machine preset is `preset` ("hgx-h100": the H100 SXM), as the catalogue's
+// plainest description of it names it; std::nullopt for a preset no GPU of the catalogue sits in.
+struct PresetAccelerator {
+  std::string description;  // "H100 SXM": what a `gpu` field would say
+  Accelerator accelerator;
+};
+std::optional<PresetAccelerator> accelerator_of_preset(std::string_view preset);
+// The presets accelerator_of_preset knows, sorted.
+std::vector<std::string> accelerator_presets();
 
 // spmd::Error when `precision` is not a format the accelerator's tensor cores run.
 void require_precision(const Accelerator& accelerator, MatmulPrecision precision,

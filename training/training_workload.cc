@@ -44,11 +44,12 @@ const std::vector<std::string>& training_workload_fields() {
   return fields;
 }
 
-PublishedRun training_run_from_json(const nlohmann::json& json, const std::string& file_name) {
+TrainingFields training_fields_from_json(const nlohmann::json& json,
+                                         const std::string& file_name) {
   if (!json.is_object()) {
     throw Error(fmt::format("{}: expected a JSON object of kind \"training\"", file_name));
   }
-  std::map<std::string, std::string, std::less<>> fields;
+  TrainingFields fields;
   const std::vector<std::string>& known = training_workload_fields();
   for (const auto& [key, value] : json.items()) {
     if (std::find(known.begin(), known.end(), key) == known.end()) {
@@ -66,6 +67,11 @@ PublishedRun training_run_from_json(const nlohmann::json& json, const std::strin
     const auto name = fields.find("name");
     fields["source_id"] = name == fields.end() ? "job" : name->second;
   }
+  return fields;
+}
+
+PublishedRun training_run_from_json(const nlohmann::json& json, const std::string& file_name) {
+  const TrainingFields fields = training_fields_from_json(json, file_name);
   const FieldLookup lookup = [&](std::string_view column) {
     const auto at = fields.find(column);
     return at == fields.end() ? std::string() : at->second;
