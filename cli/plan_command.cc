@@ -6,8 +6,11 @@
 #include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <exception>
+#include <memory>
 #include <optional>
 
+#include "cli/plan_mpi.h"
 #include "reference/error.h"
 #include "support/output_file.h"
 #include "training/layout_search.h"
@@ -142,6 +145,7 @@ struct Plan {
   Machine machine;
   PlanSetting setting;
   PlanOutcome outcome;
+  std::string nothing_ranked;  // why, where the search ranked no layout (a comparison goes on)
 };
 
 void print_comparison(const std::vector<Plan>& plans, std::ostream& out) {
@@ -150,7 +154,9 @@ void print_comparison(const std::vector<Plan>& plans, std::ostream& out) {
   });
   out << fmt::format("\nbest layout per machine and device count, fastest first:\n");
   std::vector<const Plan*> order;
-  for (const Plan& p : plans) order.push_back(&p);
+  for (const Plan& p : plans) {
+    if (p.nothing_ranked.empty()) order.push_back(&p);
+  }
   // By tokens/s of the whole machine, then by the order given (a stable sort).
   std::stable_sort(order.begin(), order.end(), [](const Plan* a, const Plan* b) {
     const double ta = a->outcome.results.front().tokens_per_s_per_gpu * a->setting.devices;
@@ -190,6 +196,7 @@ nlohmann::json json_of(const std::vector<Plan>& plans) {
           {"layout_errors", c.layout_errors}, {"not_fitting", c.not_fitting},
           {"ranked", c.ranked}}},
         {"results", p.outcome.results}};
+    if (!p.nothing_ranked.empty()) entry["nothing_ranked"] = p.nothing_ranked;
     entry["price_per_gpu_hour"] = p.machine.price_per_gpu_hour
                                       ? nlohmann::json(*p.machine.price_per_gpu_hour)
                                       : nlohmann::json(nullptr);
@@ -237,12 +244,36 @@ int run_plan_command(const PlanOptions& options, std::ostream& out) {
   std::vector<Plan> plans;
   for (const Machine& machine : machines) {
     for (int devices : options.devices) {
-      Plan plan{.machine = machine,
-                .setting = training::plan_setting(model, machine.description, devices)};
-      plan.outcome = training::search_layouts(plan.setting, options.threads);
-      plans.push_back(std::move(plan));
+      plans.push_back(Plan{.machine = machine,
+                           .setting = training::plan_setting(model, machine.description, devices)});
     }
   }
+  // Under mpirun every rank searches its share of each plan's layouts and rank 0 prints; the
+  // inputs were all checked above, on every rank alike, before MPI starts.
+  std::optional<mpi::WorkSplit> split;
+  if (mpi::started_by_process_manager()) split.emplace();
+  const std::unique_ptr<training::SearchShare> share =
+      split ? std::make_unique<MpiSearchShare>(*split) : std::make_unique<training::SearchShare>();
+  const unsigned threads =
+      options.threads == 0 && split ? default_threads_per_rank() : options.threads;
+  // A search that ranks nothing throws on the printing rank only, after its gather: the error
+  // waits until every plan's gather is done, so no rank is left in a gather the others skipped.
+  // One search's error is the command's; in a comparison it is that machine's line, and the
+  // command fails only where no machine or count ranks a layout.
+  std::exception_ptr first_error;
+  for (Plan& plan : plans) {
+    try {
+      std::optional<PlanOutcome> outcome = training::search_layouts(plan.setting, threads, *share);
+      if (outcome) plan.outcome = std::move(*outcome);
+    } catch (const Error& error) {
+      if (!first_error) first_error = std::current_exception();
+      plan.nothing_ranked = error.what();
+    }
+  }
+  const bool any_ranked = std::any_of(plans.begin(), plans.end(),
+                                      [](const Plan& p) { return p.nothing_ranked.empty(); });
+  if (first_error && (plans.size() == 1 || !any_ranked)) std::rethrow_exception(first_error);
+  if (split && split->share().rank != 0) return 0;
   print_header(plans.front().setting, out);
   for (const Plan& p : plans) {
     const training::Accelerator& a = p.setting.base.accelerator;
@@ -251,6 +282,10 @@ int run_plan_command(const PlanOptions& options, std::ostream& out) {
                        p.machine.price_per_gpu_hour
                            ? fmt::format(", ${:g} per GPU-hour", *p.machine.price_per_gpu_hour)
                            : "");
+    if (!p.nothing_ranked.empty()) {
+      out << p.nothing_ranked << "\n";
+      continue;
+    }
     print_counts(p.outcome.counts, out);
     print_table(p.setting, p.outcome, options.top, p.machine.price_per_gpu_hour, out);
   }

@@ -230,6 +230,24 @@ TEST(Plan, MachinesCompareWithTheCostOfAMillionTokens) {
   EXPECT_EQ(json["plans"][0]["results"].size(), json["plans"][0]["counts"]["ranked"]);
 }
 
+// In a comparison a machine or count where nothing fits says so in its section and the others
+// are still compared; only where nothing fits anywhere is the command an error.
+TEST(Plan, AComparisonGoesOnPastACountWhereNothingFits) {
+  nlohmann::json fp8 = llama_70b();
+  fp8["precision"] = "fp8";
+  const std::string model = model_file("llama70b_fp8", fp8);
+  const CommandResult some = run_binary("plan --model " + model +
+                                        " --machine hgx-h100 --devices 2,64 --top 2");
+  ASSERT_EQ(some.exit_code, 0) << some.output;
+  EXPECT_NE(some.output.find("no layout fits on 2 x H100 SXM"), std::string::npos) << some.output;
+  EXPECT_NE(some.output.find("best layout per machine"), std::string::npos) << some.output;
+  const CommandResult none =
+      run_binary("plan --model " + model + " --machine hgx-h100 --devices 1,2");
+  EXPECT_EQ(none.exit_code, 2) << none.output;
+  EXPECT_NE(none.output.find("no layout fits on 1 x H100 SXM"), std::string::npos)
+      << none.output;
+}
+
 // The published layout as a candidate: the degrees, micro-batch, recompute and precision the
 // row's job has.
 bool is_published_layout(const training::Candidate& c, const training::TrainingJob& job) {

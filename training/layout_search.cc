@@ -180,37 +180,43 @@ std::vector<Recompute> searched_recomputes(const PlanSetting& s) {
 
 // Why a candidate's degrees do not divide what they split, or empty where they do. Fills in the
 // candidate's data degree, shard group and micro-batch size.
-std::string refusal(const PlanSetting& s, Candidate& c) {
+// Why a combination does not divide, or empty. The message is formatted only where `explain`
+// (the first refusal is shown; formatting every one of a search's hundreds of thousands cost
+// more than the rest of enumerating them).
+std::string refusal(const PlanSetting& s, Candidate& c, bool explain) {
+  auto refuse = [explain](std::string_view format, const auto&... args) {
+    return explain ? fmt::vformat(format, fmt::make_format_args(args...)) : std::string("-");
+  };
   const ModelShape& m = s.base.model;
   const std::int64_t model_parallel = std::int64_t{c.tensor} * c.pipeline * c.context;
   if (model_parallel > s.devices || s.devices % model_parallel != 0) {
-    return fmt::format("tp x pp x cp {} x {} x {} = {}: expected a divisor of the devices ({})",
+    return refuse("tp x pp x cp {} x {} x {} = {}: expected a divisor of the devices ({})",
                        c.tensor, c.pipeline, c.context, model_parallel, s.devices);
   }
   c.data = static_cast<int>(s.devices / model_parallel);
   if (s.held.data && *s.held.data != c.data) {
-    return fmt::format("dp {} (the devices over tp x pp x cp {} x {} x {}): expected the model "
+    return refuse("dp {} (the devices over tp x pp x cp {} x {} x {}): expected the model "
                        "file's dp {}",
                        c.data, c.tensor, c.pipeline, c.context, *s.held.data);
   }
   if (c.pipeline == 1 && c.virtual_stages > 1) {
-    return fmt::format("vp {}: expected 1 without a pipeline (pp 1)", c.virtual_stages);
+    return refuse("vp {}: expected 1 without a pipeline (pp 1)", c.virtual_stages);
   }
   const std::int64_t chunks = std::int64_t{c.pipeline} * c.virtual_stages;
   if (!pipeline_split_allowed(m.layers, chunks)) {
-    return fmt::format("pp x vp {} x {} = {}: expected a divisor of layers, layers + 1 or "
+    return refuse("pp x vp {} x {} = {}: expected a divisor of layers, layers + 1 or "
                        "layers + 2 ({}, {}, {})",
                        c.pipeline, c.virtual_stages, chunks, m.layers, m.layers + 1,
                        m.layers + 2);
   }
   if (s.base.batch.sequence % c.context != 0) {
-    return fmt::format("cp {}: expected a divisor of seq_len ({})", c.context,
+    return refuse("cp {}: expected a divisor of seq_len ({})", c.context,
                        s.base.batch.sequence);
   }
   if (m.moe) {
     const std::int64_t room = std::int64_t{c.data} * c.context * c.tensor;
     if (m.moe->experts % c.expert != 0 || room % c.expert != 0) {
-      return fmt::format("ep {}: expected a divisor of moe_experts ({}) and of dp x cp x tp ({})",
+      return refuse("ep {}: expected a divisor of moe_experts ({}) and of dp x cp x tp ({})",
                          c.expert, m.moe->experts, room);
     }
   }
@@ -234,7 +240,7 @@ std::string refusal(const PlanSetting& s, Candidate& c) {
       if (group == c.data && s.held.fsdp) {
         c.sharding = DataSharding::fsdp;  // the held degree is every data rank
       } else if (group < 2 || group >= c.data || c.data % group != 0) {
-        return fmt::format("hsdp shard group {} (a node's data ranks): expected at least 2, "
+        return refuse("hsdp shard group {} (a node's data ranks): expected at least 2, "
                            "below dp ({}) and a divisor of it",
                            group, c.data);
       }
@@ -243,17 +249,17 @@ std::string refusal(const PlanSetting& s, Candidate& c) {
   }
   const std::int64_t global = s.base.batch.global_sequences;
   if (global % c.data != 0) {
-    return fmt::format("dp {}: expected a divisor of global_batch_seqs ({})", c.data, global);
+    return refuse("dp {}: expected a divisor of global_batch_seqs ({})", c.data, global);
   }
   if (c.micro_batch == 0) c.micro_batch = global / c.data;  // MaxText: the whole share
   if (s.base.software.framework == Framework::torchtitan && c.pipeline > 1 &&
       c.micro_batch != 1) {
-    return fmt::format("micro_batch {}: expected 1 under torchtitan's pipelines (micro-batches "
+    return refuse("micro_batch {}: expected 1 under torchtitan's pipelines (micro-batches "
                        "of one sequence)",
                        c.micro_batch);
   }
   if ((global / c.data) % c.micro_batch != 0) {
-    return fmt::format("micro_batch {}: expected a divisor of global_batch_seqs / dp ({} / {})",
+    return refuse("micro_batch {}: expected a divisor of global_batch_seqs / dp ({} / {})",
                        c.micro_batch, global, c.data);
   }
   return {};
@@ -481,7 +487,7 @@ CandidateList enumerate_candidates(const PlanSetting& s) {
                                 .virtual_stages = vp, .context = cp, .expert = ep,
                                 .sharding = sharding, .micro_batch = micro_batch,
                                 .recompute = recompute};
-                    std::string why = refusal(s, c);
+                    std::string why = refusal(s, c, list.first_not_dividing.empty());
                     if (why.empty()) {
                       list.candidates.push_back(c);
                       continue;
@@ -672,11 +678,30 @@ std::string why_best_beats_next(const PlanResult& best, const PlanResult& next) 
                      layout);
 }
 
+std::size_t SearchShare::begin(std::size_t) const { return 0; }
+
+std::size_t SearchShare::end(std::size_t candidates) const { return candidates; }
+
+std::optional<std::vector<PlanResult>> SearchShare::gather(std::vector<PlanResult> local) const {
+  return local;
+}
+
 PlanOutcome search_layouts(const PlanSetting& setting, unsigned threads) {
+  return *search_layouts(setting, threads, SearchShare{});
+}
+
+std::optional<PlanOutcome> search_layouts(const PlanSetting& setting, unsigned threads,
+                                          const SearchShare& share) {
   PlanOutcome outcome;
   outcome.list = enumerate_candidates(setting);
-  std::vector<PlanResult> all = evaluate_candidates(setting, outcome.list.candidates, 0,
-                                                    outcome.list.candidates.size(), threads);
+  const std::size_t candidates = outcome.list.candidates.size();
+  std::optional<std::vector<PlanResult>> gathered =
+      share.gather(evaluate_candidates(setting, outcome.list.candidates, share.begin(candidates),
+                                       share.end(candidates), threads));
+  if (!gathered) return std::nullopt;
+  std::vector<PlanResult> all = std::move(*gathered);
+  // Back in candidate order, as one process evaluates them (require_ranked names the first).
+  std::ranges::sort(all, {}, &PlanResult::index);
   outcome.counts = count_results(outcome.list, all);
   require_ranked(setting, outcome.list, all);
   std::erase_if(all, [](const PlanResult& r) { return r.status != PlanStatus::ranked; });

@@ -158,6 +158,25 @@ struct PlanOutcome {
 };
 PlanOutcome search_layouts(const PlanSetting& setting, unsigned threads);
 
+// How a search's candidates are shared out among processes (`spmdsim plan` under mpirun, see
+// cli/plan_mpi.h): each evaluates a contiguous share of the same candidate list, and the shares'
+// results come together on the process that prints. The base class is one process with every
+// candidate.
+class SearchShare {
+ public:
+  virtual ~SearchShare() = default;
+  // This process's share [begin, end) of `candidates`.
+  virtual std::size_t begin(std::size_t candidates) const;
+  virtual std::size_t end(std::size_t candidates) const;
+  // Every process's results, on the process that prints (in any order: they are ranked after);
+  // std::nullopt on the others. Every process calls it once per search.
+  virtual std::optional<std::vector<PlanResult>> gather(std::vector<PlanResult> local) const;
+};
+// search_layouts over `share`'s processes: the outcome on the process that prints, std::nullopt
+// on the others. The same outcome as one process, whatever the share.
+std::optional<PlanOutcome> search_layouts(const PlanSetting& setting, unsigned threads,
+                                          const SearchShare& share);
+
 void to_json(nlohmann::json& json, const Candidate& candidate);
 void from_json(const nlohmann::json& json, Candidate& candidate);
 void to_json(nlohmann::json& json, const PlanResult& result);
