@@ -170,7 +170,8 @@ sim::MachineSpec with_fault_flags(sim::MachineSpec spec, const std::vector<std::
 void add_full_simulation_flag(CLI::App& command, bool& full_simulation) {
   command.add_flag("--full-simulation", full_simulation,
                    "Carry every collective message by message, also those the closed form times "
-                   "exactly (the fast path gives the same times)");
+                   "exactly, and (scale) simulate every device, not one per pipeline stage where "
+                   "the step is symmetric (both shortcuts give the same times)");
 }
 
 sim::SimOptions simulation_options(const MachineFlags& flags, sim::SimOptions options) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -41,12 +43,48 @@ T take(std::string_view& bytes) {
   return value;
 }
 
+// Rank 0 needs every result's status (the counts), every ranked result whole, and of the rest
+// only what require_ranked can name: the smallest layout that does not fit and the first one
+// refused. Each rank sends those whole and its other unranked results as their index and
+// status: most of a search does not fit, and sending them whole cost more than it saved.
+enum class Record : std::uint8_t { whole, status_only };
+
+std::vector<bool> kept_whole(const std::vector<training::PlanResult>& results) {
+  using training::PlanStatus;
+  std::vector<bool> whole(results.size(), false);
+  std::optional<std::size_t> smallest, first_error;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const training::PlanResult& r = results[i];
+    if (r.status == PlanStatus::ranked) whole[i] = true;
+    if (r.status == PlanStatus::does_not_fit) {
+      const double bytes = r.memory.total_bytes();
+      const training::PlanResult* best = smallest ? &results[*smallest] : nullptr;
+      if (!best || bytes < best->memory.total_bytes() ||
+          (bytes == best->memory.total_bytes() &&
+           training::layout_before(r.candidate, best->candidate))) {
+        smallest = i;
+      }
+    }
+    if (r.status == PlanStatus::layout_error &&
+        (!first_error || r.index < results[*first_error].index)) {
+      first_error = i;
+    }
+  }
+  if (smallest) whole[*smallest] = true;
+  if (first_error) whole[*first_error] = true;
+  return whole;
+}
+
 std::string encoded(const std::vector<training::PlanResult>& results) {
+  const std::vector<bool> whole = kept_whole(results);
   std::string bytes;
-  for (const training::PlanResult& r : results) {
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const training::PlanResult& r = results[i];
+    put(bytes, whole[i] ? Record::whole : Record::status_only);
     put(bytes, r.index);
-    put(bytes, r.candidate);
     put(bytes, r.status);
+    if (!whole[i]) continue;
+    put(bytes, r.candidate);
     put(bytes, r.memory);
     put(bytes, r.step);
     put(bytes, r.range);
@@ -61,9 +99,16 @@ std::string encoded(const std::vector<training::PlanResult>& results) {
 void decode_into(std::string_view bytes, std::vector<training::PlanResult>& results) {
   while (!bytes.empty()) {
     training::PlanResult r;
+    const auto record = take<Record>(bytes);
     r.index = take<std::int64_t>(bytes);
-    r.candidate = take<training::Candidate>(bytes);
     r.status = take<training::PlanStatus>(bytes);
+    if (record == Record::status_only) {
+      // Counted, never named: no memory could be smaller than a named one's.
+      r.memory.weights_bytes = std::numeric_limits<double>::infinity();
+      results.push_back(std::move(r));
+      continue;
+    }
+    r.candidate = take<training::Candidate>(bytes);
     r.memory = take<training::TrainingMemory>(bytes);
     r.step = take<training::StepTime>(bytes);
     r.range = take<training::StepRange>(bytes);
