@@ -14,12 +14,12 @@
 
 namespace spmd {
 
-std::size_t MpiSearchShare::begin(std::size_t candidates) const {
-  return static_cast<std::size_t>(split_.share().begin(static_cast<std::int64_t>(candidates)));
+std::size_t MpiSearchShare::first() const {
+  return static_cast<std::size_t>(split_.share().rank);
 }
 
-std::size_t MpiSearchShare::end(std::size_t candidates) const {
-  return static_cast<std::size_t>(split_.share().end(static_cast<std::int64_t>(candidates)));
+std::size_t MpiSearchShare::stride() const {
+  return static_cast<std::size_t>(split_.share().ranks);
 }
 
 namespace {

@@ -15,8 +15,9 @@ namespace spmd {
 class MpiSearchShare : public training::SearchShare {
  public:
   explicit MpiSearchShare(const mpi::WorkSplit& split) : split_(split) {}
-  std::size_t begin(std::size_t candidates) const override;
-  std::size_t end(std::size_t candidates) const override;
+  // Rank r of K evaluates candidates r, r + K, r + 2K, ...
+  std::size_t first() const override;
+  std::size_t stride() const override;
   // The results travel as their bytes (the ranks run one binary on one kind of host).
   std::optional<std::vector<training::PlanResult>> gather(
       std::vector<training::PlanResult> local) const override;

@@ -12,6 +12,7 @@
 #include <thread>
 #include <tuple>
 
+#include "reference/check.h"
 #include "reference/error.h"
 #include "support/json_reader.h"
 #include "support/name_table.h"
@@ -529,21 +530,20 @@ TrainingJob candidate_job(const PlanSetting& s, const Candidate& c) {
   return job;
 }
 
-std::vector<PlanResult> evaluate_candidates(const PlanSetting& setting,
-                                            const std::vector<Candidate>& candidates,
-                                            std::size_t begin, std::size_t end,
-                                            unsigned threads) {
-  end = std::min(end, candidates.size());
-  begin = std::min(begin, end);
-  const std::size_t count = end - begin;
+namespace {
+
+// candidates first, first + stride, ... (count of them) on `threads` threads, in that order.
+std::vector<PlanResult> evaluate_every(const PlanSetting& setting,
+                                      const std::vector<Candidate>& candidates, std::size_t first,
+                                      std::size_t stride, std::size_t count, unsigned threads) {
   std::vector<PlanResult> results(count);
   std::vector<std::exception_ptr> failures(count);
   std::atomic<std::size_t> next{0};
   auto work = [&] {
     for (std::size_t i = next.fetch_add(1); i < count; i = next.fetch_add(1)) {
+      const std::size_t index = first + i * stride;
       try {
-        results[i] = evaluate_one(setting, candidates[begin + i],
-                                  static_cast<std::int64_t>(begin + i));
+        results[i] = evaluate_one(setting, candidates[index], static_cast<std::int64_t>(index));
       } catch (...) {
         failures[i] = std::current_exception();
       }
@@ -561,6 +561,27 @@ std::vector<PlanResult> evaluate_candidates(const PlanSetting& setting,
     if (failure) std::rethrow_exception(failure);
   }
   return results;
+}
+
+}  // namespace
+
+std::vector<PlanResult> evaluate_candidates(const PlanSetting& setting,
+                                            const std::vector<Candidate>& candidates,
+                                            std::size_t begin, std::size_t end,
+                                            unsigned threads) {
+  end = std::min(end, candidates.size());
+  begin = std::min(begin, end);
+  return evaluate_every(setting, candidates, begin, 1, end - begin, threads);
+}
+
+std::vector<PlanResult> evaluate_candidates_strided(const PlanSetting& setting,
+                                                    const std::vector<Candidate>& candidates,
+                                                    std::size_t first, std::size_t stride,
+                                                    unsigned threads) {
+  SPMD_CHECK(stride > 0, "a stride of 0 candidates");
+  const std::size_t count =
+      first < candidates.size() ? (candidates.size() - first + stride - 1) / stride : 0;
+  return evaluate_every(setting, candidates, first, stride, count, threads);
 }
 
 void rank_results(std::vector<PlanResult>& results) {
@@ -678,9 +699,9 @@ std::string why_best_beats_next(const PlanResult& best, const PlanResult& next) 
                      layout);
 }
 
-std::size_t SearchShare::begin(std::size_t) const { return 0; }
+std::size_t SearchShare::first() const { return 0; }
 
-std::size_t SearchShare::end(std::size_t candidates) const { return candidates; }
+std::size_t SearchShare::stride() const { return 1; }
 
 std::optional<std::vector<PlanResult>> SearchShare::gather(std::vector<PlanResult> local) const {
   return local;
@@ -694,10 +715,9 @@ std::optional<PlanOutcome> search_layouts(const PlanSetting& setting, unsigned t
                                           const SearchShare& share) {
   PlanOutcome outcome;
   outcome.list = enumerate_candidates(setting);
-  const std::size_t candidates = outcome.list.candidates.size();
   std::optional<std::vector<PlanResult>> gathered =
-      share.gather(evaluate_candidates(setting, outcome.list.candidates, share.begin(candidates),
-                                       share.end(candidates), threads));
+      share.gather(evaluate_candidates_strided(setting, outcome.list.candidates, share.first(),
+                                               share.stride(), threads));
   if (!gathered) return std::nullopt;
   std::vector<PlanResult> all = std::move(*gathered);
   // Back in candidate order, as one process evaluates them (require_ranked names the first).

@@ -150,6 +150,14 @@ std::vector<EquivalentRun> equivalent_runs(const std::vector<PlanResult>& ranked
 // the layout fields that differ).
 std::string why_best_beats_next(const PlanResult& best, const PlanResult& next);
 
+// candidates first, first + stride, first + 2·stride, ... on `threads` threads, in that order:
+// a process's share of a search whose neighbouring candidates cost alike (a contiguous share
+// would give one process the layouts that fit and are predicted, another those refused early).
+std::vector<PlanResult> evaluate_candidates_strided(const PlanSetting& setting,
+                                                    const std::vector<Candidate>& candidates,
+                                                    std::size_t first, std::size_t stride,
+                                                    unsigned threads);
+
 // The whole search: enumerate, evaluate on `threads`, rank, require_ranked.
 struct PlanOutcome {
   CandidateList list;
@@ -159,15 +167,14 @@ struct PlanOutcome {
 PlanOutcome search_layouts(const PlanSetting& setting, unsigned threads);
 
 // How a search's candidates are shared out among processes (`spmdsim plan` under mpirun, see
-// cli/plan_mpi.h): each evaluates a contiguous share of the same candidate list, and the shares'
-// results come together on the process that prints. The base class is one process with every
-// candidate.
+// cli/plan_mpi.h): each evaluates every `stride`-th candidate of the same list from its `first`,
+// and the shares' results come together on the process that prints. The base class is one
+// process with every candidate.
 class SearchShare {
  public:
   virtual ~SearchShare() = default;
-  // This process's share [begin, end) of `candidates`.
-  virtual std::size_t begin(std::size_t candidates) const;
-  virtual std::size_t end(std::size_t candidates) const;
+  virtual std::size_t first() const;
+  virtual std::size_t stride() const;
   // Every process's results, on the process that prints (in any order: they are ranked after);
   // std::nullopt on the others. Every process calls it once per search.
   virtual std::optional<std::vector<PlanResult>> gather(std::vector<PlanResult> local) const;
