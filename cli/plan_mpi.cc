@@ -50,28 +50,14 @@ T take(std::string_view& bytes) {
 enum class Record : std::uint8_t { whole, status_only };
 
 std::vector<bool> kept_whole(const std::vector<training::PlanResult>& results) {
-  using training::PlanStatus;
   std::vector<bool> whole(results.size(), false);
-  std::optional<std::size_t> smallest, first_error;
   for (std::size_t i = 0; i < results.size(); ++i) {
-    const training::PlanResult& r = results[i];
-    if (r.status == PlanStatus::ranked) whole[i] = true;
-    if (r.status == PlanStatus::does_not_fit) {
-      const double bytes = r.memory.total_bytes();
-      const training::PlanResult* best = smallest ? &results[*smallest] : nullptr;
-      if (!best || bytes < best->memory.total_bytes() ||
-          (bytes == best->memory.total_bytes() &&
-           training::layout_before(r.candidate, best->candidate))) {
-        smallest = i;
-      }
-    }
-    if (r.status == PlanStatus::layout_error &&
-        (!first_error || r.index < results[*first_error].index)) {
-      first_error = i;
-    }
+    whole[i] = results[i].status == training::PlanStatus::ranked;
   }
-  if (smallest) whole[*smallest] = true;
-  if (first_error) whole[*first_error] = true;
+  const training::NamedUnranked named = training::named_unranked(results);
+  for (const training::PlanResult* r : {named.smallest_unfitting, named.first_refused}) {
+    if (r != nullptr) whole[static_cast<std::size_t>(r - results.data())] = true;
+  }
   return whole;
 }
 

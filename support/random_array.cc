@@ -249,22 +249,29 @@ std::uint64_t device_seed(std::uint64_t seed, int device) {
   return seed + 0x9E37ull * static_cast<std::uint64_t>(device + 1);
 }
 
-std::vector<Array> random_per_device(DType dtype, const Shape& shape, int devices,
-                                     std::uint64_t seed, RandomArrayOptions options) {
+namespace {
+
+// One array per device, each made by `make` (random_array or lazy_random_array) from its seed.
+template <typename MakeArray>
+std::vector<Array> per_device(DType dtype, const Shape& shape, int devices, std::uint64_t seed,
+                              RandomArrayOptions options, MakeArray make) {
   std::vector<Array> arrays;
   for (int d = 0; d < devices; ++d) {
-    arrays.push_back(random_array(dtype, shape, device_seed(seed, d), options));
+    arrays.push_back(make(dtype, shape, device_seed(seed, d), options));
   }
   return arrays;
 }
 
+}  // namespace
+
+std::vector<Array> random_per_device(DType dtype, const Shape& shape, int devices,
+                                     std::uint64_t seed, RandomArrayOptions options) {
+  return per_device(dtype, shape, devices, seed, options, random_array);
+}
+
 std::vector<Array> lazy_random_per_device(DType dtype, const Shape& shape, int devices,
                                           std::uint64_t seed, RandomArrayOptions options) {
-  std::vector<Array> arrays;
-  for (int d = 0; d < devices; ++d) {
-    arrays.push_back(lazy_random_array(dtype, shape, device_seed(seed, d), options));
-  }
-  return arrays;
+  return per_device(dtype, shape, devices, seed, options, lazy_random_array);
 }
 
 }  // namespace spmd

@@ -72,17 +72,6 @@ std::optional<int> held_degree(const PlanModel& model, std::string_view field) {
   return static_cast<int>(*value);
 }
 
-// As published_run.cc reads a recompute column.
-Recompute recompute_of_text(const std::string& text, const std::string& where) {
-  if (text.starts_with("full")) return Recompute::full;
-  if (text.starts_with("selective")) return Recompute::selective;
-  if (text.starts_with("minimal")) return Recompute::mlp;
-  if (text.starts_with("none")) return Recompute::none;
-  if (text.find("offload") != std::string::npos) return Recompute::offload;
-  throw Error(fmt::format("{}: recompute '{}': expected none, selective, minimal, full or offload",
-                          where, text));
-}
-
 std::string field_or_empty(const TrainingFields& fields, std::string_view name) {
   const auto at = fields.find(name);
   return at == fields.end() ? std::string() : at->second;
@@ -385,7 +374,7 @@ PlanModel plan_model_from_json(const nlohmann::json& json, const std::string& fi
   }
   h.micro_batch = held_integer(model, "micro_batch", 1);
   const std::string recompute = field_or_empty(model.fields, "recompute");
-  if (!recompute.empty()) h.recompute = recompute_of_text(recompute, file_name);
+  if (!recompute.empty()) h.recompute = recompute_from_text(recompute, file_name);
   const std::string precision = field_or_empty(model.fields, "precision");
   if (!precision.empty()) {
     try {
@@ -610,23 +599,33 @@ PlanCounts count_results(const CandidateList& list, const std::vector<PlanResult
   return counts;
 }
 
-void require_ranked(const PlanSetting& s, const CandidateList& list,
-                    const std::vector<PlanResult>& results) {
-  const PlanResult* smallest = nullptr;
-  const PlanResult* first_error = nullptr;
+NamedUnranked named_unranked(const std::vector<PlanResult>& results) {
+  NamedUnranked named;
   for (const PlanResult& r : results) {
-    if (r.status == PlanStatus::ranked) return;
+    const PlanResult* smallest = named.smallest_unfitting;
     if (r.status == PlanStatus::does_not_fit &&
         (smallest == nullptr || r.memory.total_bytes() < smallest->memory.total_bytes() ||
          (r.memory.total_bytes() == smallest->memory.total_bytes() &&
           layout_before(r.candidate, smallest->candidate)))) {
-      smallest = &r;
+      named.smallest_unfitting = &r;
     }
     if (r.status == PlanStatus::layout_error &&
-        (first_error == nullptr || r.index < first_error->index)) {
-      first_error = &r;
+        (named.first_refused == nullptr || r.index < named.first_refused->index)) {
+      named.first_refused = &r;
     }
   }
+  return named;
+}
+
+void require_ranked(const PlanSetting& s, const CandidateList& list,
+                    const std::vector<PlanResult>& results) {
+  if (std::ranges::any_of(results,
+                          [](const PlanResult& r) { return r.status == PlanStatus::ranked; })) {
+    return;
+  }
+  const NamedUnranked named = named_unranked(results);
+  const PlanResult* smallest = named.smallest_unfitting;
+  const PlanResult* first_error = named.first_refused;
   const Accelerator& a = s.base.accelerator;
   if (smallest != nullptr) {
     throw Error(fmt::format(

@@ -131,6 +131,15 @@ struct PlanCounts {
 };
 PlanCounts count_results(const CandidateList& list, const std::vector<PlanResult>& results);
 
+// The unranked results require_ranked can name: the layout that does not fit with the smallest
+// memory (ties by layout_before), and the refused one first in the candidate list; null where
+// there is none.
+struct NamedUnranked {
+  const PlanResult* smallest_unfitting = nullptr;
+  const PlanResult* first_refused = nullptr;
+};
+NamedUnranked named_unranked(const std::vector<PlanResult>& results);
+
 // spmd::Error when nothing was ranked: the first layout error where every divided layout was
 // refused (held fields that contradict each other), the first refusal where nothing divides (a
 // device count no layout fits), or, where nothing fits, the smallest memory any layout needed.

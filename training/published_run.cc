@@ -84,15 +84,7 @@ Recompute recompute_of(const RowReader& row, Framework framework) {
       default: return Recompute::none;
     }
   }
-  if (text.starts_with("full")) return Recompute::full;
-  if (text.starts_with("selective")) return Recompute::selective;
-  // MaxText's "minimal" keeps the matmuls' results and recomputes what lies between them.
-  if (text.starts_with("minimal")) return Recompute::mlp;
-  if (text.starts_with("none")) return Recompute::none;
-  // Megatron-Core's cpu_offloading of activations, DeepSpeed's activation CPU offload.
-  if (text.find("offload") != std::string::npos) return Recompute::offload;
-  throw Error(fmt::format("{}: recompute '{}': expected none, selective, minimal, full or offload",
-                          row.where(), text));
+  return recompute_from_text(text, row.where());
 }
 
 // The row's cp_comm_type, or else the framework's default: PyTorch's context_parallel gathers

@@ -19,6 +19,18 @@ std::string_view recompute_name(Recompute recompute) {
   return name_in(kNames, recompute);
 }
 
+Recompute recompute_from_text(const std::string& text, std::string_view where) {
+  if (text.starts_with("full")) return Recompute::full;
+  if (text.starts_with("selective")) return Recompute::selective;
+  // MaxText's "minimal" keeps the matmuls' results and recomputes what lies between them.
+  if (text.starts_with("minimal")) return Recompute::mlp;
+  if (text.starts_with("none")) return Recompute::none;
+  // Megatron-Core's cpu_offloading of activations, DeepSpeed's activation CPU offload.
+  if (text.find("offload") != std::string::npos) return Recompute::offload;
+  throw Error(fmt::format("{}: recompute '{}': expected none, selective, minimal, full or offload",
+                          where, text));
+}
+
 StageParameters stage_parameters(const TrainingJob& job) {
   const ModelShape& m = job.model;
   const ParallelLayout& l = job.layout;

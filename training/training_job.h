@@ -77,6 +77,9 @@ struct TrainingJob {
 };
 
 std::string_view recompute_name(Recompute recompute);
+// A recompute column as tables write it ("full", "selective (per-op SAC)", "minimal",
+// "none", "... offload"); spmd::Error naming `where` and the text otherwise.
+Recompute recompute_from_text(const std::string& text, std::string_view where);
 
 // The parameters one device of the fullest pipeline stage holds before any data-parallel
 // sharding: dense ones (attention, dense MLPs, shared experts, the embedding table) split over
