@@ -346,26 +346,29 @@ class StepModel {
   // forward and backward seconds.
   double context_parallel_seconds(double attention_forward_s, double attention_backward_s) const {
     if (l_.context <= 1) return 0;
-    const double attention_s = attention_forward_s + attention_backward_s;
-    if (l_.context_exchange == ParallelLayout::ContextExchange::all_to_all) {
-      // Ulysses: Q, K and V re-sharded from sequence to heads before attention and the output
-      // back after it, forward; their gradients the same way backward. Exposed.
-      const double qkv_width =
-          static_cast<double>(m_.query_width() + 2 * m_.kv_heads * m_.head_dim);
-      const double inputs = tokens_ * qkv_width * 2 / l_.tensor;
-      const double output = tokens_ * static_cast<double>(m_.query_width()) * 2 / l_.tensor;
-      return 2 * (collective_seconds(TimedOp::all_to_all, inputs, l_.context, l_.tensor) +
-                  collective_seconds(TimedOp::all_to_all, output, l_.context, l_.tensor));
-    }
-    if (l_.context_exchange == ParallelLayout::ContextExchange::all_gather) {
-      return gathered_context_seconds(attention_forward_s, attention_backward_s);
+    switch (l_.context_exchange) {
+      case ParallelLayout::ContextExchange::all_to_all: return ulysses_seconds();
+      case ParallelLayout::ContextExchange::all_gather:
+        return gathered_context_seconds(attention_forward_s, attention_backward_s);
+      case ParallelLayout::ContextExchange::ring: break;
     }
     // Ring attention: each of cp - 1 steps passes this rank's K and V chunk on, forward; the
     // backward passes K, V and their gradients. Hidden under the attention kernels.
     const double chunk_bytes = tokens_ * context_kv_width() * 2 / l_.tensor;
     const double step_s = collective_seconds(TimedOp::permute, chunk_bytes, l_.context, l_.tensor);
     const double comm = (l_.context - 1) * step_s * (1 + 2);
-    return std::max(0.0, comm - attention_s);
+    return std::max(0.0, comm - (attention_forward_s + attention_backward_s));
+  }
+
+  // Ulysses: Q, K and V re-sharded from sequence to heads before attention and the output back
+  // after it, forward; their gradients the same way backward. Exposed.
+  double ulysses_seconds() const {
+    const double qkv_width =
+        static_cast<double>(m_.query_width() + 2 * m_.kv_heads * m_.head_dim);
+    const double inputs = tokens_ * qkv_width * 2 / l_.tensor;
+    const double output = tokens_ * static_cast<double>(m_.query_width()) * 2 / l_.tensor;
+    return 2 * (collective_seconds(TimedOp::all_to_all, inputs, l_.context, l_.tensor) +
+                collective_seconds(TimedOp::all_to_all, output, l_.context, l_.tensor));
   }
 
   // The width of the keys and values context parallelism moves per token (all heads).
