@@ -54,6 +54,8 @@
 #include "sim/machine.h"
 #include "sim/machine_presets.h"
 #include "support/random_array.h"
+#include "training/accelerator.h"
+#include "training/layout_search.h"
 #include "workloads/symmetric_step.h"
 
 namespace spmd {
@@ -301,9 +303,34 @@ void BM_TransformerStep(benchmark::State& state, const char* file, int devices, 
   }
 }
 
+// One plan search on one thread: the whole list (`stride` 1), or the first of `stride` processes'
+// strided shares, as each rank of `mpirun -np stride spmdsim plan` evaluates it.
+void BM_PlanSearch(benchmark::State& state, const char* model_file, const char* preset,
+                   int devices, std::size_t stride) {
+  const training::PlanModel model =
+      training::load_plan_model(std::string(SPMD_SOURCE_DIR) + "/docs/workloads/training/" +
+                                model_file);
+  const training::PlanSetting setting =
+      training::plan_setting(model, training::accelerator_of_preset(preset)->description, devices);
+  for (auto _ : state) {
+    const training::CandidateList list = training::enumerate_candidates(setting);
+    const std::vector<training::PlanResult> share =
+        training::evaluate_candidates_strided(setting, list.candidates, 0, stride, 1);
+    benchmark::DoNotOptimize(share.data());
+  }
+}
+
 // Names carry the sizes as the figures are quoted ("8/64MiB"); the sizes are bound arguments so
 // that Google Benchmark does not append them to the name a second time.
 void register_benchmarks() {
+  for (const std::size_t stride : {1, 2}) {
+    benchmark::RegisterBenchmark(fmt::format("BM_PlanSearch/deepseek-v3/gb200-nvl72/2048/share_of_{}", stride).c_str(),
+                                 BM_PlanSearch, "deepseek-v3.json", "gb200-nvl72", 2048, stride)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(fmt::format("BM_PlanSearch/llama3-70b/hgx-h100/1024/share_of_{}", stride).c_str(),
+                                 BM_PlanSearch, "llama3-70b.json", "hgx-h100", 1024, stride)
+        ->Unit(benchmark::kMillisecond);
+  }
   benchmark::RegisterBenchmark("BM_BareSum/8/64MiB", BM_BareSum, 8, 64)
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_SimAllReduceRealData/8/64MiB", BM_SimAllReduceRealData, 8, 64)

@@ -43,80 +43,83 @@ T take(std::string_view& bytes) {
   return value;
 }
 
-// Rank 0 needs every result's status (the counts), every ranked result whole, and of the rest
-// only what require_ranked can name: the smallest layout that does not fit and the first one
-// refused. Each rank sends those whole and its other unranked results as their index and
-// status: most of a search does not fit, and sending them whole cost more than it saved.
-enum class Record : std::uint8_t { whole, status_only };
-
-std::vector<bool> kept_whole(const std::vector<training::PlanResult>& results) {
-  std::vector<bool> whole(results.size(), false);
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    whole[i] = results[i].status == training::PlanStatus::ranked;
-  }
-  const training::NamedUnranked named = training::named_unranked(results);
-  for (const training::PlanResult* r : {named.smallest_unfitting, named.first_refused}) {
-    if (r != nullptr) whole[static_cast<std::size_t>(r - results.data())] = true;
-  }
-  return whole;
+void put_result(std::string& bytes, const training::PlanResult& r) {
+  put(bytes, r.index);
+  put(bytes, r.status);
+  put(bytes, r.candidate);
+  put(bytes, r.memory);
+  put(bytes, r.step);
+  put(bytes, r.range);
+  put(bytes, r.tokens_per_s_per_gpu);
+  put(bytes, r.model_flops_utilization);
+  put(bytes, r.layout_error.size());
+  bytes += r.layout_error;
 }
 
-std::string encoded(const std::vector<training::PlanResult>& results) {
-  const std::vector<bool> whole = kept_whole(results);
+training::PlanResult take_result(std::string_view& bytes) {
+  training::PlanResult r;
+  r.index = take<std::int64_t>(bytes);
+  r.status = take<training::PlanStatus>(bytes);
+  r.candidate = take<training::Candidate>(bytes);
+  r.memory = take<training::TrainingMemory>(bytes);
+  r.step = take<training::StepTime>(bytes);
+  r.range = take<training::StepRange>(bytes);
+  r.tokens_per_s_per_gpu = take<double>(bytes);
+  r.model_flops_utilization = take<double>(bytes);
+  const auto length = take<std::string::size_type>(bytes);
+  SPMD_CHECK(bytes.size() >= length, "a gathered plan result's layout error is cut short");
+  r.layout_error = std::string(bytes.substr(0, length));
+  bytes.remove_prefix(length);
+  return r;
+}
+
+void put_optional(std::string& bytes, const std::optional<training::PlanResult>& r) {
+  put(bytes, r.has_value());
+  if (r) put_result(bytes, *r);
+}
+
+std::optional<training::PlanResult> take_optional(std::string_view& bytes) {
+  if (!take<bool>(bytes)) return std::nullopt;
+  return take_result(bytes);
+}
+
+// A summary: its counts, its two named results, then its ranked results.
+std::string encoded(const training::ShareSummary& summary) {
   std::string bytes;
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const training::PlanResult& r = results[i];
-    put(bytes, whole[i] ? Record::whole : Record::status_only);
-    put(bytes, r.index);
-    put(bytes, r.status);
-    if (!whole[i]) continue;
-    put(bytes, r.candidate);
-    put(bytes, r.memory);
-    put(bytes, r.step);
-    put(bytes, r.range);
-    put(bytes, r.tokens_per_s_per_gpu);
-    put(bytes, r.model_flops_utilization);
-    put(bytes, r.layout_error.size());
-    bytes += r.layout_error;
-  }
+  put(bytes, summary.not_fitting);
+  put(bytes, summary.layout_errors);
+  put_optional(bytes, summary.smallest_unfitting);
+  put_optional(bytes, summary.first_refused);
+  put(bytes, summary.ranked.size());
+  for (const training::PlanResult& r : summary.ranked) put_result(bytes, r);
   return bytes;
 }
 
-void decode_into(std::string_view bytes, std::vector<training::PlanResult>& results) {
-  while (!bytes.empty()) {
-    training::PlanResult r;
-    const auto record = take<Record>(bytes);
-    r.index = take<std::int64_t>(bytes);
-    r.status = take<training::PlanStatus>(bytes);
-    if (record == Record::status_only) {
-      // Counted, never named: no memory could be smaller than a named one's.
-      r.memory.weights_bytes = std::numeric_limits<double>::infinity();
-      results.push_back(std::move(r));
-      continue;
-    }
-    r.candidate = take<training::Candidate>(bytes);
-    r.memory = take<training::TrainingMemory>(bytes);
-    r.step = take<training::StepTime>(bytes);
-    r.range = take<training::StepRange>(bytes);
-    r.tokens_per_s_per_gpu = take<double>(bytes);
-    r.model_flops_utilization = take<double>(bytes);
-    const auto length = take<std::string::size_type>(bytes);
-    SPMD_CHECK(bytes.size() >= length, "a gathered plan result's layout error is cut short");
-    r.layout_error = std::string(bytes.substr(0, length));
-    bytes.remove_prefix(length);
-    results.push_back(std::move(r));
-  }
+training::ShareSummary decoded(std::string_view bytes) {
+  training::ShareSummary summary;
+  summary.not_fitting = take<std::int64_t>(bytes);
+  summary.layout_errors = take<std::int64_t>(bytes);
+  summary.smallest_unfitting = take_optional(bytes);
+  summary.first_refused = take_optional(bytes);
+  const auto ranked = take<std::size_t>(bytes);
+  summary.ranked.reserve(ranked);
+  for (std::size_t i = 0; i < ranked; ++i) summary.ranked.push_back(take_result(bytes));
+  SPMD_CHECK(bytes.empty(), "a gathered plan summary has bytes after its last result");
+  return summary;
 }
 
 }  // namespace
 
-std::optional<std::vector<training::PlanResult>> MpiSearchShare::gather(
-    std::vector<training::PlanResult> local) const {
-  const std::vector<std::string> parts = split_.gather_on_rank_zero(encoded(local));
-  if (split_.share().rank != 0) return std::nullopt;
-  std::vector<training::PlanResult> all;
-  for (const std::string& part : parts) decode_into(part, all);
-  return all;
+std::optional<training::ShareSummary> MpiSearchShare::gather(training::ShareSummary local) const {
+  // Rank 0 keeps its own summary as it is and sends nothing.
+  const bool printing = split_.share().rank == 0;
+  const std::vector<std::string> parts =
+      split_.gather_on_rank_zero(printing ? std::string() : encoded(local));
+  if (!printing) return std::nullopt;
+  std::vector<training::ShareSummary> shares;
+  shares.push_back(std::move(local));
+  for (std::size_t rank = 1; rank < parts.size(); ++rank) shares.push_back(decoded(parts[rank]));
+  return training::combine_shares(std::move(shares));
 }
 
 unsigned default_threads_per_rank() {

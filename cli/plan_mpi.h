@@ -18,9 +18,8 @@ class MpiSearchShare : public training::SearchShare {
   // Rank r of K evaluates candidates r, r + K, r + 2K, ...
   std::size_t first() const override;
   std::size_t stride() const override;
-  // The results travel as their bytes (the ranks run one binary on one kind of host).
-  std::optional<std::vector<training::PlanResult>> gather(
-      std::vector<training::PlanResult> local) const override;
+  // The summaries travel as their bytes (the ranks run one binary on one kind of host).
+  std::optional<training::ShareSummary> gather(training::ShareSummary local) const override;
 
  private:
   const mpi::WorkSplit& split_;

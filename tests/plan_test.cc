@@ -115,6 +115,53 @@ TEST(Plan, EvaluatedRangesMergeToTheWholeSearchThroughJson) {
   }
 }
 
+// Processes of `mpirun` each summarize a strided share; combined (in any order) the summaries
+// are the whole search's: the same ranked results in the same order, counts and named layouts.
+void expect_strided_shares_combine_to_the_whole(const training::PlanSetting& setting) {
+  const training::CandidateList list = training::enumerate_candidates(setting);
+  const training::ShareSummary whole = training::summarize_share(
+      training::evaluate_candidates(setting, list.candidates, 0, list.candidates.size(), 2));
+  for (const std::size_t stride : {2u, 3u, 7u}) {
+    std::vector<training::ShareSummary> shares;
+    for (std::size_t first = stride; first-- > 0;) {  // last share first
+      shares.push_back(training::summarize_share(
+          training::evaluate_candidates_strided(setting, list.candidates, first, stride, 1)));
+    }
+    const training::ShareSummary combined = training::combine_shares(std::move(shares));
+    EXPECT_EQ(combined.not_fitting, whole.not_fitting) << stride;
+    EXPECT_EQ(combined.layout_errors, whole.layout_errors) << stride;
+    ASSERT_EQ(combined.ranked.size(), whole.ranked.size()) << stride;
+    for (std::size_t i = 0; i < whole.ranked.size(); ++i) {
+      ASSERT_EQ(combined.ranked[i].index, whole.ranked[i].index) << stride << " " << i;
+    }
+    ASSERT_EQ(combined.smallest_unfitting.has_value(), whole.smallest_unfitting.has_value());
+    if (whole.smallest_unfitting) {
+      EXPECT_EQ(combined.smallest_unfitting->index, whole.smallest_unfitting->index) << stride;
+    }
+    ASSERT_EQ(combined.first_refused.has_value(), whole.first_refused.has_value());
+    if (whole.first_refused) {
+      EXPECT_EQ(combined.first_refused->index, whole.first_refused->index) << stride;
+    }
+  }
+}
+
+TEST(Plan, SummariesOfStridedSharesCombineToTheWholeSearch) {
+  const training::PlanModel model = training::plan_model_from_json(llama_8b(), "model.json");
+  const training::PlanSetting setting = training::plan_setting(model, "H100 SXM", 64);
+  expect_strided_shares_combine_to_the_whole(setting);
+  const training::ShareSummary whole = training::summarize_share(training::evaluate_candidates(
+      setting, training::enumerate_candidates(setting).candidates, 0, 1u << 30, 1));
+  EXPECT_GT(whole.ranked.size(), 100u);
+  EXPECT_GT(whole.not_fitting, 0);
+  ASSERT_TRUE(whole.smallest_unfitting.has_value());
+}
+
+TEST(Plan, SummariesCombineWhereNothingFits) {
+  const training::PlanModel model = training::plan_model_from_json(llama_70b(), "model.json");
+  const training::PlanSetting setting = training::plan_setting(model, "H100 SXM", 2);
+  expect_strided_shares_combine_to_the_whole(setting);
+}
+
 TEST(Plan, RanksByTokensPerSecondAndCountsEveryDrop) {
   const training::PlanOutcome outcome = search(llama_70b(), "hgx-h100", 1024);
   const training::PlanCounts& c = outcome.counts;

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <exception>
+#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -573,40 +574,33 @@ std::vector<PlanResult> evaluate_candidates_strided(const PlanSetting& setting,
   return evaluate_every(setting, candidates, first, stride, count, threads);
 }
 
-void rank_results(std::vector<PlanResult>& results) {
-  std::sort(results.begin(), results.end(), [](const PlanResult& a, const PlanResult& b) {
-    if (a.status != b.status) return a.status < b.status;
-    if (a.status == PlanStatus::ranked && a.tokens_per_s_per_gpu != b.tokens_per_s_per_gpu) {
-      return a.tokens_per_s_per_gpu > b.tokens_per_s_per_gpu;
-    }
-    if (a.status == PlanStatus::does_not_fit &&
-        a.memory.total_bytes() != b.memory.total_bytes()) {
-      return a.memory.total_bytes() < b.memory.total_bytes();
-    }
-    return layout_before(a.candidate, b.candidate);
-  });
-}
+namespace {
 
-PlanCounts count_results(const CandidateList& list, const std::vector<PlanResult>& results) {
-  PlanCounts counts{.considered = list.considered, .not_dividing = list.not_dividing};
-  for (const PlanResult& r : results) {
-    switch (r.status) {
-      case PlanStatus::ranked: ++counts.ranked; break;
-      case PlanStatus::does_not_fit: ++counts.not_fitting; break;
-      case PlanStatus::layout_error: ++counts.layout_errors; break;
-    }
+// rank_results' order.
+bool ranks_before(const PlanResult& a, const PlanResult& b) {
+  if (a.status != b.status) return a.status < b.status;
+  if (a.status == PlanStatus::ranked && a.tokens_per_s_per_gpu != b.tokens_per_s_per_gpu) {
+    return a.tokens_per_s_per_gpu > b.tokens_per_s_per_gpu;
   }
-  return counts;
+  if (a.status == PlanStatus::does_not_fit && a.memory.total_bytes() != b.memory.total_bytes()) {
+    return a.memory.total_bytes() < b.memory.total_bytes();
+  }
+  return layout_before(a.candidate, b.candidate);
 }
 
-NamedUnranked named_unranked(const std::vector<PlanResult>& results) {
+// The unranked results require_ranked can name, of `results` (ShareSummary's rule).
+struct NamedUnranked {
+  const PlanResult* smallest_unfitting = nullptr;
+  const PlanResult* first_refused = nullptr;
+};
+
+template <typename Results>
+NamedUnranked named_unranked(const Results& results) {
   NamedUnranked named;
   for (const PlanResult& r : results) {
     const PlanResult* smallest = named.smallest_unfitting;
     if (r.status == PlanStatus::does_not_fit &&
-        (smallest == nullptr || r.memory.total_bytes() < smallest->memory.total_bytes() ||
-         (r.memory.total_bytes() == smallest->memory.total_bytes() &&
-          layout_before(r.candidate, smallest->candidate)))) {
+        (smallest == nullptr || ranks_before(r, *smallest))) {
       named.smallest_unfitting = &r;
     }
     if (r.status == PlanStatus::layout_error &&
@@ -617,17 +611,68 @@ NamedUnranked named_unranked(const std::vector<PlanResult>& results) {
   return named;
 }
 
-void require_ranked(const PlanSetting& s, const CandidateList& list,
-                    const std::vector<PlanResult>& results) {
-  if (std::ranges::any_of(results,
-                          [](const PlanResult& r) { return r.status == PlanStatus::ranked; })) {
-    return;
-  }
+std::optional<PlanResult> copy_of(const PlanResult* result) {
+  return result ? std::optional<PlanResult>(*result) : std::nullopt;
+}
+
+}  // namespace
+
+void rank_results(std::vector<PlanResult>& results) {
+  std::sort(results.begin(), results.end(), ranks_before);
+}
+
+ShareSummary summarize_share(std::vector<PlanResult> results) {
+  ShareSummary summary;
   const NamedUnranked named = named_unranked(results);
-  const PlanResult* smallest = named.smallest_unfitting;
-  const PlanResult* first_error = named.first_refused;
+  summary.smallest_unfitting = copy_of(named.smallest_unfitting);
+  summary.first_refused = copy_of(named.first_refused);
+  summary.not_fitting = std::ranges::count(results, PlanStatus::does_not_fit, &PlanResult::status);
+  summary.layout_errors =
+      std::ranges::count(results, PlanStatus::layout_error, &PlanResult::status);
+  std::erase_if(results, [](const PlanResult& r) { return r.status != PlanStatus::ranked; });
+  rank_results(results);
+  summary.ranked = std::move(results);
+  return summary;
+}
+
+ShareSummary combine_shares(std::vector<ShareSummary> shares) {
+  ShareSummary all;
+  std::vector<PlanResult> named;  // every share's named results: the same rule picks from them
+  for (ShareSummary& share : shares) {
+    all.not_fitting += share.not_fitting;
+    all.layout_errors += share.layout_errors;
+    for (std::optional<PlanResult>* r : {&share.smallest_unfitting, &share.first_refused}) {
+      if (*r) named.push_back(std::move(**r));
+    }
+    if (all.ranked.empty()) {
+      all.ranked = std::move(share.ranked);
+      continue;
+    }
+    // Each share is in rank order: merge rather than sort again.
+    const auto middle = static_cast<std::ptrdiff_t>(all.ranked.size());
+    std::ranges::move(share.ranked, std::back_inserter(all.ranked));
+    std::inplace_merge(all.ranked.begin(), all.ranked.begin() + middle, all.ranked.end(),
+                       ranks_before);
+  }
+  const NamedUnranked picked = named_unranked(named);
+  all.smallest_unfitting = copy_of(picked.smallest_unfitting);
+  all.first_refused = copy_of(picked.first_refused);
+  return all;
+}
+
+PlanCounts count_results(const CandidateList& list, const ShareSummary& summary) {
+  return PlanCounts{.considered = list.considered,
+                    .not_dividing = list.not_dividing,
+                    .layout_errors = summary.layout_errors,
+                    .not_fitting = summary.not_fitting,
+                    .ranked = static_cast<std::int64_t>(summary.ranked.size())};
+}
+
+void require_ranked(const PlanSetting& s, const CandidateList& list,
+                    const ShareSummary& summary) {
+  if (!summary.ranked.empty()) return;
   const Accelerator& a = s.base.accelerator;
-  if (smallest != nullptr) {
+  if (const std::optional<PlanResult>& smallest = summary.smallest_unfitting) {
     throw Error(fmt::format(
         "{}: no layout fits on {} x {} ({:.1f} GB each): devices {}: expected more devices or a "
         "smaller model; the smallest of {} layouts needs {:.1f} GB ({}: {})",
@@ -635,9 +680,9 @@ void require_ranked(const PlanSetting& s, const CandidateList& list,
         smallest->memory.total_bytes() / 1e9, candidate_text(smallest->candidate),
         smallest->memory.parts_text()));
   }
-  if (first_error != nullptr) {
+  if (summary.first_refused) {
     throw Error(fmt::format("{}: every layout is refused on {} devices, the first: {}", s.where,
-                            s.devices, first_error->layout_error));
+                            s.devices, summary.first_refused->layout_error));
   }
   const HeldLayout& h = s.held;
   const bool holds_layout = h.tensor || h.pipeline || h.virtual_stages || h.context ||
@@ -702,9 +747,7 @@ std::size_t SearchShare::first() const { return 0; }
 
 std::size_t SearchShare::stride() const { return 1; }
 
-std::optional<std::vector<PlanResult>> SearchShare::gather(std::vector<PlanResult> local) const {
-  return local;
-}
+std::optional<ShareSummary> SearchShare::gather(ShareSummary local) const { return local; }
 
 PlanOutcome search_layouts(const PlanSetting& setting, unsigned threads) {
   return *search_layouts(setting, threads, SearchShare{});
@@ -714,18 +757,12 @@ std::optional<PlanOutcome> search_layouts(const PlanSetting& setting, unsigned t
                                           const SearchShare& share) {
   PlanOutcome outcome;
   outcome.list = enumerate_candidates(setting);
-  std::optional<std::vector<PlanResult>> gathered =
-      share.gather(evaluate_candidates_strided(setting, outcome.list.candidates, share.first(),
-                                               share.stride(), threads));
+  std::optional<ShareSummary> gathered = share.gather(summarize_share(evaluate_candidates_strided(
+      setting, outcome.list.candidates, share.first(), share.stride(), threads)));
   if (!gathered) return std::nullopt;
-  std::vector<PlanResult> all = std::move(*gathered);
-  // Back in candidate order, as one process evaluates them (require_ranked names the first).
-  std::ranges::sort(all, {}, &PlanResult::index);
-  outcome.counts = count_results(outcome.list, all);
-  require_ranked(setting, outcome.list, all);
-  std::erase_if(all, [](const PlanResult& r) { return r.status != PlanStatus::ranked; });
-  rank_results(all);
-  outcome.results = std::move(all);
+  outcome.counts = count_results(outcome.list, *gathered);
+  require_ranked(setting, outcome.list, *gathered);
+  outcome.results = std::move(gathered->ranked);
   return outcome;
 }
 

@@ -129,22 +129,30 @@ struct PlanCounts {
   std::int64_t not_fitting = 0;
   std::int64_t ranked = 0;
 };
-PlanCounts count_results(const CandidateList& list, const std::vector<PlanResult>& results);
 
-// The unranked results require_ranked can name: the layout that does not fit with the smallest
-// memory (ties by layout_before), and the refused one first in the candidate list; null where
-// there is none.
-struct NamedUnranked {
-  const PlanResult* smallest_unfitting = nullptr;
-  const PlanResult* first_refused = nullptr;
+// A share of a search's results reduced to what the process that prints needs: the ranked
+// results in rank_results' order, how many did not fit or were refused, and the two unranked
+// results require_ranked can name (the layout that does not fit with the smallest memory, ties
+// by layout_before; the refused one first in the candidate list). Processes send these rather
+// than their results: most of a search does not fit.
+struct ShareSummary {
+  std::vector<PlanResult> ranked;
+  std::int64_t not_fitting = 0;
+  std::int64_t layout_errors = 0;
+  std::optional<PlanResult> smallest_unfitting;
+  std::optional<PlanResult> first_refused;
 };
-NamedUnranked named_unranked(const std::vector<PlanResult>& results);
+ShareSummary summarize_share(std::vector<PlanResult> results);
+// The summary of every share together: the same whatever the shares' order or split.
+ShareSummary combine_shares(std::vector<ShareSummary> shares);
+
+PlanCounts count_results(const CandidateList& list, const ShareSummary& summary);
 
 // spmd::Error when nothing was ranked: the first layout error where every divided layout was
 // refused (held fields that contradict each other), the first refusal where nothing divides (a
 // device count no layout fits), or, where nothing fits, the smallest memory any layout needed.
 void require_ranked(const PlanSetting& setting, const CandidateList& list,
-                    const std::vector<PlanResult>& ranked_results);
+                    const ShareSummary& summary);
 
 // Runs of ranked results the model cannot tell apart (the same step and memory, to the bit: Megatron's
 // selective recompute under flash attention, cp x micro_batch traded one for the other), the
@@ -177,16 +185,16 @@ PlanOutcome search_layouts(const PlanSetting& setting, unsigned threads);
 
 // How a search's candidates are shared out among processes (`spmdsim plan` under mpirun, see
 // cli/plan_mpi.h): each evaluates every `stride`-th candidate of the same list from its `first`,
-// and the shares' results come together on the process that prints. The base class is one
+// and the shares' summaries come together on the process that prints. The base class is one
 // process with every candidate.
 class SearchShare {
  public:
   virtual ~SearchShare() = default;
   virtual std::size_t first() const;
   virtual std::size_t stride() const;
-  // Every process's results, on the process that prints (in any order: they are ranked after);
+  // Every process's summaries combined (combine_shares), on the process that prints;
   // std::nullopt on the others. Every process calls it once per search.
-  virtual std::optional<std::vector<PlanResult>> gather(std::vector<PlanResult> local) const;
+  virtual std::optional<ShareSummary> gather(ShareSummary local) const;
 };
 // search_layouts over `share`'s processes: the outcome on the process that prints, std::nullopt
 // on the others. The same outcome as one process, whatever the share.

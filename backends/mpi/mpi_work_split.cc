@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
+#include <string_view>
 
 #include "reference/error.h"
 
@@ -14,6 +15,19 @@ namespace {
 
 void check(int code, const char* call) {
   if (code != MPI_SUCCESS) throw Error(fmt::format("{} failed with MPI error {}", call, code));
+}
+
+// Where every rank of the job runs on this host (Open MPI's mpirun says so before MPI starts:
+// OMPI_COMM_WORLD_LOCAL_SIZE equals OMPI_COMM_WORLD_SIZE) and nobody chose a point-to-point
+// layer, ob1 over shared memory: Open MPI's default choice, UCX, opens and probes the network
+// devices first, which took 0.2 s of a 0.35 s two-rank plan on the development machine
+// (docs/plan.md) and buys nothing between processes of one host. Across hosts, and wherever
+// the user or the launcher set OMPI_MCA_pml, Open MPI chooses as it always does.
+void prefer_shared_memory_on_one_host() {
+  const char* ranks = std::getenv("OMPI_COMM_WORLD_SIZE");
+  const char* local_ranks = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (ranks == nullptr || local_ranks == nullptr || std::string_view(ranks) != local_ranks) return;
+  setenv("OMPI_MCA_pml", "ob1", /*overwrite=*/0);
 }
 
 }  // namespace
@@ -33,6 +47,7 @@ std::int64_t RankShare::end(std::int64_t items) const {
 }
 
 WorkSplit::WorkSplit() {
+  prefer_shared_memory_on_one_host();
   int provided = MPI_THREAD_SINGLE;
   check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
   check(MPI_Comm_rank(MPI_COMM_WORLD, &share_.rank), "MPI_Comm_rank");
