@@ -260,10 +260,14 @@ int run_plan_command(const PlanOptions& options, std::ostream& out) {
   // waits until every plan's gather is done, so no rank is left in a gather the others skipped.
   // One search's error is the command's; in a comparison it is that machine's line, and the
   // command fails only where no machine or count ranks a layout.
+  // The printed rows need the layouts of the best `top` speeds; --json writes every one.
+  const training::KeptResults kept{
+      .best_speeds = options.json.empty() ? std::optional<std::size_t>(options.top) : std::nullopt};
   std::exception_ptr first_error;
   for (Plan& plan : plans) {
     try {
-      std::optional<PlanOutcome> outcome = training::search_layouts(plan.setting, threads, *share);
+      std::optional<PlanOutcome> outcome =
+          training::search_layouts(plan.setting, threads, kept, *share);
       if (outcome) plan.outcome = std::move(*outcome);
     } catch (const Error& error) {
       if (!first_error) first_error = std::current_exception();

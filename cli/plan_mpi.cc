@@ -83,9 +83,10 @@ std::optional<training::PlanResult> take_optional(std::string_view& bytes) {
   return take_result(bytes);
 }
 
-// A summary: its counts, its two named results, then its ranked results.
+// A summary: its counts, its two named results, then its kept ranked results.
 std::string encoded(const training::ShareSummary& summary) {
   std::string bytes;
+  put(bytes, summary.ranked_count);
   put(bytes, summary.not_fitting);
   put(bytes, summary.layout_errors);
   put_optional(bytes, summary.smallest_unfitting);
@@ -97,6 +98,7 @@ std::string encoded(const training::ShareSummary& summary) {
 
 training::ShareSummary decoded(std::string_view bytes) {
   training::ShareSummary summary;
+  summary.ranked_count = take<std::int64_t>(bytes);
   summary.not_fitting = take<std::int64_t>(bytes);
   summary.layout_errors = take<std::int64_t>(bytes);
   summary.smallest_unfitting = take_optional(bytes);
@@ -110,7 +112,8 @@ training::ShareSummary decoded(std::string_view bytes) {
 
 }  // namespace
 
-std::optional<training::ShareSummary> MpiSearchShare::gather(training::ShareSummary local) const {
+std::optional<training::ShareSummary> MpiSearchShare::gather(
+    training::ShareSummary local, const training::KeptResults& kept) const {
   // Rank 0 keeps its own summary as it is and sends nothing.
   const bool printing = split_.share().rank == 0;
   const std::vector<std::string> parts =
@@ -119,7 +122,7 @@ std::optional<training::ShareSummary> MpiSearchShare::gather(training::ShareSumm
   std::vector<training::ShareSummary> shares;
   shares.push_back(std::move(local));
   for (std::size_t rank = 1; rank < parts.size(); ++rank) shares.push_back(decoded(parts[rank]));
-  return training::combine_shares(std::move(shares));
+  return training::combine_shares(std::move(shares), kept);
 }
 
 unsigned default_threads_per_rank() {

@@ -19,7 +19,8 @@ class MpiSearchShare : public training::SearchShare {
   std::size_t first() const override;
   std::size_t stride() const override;
   // The summaries travel as their bytes (the ranks run one binary on one kind of host).
-  std::optional<training::ShareSummary> gather(training::ShareSummary local) const override;
+  std::optional<training::ShareSummary> gather(training::ShareSummary local,
+                                               const training::KeptResults& kept) const override;
 
  private:
   const mpi::WorkSplit& split_;

@@ -116,18 +116,20 @@ TEST(Plan, EvaluatedRangesMergeToTheWholeSearchThroughJson) {
 }
 
 // Processes of `mpirun` each summarize a strided share; combined (in any order) the summaries
-// are the whole search's: the same ranked results in the same order, counts and named layouts.
-void expect_strided_shares_combine_to_the_whole(const training::PlanSetting& setting) {
+// are the whole search's: the same kept results in the same order, counts and named layouts.
+void expect_strided_shares_combine_to_the_whole(const training::PlanSetting& setting,
+                                                const training::KeptResults& kept) {
   const training::CandidateList list = training::enumerate_candidates(setting);
   const training::ShareSummary whole = training::summarize_share(
-      training::evaluate_candidates(setting, list.candidates, 0, list.candidates.size(), 2));
+      training::evaluate_candidates(setting, list.candidates, 0, list.candidates.size(), 2), kept);
   for (const std::size_t stride : {2u, 3u, 7u}) {
     std::vector<training::ShareSummary> shares;
     for (std::size_t first = stride; first-- > 0;) {  // last share first
       shares.push_back(training::summarize_share(
-          training::evaluate_candidates_strided(setting, list.candidates, first, stride, 1)));
+          training::evaluate_candidates_strided(setting, list.candidates, first, stride, 1), kept));
     }
-    const training::ShareSummary combined = training::combine_shares(std::move(shares));
+    const training::ShareSummary combined = training::combine_shares(std::move(shares), kept);
+    EXPECT_EQ(combined.ranked_count, whole.ranked_count) << stride;
     EXPECT_EQ(combined.not_fitting, whole.not_fitting) << stride;
     EXPECT_EQ(combined.layout_errors, whole.layout_errors) << stride;
     ASSERT_EQ(combined.ranked.size(), whole.ranked.size()) << stride;
@@ -148,18 +150,35 @@ void expect_strided_shares_combine_to_the_whole(const training::PlanSetting& set
 TEST(Plan, SummariesOfStridedSharesCombineToTheWholeSearch) {
   const training::PlanModel model = training::plan_model_from_json(llama_8b(), "model.json");
   const training::PlanSetting setting = training::plan_setting(model, "H100 SXM", 64);
-  expect_strided_shares_combine_to_the_whole(setting);
-  const training::ShareSummary whole = training::summarize_share(training::evaluate_candidates(
-      setting, training::enumerate_candidates(setting).candidates, 0, 1u << 30, 1));
-  EXPECT_GT(whole.ranked.size(), 100u);
-  EXPECT_GT(whole.not_fitting, 0);
-  ASSERT_TRUE(whole.smallest_unfitting.has_value());
+  expect_strided_shares_combine_to_the_whole(setting, {});
+  expect_strided_shares_combine_to_the_whole(setting, {.best_speeds = 1});
+  expect_strided_shares_combine_to_the_whole(setting, {.best_speeds = 10});
+}
+
+// Kept: every layout of the best speeds (those equivalent_runs folds into the top rows), and
+// nothing slower; the counts still count every ranked layout.
+TEST(Plan, KeepsEveryLayoutOfTheBestSpeeds) {
+  const training::PlanModel model = training::plan_model_from_json(llama_8b(), "model.json");
+  const training::PlanSetting setting = training::plan_setting(model, "H100 SXM", 64);
+  const training::PlanOutcome all = training::search_layouts(setting, 2);
+  const training::PlanOutcome top = training::search_layouts(setting, 2, {.best_speeds = 3});
+  EXPECT_EQ(top.counts.ranked, all.counts.ranked);
+  ASSERT_GT(all.results.size(), 100u);
+  ASSERT_LT(top.results.size(), all.results.size());
+  std::vector<double> speeds;
+  for (const PlanResult& r : all.results) {
+    if (speeds.empty() || speeds.back() != r.tokens_per_s_per_gpu) speeds.push_back(r.tokens_per_s_per_gpu);
+  }
+  const auto kept = static_cast<std::size_t>(std::ranges::count_if(
+      all.results, [&](const PlanResult& r) { return r.tokens_per_s_per_gpu >= speeds[2]; }));
+  ASSERT_EQ(top.results.size(), kept);
+  for (std::size_t i = 0; i < kept; ++i) EXPECT_EQ(top.results[i].index, all.results[i].index);
 }
 
 TEST(Plan, SummariesCombineWhereNothingFits) {
   const training::PlanModel model = training::plan_model_from_json(llama_70b(), "model.json");
   const training::PlanSetting setting = training::plan_setting(model, "H100 SXM", 2);
-  expect_strided_shares_combine_to_the_whole(setting);
+  expect_strided_shares_combine_to_the_whole(setting, {});
 }
 
 TEST(Plan, RanksByTokensPerSecondAndCountsEveryDrop) {

@@ -621,7 +621,27 @@ void rank_results(std::vector<PlanResult>& results) {
   std::sort(results.begin(), results.end(), ranks_before);
 }
 
-ShareSummary summarize_share(std::vector<PlanResult> results) {
+namespace {
+
+// Drops the ranked results (in rank order) after those with the best `kept.best_speeds`
+// tokens/s values.
+void keep(std::vector<PlanResult>& ranked, const KeptResults& kept) {
+  if (!kept.best_speeds) return;
+  std::size_t speeds = 0;
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    if (i == 0 || ranked[i].tokens_per_s_per_gpu != ranked[i - 1].tokens_per_s_per_gpu) {
+      if (speeds == *kept.best_speeds) {
+        ranked.erase(ranked.begin() + static_cast<std::ptrdiff_t>(i), ranked.end());
+        return;
+      }
+      ++speeds;
+    }
+  }
+}
+
+}  // namespace
+
+ShareSummary summarize_share(std::vector<PlanResult> results, const KeptResults& kept) {
   ShareSummary summary;
   const NamedUnranked named = named_unranked(results);
   summary.smallest_unfitting = copy_of(named.smallest_unfitting);
@@ -630,15 +650,20 @@ ShareSummary summarize_share(std::vector<PlanResult> results) {
   summary.layout_errors =
       std::ranges::count(results, PlanStatus::layout_error, &PlanResult::status);
   std::erase_if(results, [](const PlanResult& r) { return r.status != PlanStatus::ranked; });
+  summary.ranked_count = static_cast<std::int64_t>(results.size());
   rank_results(results);
+  keep(results, kept);
   summary.ranked = std::move(results);
   return summary;
 }
 
-ShareSummary combine_shares(std::vector<ShareSummary> shares) {
+ShareSummary combine_shares(std::vector<ShareSummary> shares, const KeptResults& kept) {
   ShareSummary all;
   std::vector<PlanResult> named;  // every share's named results: the same rule picks from them
+  std::size_t ranked = 0;
+  for (const ShareSummary& share : shares) ranked += share.ranked.size();
   for (ShareSummary& share : shares) {
+    all.ranked_count += share.ranked_count;
     all.not_fitting += share.not_fitting;
     all.layout_errors += share.layout_errors;
     for (std::optional<PlanResult>* r : {&share.smallest_unfitting, &share.first_refused}) {
@@ -646,6 +671,7 @@ ShareSummary combine_shares(std::vector<ShareSummary> shares) {
     }
     if (all.ranked.empty()) {
       all.ranked = std::move(share.ranked);
+      all.ranked.reserve(ranked);
       continue;
     }
     // Each share is in rank order: merge rather than sort again.
@@ -654,6 +680,8 @@ ShareSummary combine_shares(std::vector<ShareSummary> shares) {
     std::inplace_merge(all.ranked.begin(), all.ranked.begin() + middle, all.ranked.end(),
                        ranks_before);
   }
+  // Each share kept at least the whole's best speeds (its own best are no worse); the rest goes.
+  keep(all.ranked, kept);
   const NamedUnranked picked = named_unranked(named);
   all.smallest_unfitting = copy_of(picked.smallest_unfitting);
   all.first_refused = copy_of(picked.first_refused);
@@ -665,12 +693,12 @@ PlanCounts count_results(const CandidateList& list, const ShareSummary& summary)
                     .not_dividing = list.not_dividing,
                     .layout_errors = summary.layout_errors,
                     .not_fitting = summary.not_fitting,
-                    .ranked = static_cast<std::int64_t>(summary.ranked.size())};
+                    .ranked = summary.ranked_count};
 }
 
 void require_ranked(const PlanSetting& s, const CandidateList& list,
                     const ShareSummary& summary) {
-  if (!summary.ranked.empty()) return;
+  if (summary.ranked_count > 0) return;
   const Accelerator& a = s.base.accelerator;
   if (const std::optional<PlanResult>& smallest = summary.smallest_unfitting) {
     throw Error(fmt::format(
@@ -747,18 +775,23 @@ std::size_t SearchShare::first() const { return 0; }
 
 std::size_t SearchShare::stride() const { return 1; }
 
-std::optional<ShareSummary> SearchShare::gather(ShareSummary local) const { return local; }
+std::optional<ShareSummary> SearchShare::gather(ShareSummary local, const KeptResults&) const {
+  return local;
+}
 
-PlanOutcome search_layouts(const PlanSetting& setting, unsigned threads) {
-  return *search_layouts(setting, threads, SearchShare{});
+PlanOutcome search_layouts(const PlanSetting& setting, unsigned threads, const KeptResults& kept) {
+  return *search_layouts(setting, threads, kept, SearchShare{});
 }
 
 std::optional<PlanOutcome> search_layouts(const PlanSetting& setting, unsigned threads,
-                                          const SearchShare& share) {
+                                          const KeptResults& kept, const SearchShare& share) {
   PlanOutcome outcome;
   outcome.list = enumerate_candidates(setting);
-  std::optional<ShareSummary> gathered = share.gather(summarize_share(evaluate_candidates_strided(
-      setting, outcome.list.candidates, share.first(), share.stride(), threads)));
+  std::optional<ShareSummary> gathered = share.gather(
+      summarize_share(evaluate_candidates_strided(setting, outcome.list.candidates,
+                                                  share.first(), share.stride(), threads),
+                      kept),
+      kept);
   if (!gathered) return std::nullopt;
   outcome.counts = count_results(outcome.list, *gathered);
   require_ranked(setting, outcome.list, *gathered);

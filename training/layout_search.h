@@ -130,21 +130,31 @@ struct PlanCounts {
   std::int64_t ranked = 0;
 };
 
-// A share of a search's results reduced to what the process that prints needs: the ranked
-// results in rank_results' order, how many did not fit or were refused, and the two unranked
-// results require_ranked can name (the layout that does not fit with the smallest memory, ties
-// by layout_before; the refused one first in the candidate list). Processes send these rather
-// than their results: most of a search does not fit.
+// Which ranked results a search keeps: every one (`plan --json` writes them all), or those whose
+// tokens/s is among the best `best_speeds` values: the layouts of the first `best_speeds` rows
+// that equivalent_runs folds, each with every layout predicted the same.
+struct KeptResults {
+  std::optional<std::size_t> best_speeds;  // std::nullopt: every ranked result
+};
+
+// A share of a search's results reduced to what the process that prints needs: the kept ranked
+// results in rank_results' order, how many were ranked, did not fit or were refused, and the
+// two unranked results require_ranked can name (the layout that does not fit with the smallest
+// memory, ties by layout_before; the refused one first in the candidate list). Processes send
+// these rather than their results: most of a search does not fit, and most of what fits is
+// never printed.
 struct ShareSummary {
   std::vector<PlanResult> ranked;
+  std::int64_t ranked_count = 0;  // all of the share's, kept or not
   std::int64_t not_fitting = 0;
   std::int64_t layout_errors = 0;
   std::optional<PlanResult> smallest_unfitting;
   std::optional<PlanResult> first_refused;
 };
-ShareSummary summarize_share(std::vector<PlanResult> results);
-// The summary of every share together: the same whatever the shares' order or split.
-ShareSummary combine_shares(std::vector<ShareSummary> shares);
+ShareSummary summarize_share(std::vector<PlanResult> results, const KeptResults& kept);
+// The summary of every share together, keeping what `kept` keeps of the whole: the same
+// whatever the shares' order or split, where each share kept as much.
+ShareSummary combine_shares(std::vector<ShareSummary> shares, const KeptResults& kept);
 
 PlanCounts count_results(const CandidateList& list, const ShareSummary& summary);
 
@@ -178,10 +188,11 @@ std::vector<PlanResult> evaluate_candidates_strided(const PlanSetting& setting,
 // The whole search: enumerate, evaluate on `threads`, rank, require_ranked.
 struct PlanOutcome {
   CandidateList list;
-  std::vector<PlanResult> results;  // ranked
+  std::vector<PlanResult> results;  // ranked, those `kept`
   PlanCounts counts;
 };
-PlanOutcome search_layouts(const PlanSetting& setting, unsigned threads);
+PlanOutcome search_layouts(const PlanSetting& setting, unsigned threads,
+                           const KeptResults& kept = {});
 
 // How a search's candidates are shared out among processes (`spmdsim plan` under mpirun, see
 // cli/plan_mpi.h): each evaluates every `stride`-th candidate of the same list from its `first`,
@@ -192,14 +203,14 @@ class SearchShare {
   virtual ~SearchShare() = default;
   virtual std::size_t first() const;
   virtual std::size_t stride() const;
-  // Every process's summaries combined (combine_shares), on the process that prints;
-  // std::nullopt on the others. Every process calls it once per search.
-  virtual std::optional<ShareSummary> gather(ShareSummary local) const;
+  // Every process's summaries combined (combine_shares with `kept`), on the process that
+  // prints; std::nullopt on the others. Every process calls it once per search.
+  virtual std::optional<ShareSummary> gather(ShareSummary local, const KeptResults& kept) const;
 };
 // search_layouts over `share`'s processes: the outcome on the process that prints, std::nullopt
 // on the others. The same outcome as one process, whatever the share.
 std::optional<PlanOutcome> search_layouts(const PlanSetting& setting, unsigned threads,
-                                          const SearchShare& share);
+                                          const KeptResults& kept, const SearchShare& share);
 
 void to_json(nlohmann::json& json, const Candidate& candidate);
 void from_json(const nlohmann::json& json, Candidate& candidate);
