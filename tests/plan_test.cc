@@ -264,6 +264,103 @@ TEST(Plan, BadInputIsOneLineAndExitTwo) {
   }
 }
 
+// Llama 3 70B as a `transformer` workload (the simulated model of `run` and `scale`), its layout
+// fields left out.
+nlohmann::json llama_70b_transformer() {
+  return {{"kind", "transformer"}, {"name", "llama3-70b"}, {"layers", 80},
+          {"d_model", 8192},       {"heads", 64},          {"kv_heads", 8},
+          {"d_ff", 28672},         {"vocabulary", 128256}, {"sequence", 8192},
+          {"global_batch", 512}};
+}
+
+// The training workload of the same job: the training model's defaults for the software.
+nlohmann::json llama_70b_as_training() {
+  nlohmann::json model = llama_70b();
+  model.erase("model");
+  model.erase("software");
+  model["name"] = "llama3-70b";
+  return model;
+}
+
+TEST(Plan, ATransformerWorkloadIsPlannedAsTheTrainingWorkloadOfItsJob) {
+  const std::string transformer = model_file("transformer70b", llama_70b_transformer());
+  const std::string training = model_file("training70b", llama_70b_as_training());
+  const std::string flags = " --machine hgx-h100 --devices 256,1024 --top 5";
+  const CommandResult from_transformer = run_binary("plan --model " + transformer + flags);
+  const CommandResult from_training = run_binary("plan --model " + training + flags);
+  ASSERT_EQ(from_transformer.exit_code, 0) << from_transformer.output;
+  EXPECT_EQ(from_transformer.output, from_training.output);
+  EXPECT_NE(from_transformer.output.find("layouts considered: 96000"), std::string::npos)
+      << from_transformer.output;
+}
+
+TEST(Plan, ATransformerWorkloadsLayoutFieldsAreHeld) {
+  nlohmann::json model = llama_70b_transformer();
+  model["tensor"] = 8;
+  model["pipeline"] = 4;
+  model["context"] = 1;
+  model["data"] = "auto";
+  model["distributed_optimizer"] = true;
+  model["sequence_parallel"] = true;
+  model["recompute"] = "selective";
+  model["dtype"] = "bfloat16";
+  model["micro_batch_size"] = 1;
+  const training::PlanOutcome outcome = search(model, "hgx-h100", 1024);
+  ASSERT_FALSE(outcome.results.empty());
+  for (const PlanResult& r : outcome.results) {
+    EXPECT_EQ(r.candidate.tensor, 8);
+    EXPECT_EQ(r.candidate.pipeline, 4);
+    EXPECT_EQ(r.candidate.data, 32);
+    EXPECT_EQ(r.candidate.sharding, training::DataSharding::zero1);
+    EXPECT_EQ(r.candidate.recompute, training::Recompute::selective);
+    EXPECT_EQ(r.candidate.precision, training::MatmulPrecision::bf16);
+    EXPECT_EQ(r.candidate.micro_batch, 1);
+  }
+  // data x fsdp: FSDP over groups of fsdp data ranks (HSDP), dp their product.
+  nlohmann::json sharded = llama_70b_transformer();
+  sharded["data"] = 4;
+  sharded["fsdp"] = 8;
+  sharded["tensor"] = 8;
+  sharded["pipeline"] = 4;
+  const training::PlanOutcome hybrid = search(sharded, "hgx-h100", 1024);
+  ASSERT_FALSE(hybrid.results.empty());
+  for (const PlanResult& r : hybrid.results) {
+    EXPECT_EQ(r.candidate.data, 32);
+    EXPECT_EQ(r.candidate.fsdp, 8);
+    EXPECT_EQ(r.candidate.sharding, training::DataSharding::hsdp);
+  }
+}
+
+TEST(Plan, ATransformerWorkloadAsksNothingTheTrainingModelCannotHonour) {
+  const std::pair<nlohmann::json, std::string> cases[] = {
+      {{{"matmul_efficiency", 0.7}}, "workload.matmul_efficiency: 0.7, expected left out"},
+      {{{"optimizer", "sgd"}}, "workload.optimizer: \"sgd\", expected adam"},
+      {{{"optimizer_state_dtype", "bfloat16"}}, "workload.optimizer_state_dtype: \"bfloat16\", expected float32"},
+      {{{"dtype", "float32"}}, "workload.dtype: \"float32\", expected bfloat16 or float16"},
+      {{{"overlap", false}}, "workload.overlap: false, expected true or left out"},
+      {{{"sequence_parallel", false}}, "workload.sequence_parallel: false, expected true or left out"},
+      {{{"tensor", 3}}, "workload: heads: 64, expected a multiple of tensor (3)"},
+      {{{"sequence_length", 8192}}, "workload.sequence_length: unknown field"},
+      {{{"data", "all"}}, "workload.data: \"all\", expected a positive integer or \"auto\""},
+  };
+  for (const auto& [fields, expected] : cases) {
+    nlohmann::json model = llama_70b_transformer();
+    model.update(fields);
+    const std::string file = model_file("transformer_bad", model);
+    const CommandResult result =
+        run_binary("plan --model " + file + " --machine hgx-h100 --devices 1024");
+    EXPECT_EQ(result.exit_code, 2) << fields << "\n" << result.output;
+    EXPECT_NE(result.output.find(file + ": " + expected), std::string::npos)
+        << fields << "\n" << result.output;
+    EXPECT_EQ(std::count(result.output.begin(), result.output.end(), '\n'), 1) << result.output;
+  }
+  // sequence_parallel false is no contradiction where tensor is held at 1.
+  nlohmann::json untensored = llama_70b_transformer();
+  untensored["sequence_parallel"] = false;
+  untensored["tensor"] = 1;
+  EXPECT_FALSE(search(untensored, "hgx-h100", 1024).results.empty());
+}
+
 TEST(Plan, HasHelp) {
   const CommandResult result = run_binary("plan --help");
   EXPECT_EQ(result.exit_code, 0) << result.output;

@@ -18,6 +18,7 @@
 #include "support/json_reader.h"
 #include "support/name_table.h"
 #include "training/published_run.h"
+#include "training/transformer_as_training.h"
 
 namespace spmd::training {
 namespace {
@@ -356,6 +357,9 @@ bool layout_before(const Candidate& a, const Candidate& b) {
 }
 
 PlanModel plan_model_from_json(const nlohmann::json& json, const std::string& file_name) {
+  if (json.is_object() && json.value("kind", nlohmann::json()) == "transformer") {
+    return plan_model_from_json(training_workload_of_transformer(json, file_name), file_name);
+  }
   PlanModel model;
   model.file = file_name;
   model.fields = training_fields_from_json(json, file_name);
@@ -392,7 +396,7 @@ PlanModel plan_model_from_json(const nlohmann::json& json, const std::string& fi
 }
 
 PlanModel load_plan_model(const std::string& path) {
-  return plan_model_from_json(parse_json_file(path, "a training workload"), path);
+  return plan_model_from_json(parse_json_file(path, "a model file"), path);
 }
 
 PlanSetting plan_setting(const PlanModel& model, const std::string& gpu_description,

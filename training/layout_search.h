@@ -62,7 +62,7 @@ struct HeldLayout {
 };
 
 // A model file: a `training` workload (docs/workload-format.md) whose layout fields may be left
-// out.
+// out, or a `transformer` workload read as one (training/transformer_as_training.h).
 struct PlanModel {
   std::string file;
   TrainingFields fields;
