@@ -19,6 +19,7 @@
 #include "support/csv_table.h"
 #include "support/output_file.h"
 #include "tests/spmdsim_binary.h"
+#include "training/training_memory.h"
 #include "training/training_prediction.h"
 #include "training/training_workload.h"
 #include "tests/error_of.h"
@@ -209,6 +210,35 @@ TEST(TrainingWorkload, EveryPublishedRowAsAWorkloadGivesValidatesStep) {
     ++compared;
   }
   EXPECT_GE(compared, 100);
+}
+
+// ZeRO-3 with context parallelism shards over the data and context ranks, as an fsdp degree of
+// dp does (the frameworks shard over fsdp x cp): the same job and memory. ZeRO-2 shards as much.
+TEST(TrainingWorkload, ZeroStagesShardLikeAnFsdpDegreeOfEveryDataRank) {
+  nlohmann::json base = {{"kind", "training"},      {"model", "Llama-3-70B"},
+                         {"layers", 80},            {"d_model", 8192},
+                         {"heads", 64},             {"kv_heads", 8},
+                         {"d_ff", 28672},           {"vocabulary", 128256},
+                         {"seq_len", 8192},         {"global_batch_seqs", 64},
+                         {"gpu", "H100-SXM5-80GB"}, {"gpus_total", 64},
+                         {"dp", 32},                {"cp", 2},
+                         {"precision", "bf16"},     {"software", "torchtitan, torch.compile"}};
+  nlohmann::json by_degree = base;
+  by_degree["fsdp"] = 32;
+  base["zero_stage"] = 3;
+  const training::PublishedRun by_stage_run = training::training_run_from_json(base, "a.json");
+  const training::PublishedRun by_degree_run = training::training_run_from_json(by_degree, "b.json");
+  ASSERT_TRUE(by_stage_run.job.has_value()) << by_stage_run.not_predicted;
+  ASSERT_TRUE(by_degree_run.job.has_value()) << by_degree_run.not_predicted;
+  const training::TrainingJob& zero3 = *by_stage_run.job;
+  const training::TrainingJob& fsdp = *by_degree_run.job;
+  EXPECT_EQ(zero3.layout.fsdp, 32);
+  EXPECT_EQ(fsdp.layout.fsdp, 32);
+  EXPECT_EQ(training::peak_memory(zero3).total_bytes(), training::peak_memory(fsdp).total_bytes());
+  base["zero_stage"] = 2;
+  const training::PublishedRun zero2 = training::training_run_from_json(base, "c.json");
+  ASSERT_TRUE(zero2.job.has_value()) << zero2.not_predicted;
+  EXPECT_EQ(zero2.job->layout.fsdp, 32);
 }
 
 TEST(TrainingWorkload, TrainPrintsTheStepAndBadFieldsAreExitTwo) {

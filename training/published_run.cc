@@ -189,11 +189,13 @@ std::optional<TrainingJob> job_of(const RowReader& row, int devices, std::string
       replicas_and_shards == devices) {
     l.data *= l.fsdp;
   }
-  if (l.fsdp == 1 && zero_stage == 3) l.fsdp = l.data * l.context;
+  // ZeRO-3 shards over every data rank; memory and the step shard over fsdp x cp, as the
+  // frameworks shard over the context ranks too.
+  if (l.fsdp == 1 && zero_stage == 3) l.fsdp = l.data;
   // ZeRO-2 as FSDP's SHARD_GRAD_OP (llm-foundry): gradients and optimizer states sharded over the
   // data ranks, the weights gathered once a micro-batch and kept.
   if (l.fsdp == 1 && zero_stage == 2 && l.data * l.context > 1) {
-    l.fsdp = l.data * l.context;
+    l.fsdp = l.data;
     l.reshard_after_forward = false;
   }
   // torchtitan keeps the weights unsharded from forward to backward under a pipeline
