@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -104,7 +103,9 @@ training::ShareSummary decoded(std::string_view bytes) {
   summary.smallest_unfitting = take_optional(bytes);
   summary.first_refused = take_optional(bytes);
   const auto ranked = take<std::size_t>(bytes);
-  summary.ranked.reserve(ranked);
+  // Each result takes more bytes than its candidate: a count the bytes cannot hold is not
+  // reserved for (take_result's check names the cut).
+  summary.ranked.reserve(std::min(ranked, bytes.size() / sizeof(training::Candidate)));
   for (std::size_t i = 0; i < ranked; ++i) summary.ranked.push_back(take_result(bytes));
   SPMD_CHECK(bytes.empty(), "a gathered plan summary has bytes after its last result");
   return summary;
