@@ -11,6 +11,7 @@
 #include "cli/algorithm_notes.h"
 #include "cli/error_limit_flags.h"
 #include "cli/host_memory.h"
+#include "cli/perf_data_memory.h"
 #include "cli/placement_flag.h"
 #include "cli/progress.h"
 #include "cli/run_memory.h"
@@ -140,22 +141,24 @@ std::string row(const sim::CollectiveRecord& r, std::int64_t count, const std::s
   return text;
 }
 
-// With data, every device holds its seeded input, its output and about as much again in the
-// algorithm's buffers: sizes whose data cannot fit in the host's memory are the flags' error,
-// before any row, rather than a long run that ends out of memory.
-void check_data_fits(int devices, std::int64_t largest_bytes, const std::string& flag_text) {
-  constexpr std::int64_t kBuffersPerDevice = 3;
-  const auto what = [&] { return fmt::format("-e {}: the data of {} devices", flag_text, devices); };
-  const std::int64_t needed_bytes =
-      checked_multiply(checked_multiply(largest_bytes, kBuffersPerDevice, what), devices, what);
+// With data, a run holds its op's buffers (cli/perf_data_memory.h): sizes whose data cannot fit in
+// the host's memory are the flags' error, before any row, rather than a long run that ends out
+// of memory.
+void check_data_fits(const std::string& op, int devices, std::int64_t largest_bytes,
+                     const std::string& flag_text) {
+  const std::int64_t needed_bytes = perf_data_bytes(op, devices, largest_bytes);
   const std::int64_t host_bytes = host_memory_bytes();
   if (needed_bytes > host_bytes) {
+    const PerfDataBuffers buffers = perf_data_buffers(op);
     throw Error(fmt::format(
-        "-e {}: with data, {} devices hold about {} ({} buffers of {} each), more than the {} "
-        "this host gives the process; expected a smaller -e, fewer devices, or --cost-only "
-        "(times without data)",
-        flag_text, devices, format_bytes(needed_bytes), kBuffersPerDevice,
-        format_bytes(largest_bytes), format_bytes(host_bytes)));
+        "-e {}: with data, {} on {} devices holds about {} (buffers of {}: {}{}{}), more than "
+        "the {} this host gives the process; expected a smaller -e, fewer devices, or "
+        "--cost-only (times without data)",
+        flag_text, op, devices, format_bytes(needed_bytes), format_bytes(largest_bytes),
+        buffers.in_all > 0 ? fmt::format("{} in all", buffers.in_all) : "",
+        buffers.in_all > 0 && buffers.per_device > 0 ? " and " : "",
+        buffers.per_device > 0 ? fmt::format("{} a device", buffers.per_device) : "",
+        format_bytes(host_bytes)));
   }
 }
 
@@ -260,11 +263,13 @@ PerfRun perf_run(const PerfOptions& options) {
 // The machine's devices, each with its data, from the estimate before anything is allocated
 // (cli/run_memory.h): a run that cannot fit is the flags' error, not minutes of growth.
 void check_machine_fits_host(const PerfOptions& options, const PerfRun& run) {
-  constexpr std::int64_t kBuffersPerDevice = 3;  // as check_data_fits counts them
-  const std::int64_t data_bytes =
-      run.cost_only ? 0
-                    : checked_multiply(run.sizes.back(), kBuffersPerDevice,
-                                       [&] { return fmt::format("-e {}", options.max_bytes); });
+  // Each device's share of the op's data, rounded up (check_data_fits counts it in all).
+  std::int64_t data_bytes = 0;
+  if (!run.cost_only) {
+    const std::int64_t all = perf_data_bytes(run.op, run.spec.devices, run.sizes.back());
+    const std::int64_t devices = std::max(1, run.spec.devices);
+    data_bytes = all / devices + (all % devices != 0 ? 1 : 0);
+  }
   const bool devices_given =
       options.machine.devices_option != nullptr && options.machine.devices_option->count() > 0;
   const std::string what = devices_given || options.machine.machine.empty()
@@ -340,7 +345,9 @@ int run_perf_command(const PerfOptions& options, std::ostream& out) {
   }
   const PerfRun run = perf_run(options);
   const bool beside = !run.measured_us.empty();
-  if (!run.cost_only) check_data_fits(run.spec.devices, run.sizes.back(), options.max_bytes);
+  if (!run.cost_only) {
+    check_data_fits(run.op, run.spec.devices, run.sizes.back(), options.max_bytes);
+  }
   check_machine_fits_host(options, run);
   const sim::SimOptions sim_options = simulation_options(
       options.machine,

@@ -550,7 +550,8 @@ TEST(CliErrors, BadValuesExitWithCodeTwoAndOneLineNamingTheFlag) {
       {"perf --topology switch:4", "error: --topology: 'switch:4', expected switch without ':'"},
       {"perf --topology torus:", "error: --topology: 'torus:', expected torus[:AxB[xC]]"},
       {"perf -e 1TiB",
-       "error: -e 1TiB: with data, 8 devices hold about 24 TiB (3 buffers of 1 TiB each)"},
+       "error: -e 1TiB: with data, all_reduce on 8 devices holds about 1 TiB (buffers of 1 TiB: "
+       "1 in all), more than the "},
       {"perf --algorithm ''", "error: --algorithm: '' is empty, expected a value"},
       {"perf --machine ''", "error: --machine: '' is empty, expected a value"},
       {"perf --machine " + std::string(SPMD_SOURCE_DIR) + "/docs/machines/two-boxes.json -n 64",
