@@ -42,29 +42,30 @@ T take(std::string_view& bytes) {
   return value;
 }
 
+// A result's fixed-size fields, in the order they travel: `visit` is called on each, for the
+// writer and the reader alike.
+template <typename Result, typename Visit>
+void visit_fixed_fields(Result& r, Visit visit) {
+  visit(r.index);
+  visit(r.status);
+  visit(r.candidate);
+  visit(r.memory);
+  visit(r.step);
+  visit(r.range);
+  visit(r.tokens_per_s_per_gpu);
+  visit(r.model_flops_utilization);
+}
+
 void put_result(std::string& bytes, const training::PlanResult& r) {
-  put(bytes, r.index);
-  put(bytes, r.status);
-  put(bytes, r.candidate);
-  put(bytes, r.memory);
-  put(bytes, r.step);
-  put(bytes, r.range);
-  put(bytes, r.tokens_per_s_per_gpu);
-  put(bytes, r.model_flops_utilization);
+  visit_fixed_fields(r, [&bytes](const auto& field) { put(bytes, field); });
   put(bytes, r.layout_error.size());
   bytes += r.layout_error;
 }
 
 training::PlanResult take_result(std::string_view& bytes) {
   training::PlanResult r;
-  r.index = take<std::int64_t>(bytes);
-  r.status = take<training::PlanStatus>(bytes);
-  r.candidate = take<training::Candidate>(bytes);
-  r.memory = take<training::TrainingMemory>(bytes);
-  r.step = take<training::StepTime>(bytes);
-  r.range = take<training::StepRange>(bytes);
-  r.tokens_per_s_per_gpu = take<double>(bytes);
-  r.model_flops_utilization = take<double>(bytes);
+  visit_fixed_fields(
+      r, [&bytes](auto& field) { field = take<std::remove_reference_t<decltype(field)>>(bytes); });
   const auto length = take<std::string::size_type>(bytes);
   SPMD_CHECK(bytes.size() >= length, "a gathered plan result's layout error is cut short");
   r.layout_error = std::string(bytes.substr(0, length));

@@ -10,12 +10,11 @@
 #include "cli/host_memory.h"
 #include "reference/error.h"
 #include "sim/fiber_stack_size.h"
+#include "support/checked_math.h"
 #include "support/units.h"
 
 namespace spmd {
 namespace {
-
-constexpr std::int64_t kMaxBytes = std::numeric_limits<std::int64_t>::max();
 
 // Each device's state in the simulator beside its stack and data: its clocks, queues, memory
 // ledger, cost log rows, its mesh and collective bookkeeping, its links in a sparse topology, and
@@ -32,14 +31,6 @@ std::int64_t pair_bytes(const topology::TopologySpec& topology) {
   if (std::holds_alternative<topology::FullyConnectedSpec>(topology)) return 128;
   if (std::holds_alternative<topology::RingSpec>(topology)) return 2;
   return 0;
-}
-
-std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
-  return a > kMaxBytes - b ? kMaxBytes : a + b;
-}
-
-std::int64_t saturating_multiply(std::int64_t a, std::int64_t b) {
-  return b != 0 && a > kMaxBytes / b ? kMaxBytes : a * b;
 }
 
 }  // namespace

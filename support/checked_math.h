@@ -57,6 +57,19 @@ std::int64_t checked_add(std::int64_t a, std::int64_t b, const What& what) {
   return sum;
 }
 
+// a + b and a * b of non-negative sizes, stopping at the largest 64-bit integer instead of
+// overflowing: for estimates where "more than any host" is the answer, not an error.
+inline std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+  std::int64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::int64_t>::max() : sum;
+}
+
+inline std::int64_t saturating_multiply(std::int64_t a, std::int64_t b) {
+  std::int64_t product = 0;
+  return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<std::int64_t>::max()
+                                                : product;
+}
+
 // `value` as an int; an Error "WHAT: VALUE is beyond the 32-bit integer range ..." otherwise.
 template <class What>
 int checked_int(std::int64_t value, const What& what) {
