@@ -256,13 +256,13 @@ int run_plan_command(const PlanOptions& options, std::ostream& out) {
       split ? std::make_unique<MpiSearchShare>(*split) : std::make_unique<training::SearchShare>();
   const unsigned threads =
       options.threads == 0 && split ? default_threads_per_rank() : options.threads;
+  // The printed rows need the layouts of the best `top` speeds; --json writes every one.
+  const training::KeptResults kept{
+      .best_speeds = options.json.empty() ? std::optional<std::size_t>(options.top) : std::nullopt};
   // A search that ranks nothing throws on the printing rank only, after its gather: the error
   // waits until every plan's gather is done, so no rank is left in a gather the others skipped.
   // One search's error is the command's; in a comparison it is that machine's line, and the
   // command fails only where no machine or count ranks a layout.
-  // The printed rows need the layouts of the best `top` speeds; --json writes every one.
-  const training::KeptResults kept{
-      .best_speeds = options.json.empty() ? std::optional<std::size_t>(options.top) : std::nullopt};
   std::exception_ptr first_error;
   for (Plan& plan : plans) {
     try {
